@@ -1,0 +1,32 @@
+"""Shared test configuration.
+
+Plots use the non-interactive Agg backend, torch runs on one thread so that
+pytest-xdist workers do not oversubscribe the two cores of CI, and hypothesis
+uses a CI profile with no deadline (timings on shared machines are noisy).
+"""
+
+import os
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib
+import pytest
+from hypothesis import HealthCheck, settings
+
+matplotlib.use("Agg")
+
+settings.register_profile(
+    "ci",
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
