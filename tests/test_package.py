@@ -13,7 +13,8 @@ def test_import_is_lazy():
     # ``import sklcalib`` must not pull in torch, skorch, numba or netcal.
     code = (
         "import sys, sklcalib; "
-        "heavy = [m for m in ('torch', 'skorch', 'numba', 'netcal') if m in sys.modules]; "
+        "heavy = [m for m in ('torch', 'skorch', 'numba', 'netcal') "
+        "if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     out = subprocess.run(
