@@ -1,0 +1,327 @@
+"""skorch callbacks for calibration-aware training.
+
+- :class:`GammaSchedule`: the focal γ on a schedule of epochs (FLS-531, FLS-532).
+- :class:`AdaFocalUpdater`: the per-epoch AdaFocal γ update from validation bins.
+- :class:`CalibrationScoring`: a calibration metric in the history every epoch.
+- ``CurvatureLogger`` (defined in :mod:`sklcalib.diagnostics`, re-exported here).
+
+They work with :class:`sklcalib.NetClassifier`, whose internal datasets hold
+``label_encoder_``-encoded int64 targets.
+"""
+
+import inspect
+import numbers
+
+import numpy as np
+from skorch.callbacks import Callback, EpochScoring
+from skorch.utils import data_from_dataset, to_numpy
+
+__all__ = [
+    "FLS531",
+    "FLS532",
+    "AdaFocalUpdater",
+    "CalibrationScoring",
+    "CurvatureLogger",  # noqa: F822 (lazy, see __getattr__ below)
+    "GammaSchedule",
+]
+
+#: γ schedule of Mukhoti et al. (2020): 5 for epochs 0-99, 3 up to 249, then 1
+FLS531 = {0: 5.0, 100: 3.0, 250: 1.0}
+#: the same with γ = 2 from epoch 250
+FLS532 = {0: 5.0, 100: 3.0, 250: 2.0}
+
+
+def _current_epoch(net):
+    # the net's own on_epoch_begin has already opened the new epoch
+    return len(net.history) - 1
+
+
+class GammaSchedule(Callback):
+    """Set the criterion's focal γ from a schedule of epochs.
+
+    At the start of every epoch, ``net.criterion_.gamma`` is set to the value
+    of the largest scheduled epoch not after the current one (epochs count
+    from 0); before the first scheduled epoch the criterion keeps its own γ.
+    The γ used is recorded in the history under ``"gamma"``.
+
+    Parameters
+    ----------
+    schedule : dict of {int: float}, default=FLS531
+        Epoch (≥ 0) → γ (≥ 0). ``{0: 5, 100: 3, 250: 1}`` is FLS-531 of
+        Mukhoti et al.; ``{0: 5, 100: 3, 250: 2}`` is FLS-532
+        (:data:`FLS531`, :data:`FLS532`).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklcalib import NetClassifier
+    >>> from sklcalib.callbacks import GammaSchedule
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> net = NetClassifier(criterion="focal", max_epochs=4, random_state=0,
+    ...                     module__hidden_units=(8,),
+    ...                     callbacks=[GammaSchedule({0: 5.0, 2: 1.0})])
+    >>> net.fit(X, y).history[:, "gamma"]
+    [5.0, 5.0, 1.0, 1.0]
+    """
+
+    def __init__(self, schedule=None):
+        self.schedule = schedule
+
+    def initialize(self):
+        schedule = FLS531 if self.schedule is None else self.schedule
+        if not isinstance(schedule, dict) or not schedule:
+            raise ValueError(
+                f"schedule must be a non-empty dict {{epoch: gamma}}, got {schedule!r}."
+            )
+        checked = {}
+        for epoch, gamma in schedule.items():
+            if (
+                isinstance(epoch, bool)
+                or not isinstance(epoch, numbers.Integral)
+                or epoch < 0
+            ):
+                raise ValueError(
+                    f"schedule keys must be epochs, integers >= 0; got {epoch!r}."
+                )
+            if (
+                isinstance(gamma, bool)
+                or not isinstance(gamma, numbers.Real)
+                or not np.isfinite(gamma)
+                or gamma < 0
+            ):
+                raise ValueError(
+                    "schedule values must be gammas, finite numbers >= 0; got "
+                    f"{gamma!r} at epoch {epoch}."
+                )
+            checked[int(epoch)] = float(gamma)
+        self.epochs_ = np.array(sorted(checked))
+        self.gammas_ = np.array([checked[e] for e in self.epochs_])
+        return self
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        if not hasattr(net.criterion_, "gamma"):
+            raise ValueError(
+                "GammaSchedule needs a criterion with a 'gamma' attribute, got "
+                f"{type(net.criterion_).__name__}."
+            )
+
+    def gamma_at(self, epoch):
+        """Return the scheduled γ at ``epoch`` (None before the first key)."""
+        index = np.searchsorted(self.epochs_, epoch, side="right") - 1
+        return None if index < 0 else float(self.gammas_[index])
+
+    def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        gamma = self.gamma_at(_current_epoch(net))
+        if gamma is not None:
+            net.criterion_.gamma = gamma
+        net.history.record("gamma", float(net.criterion_.gamma))
+
+
+def _dataset_targets(dataset):
+    _, y = data_from_dataset(dataset)
+    return np.asarray(to_numpy(y), dtype=np.int64)
+
+
+class AdaFocalUpdater(Callback):
+    """Update AdaFocal's per-bin γ once an epoch from the validation split.
+
+    At the end of every epoch the callback computes softmax probabilities on
+    the net's validation split and calls
+    ``net.criterion_.update_from_validation(y_prob, y_true)``, where the
+    criterion (:class:`sklcalib.losses.AdaFocalLoss` or
+    :class:`~sklcalib.losses.AdaDualFocalLoss`) bins the validation top-1
+    confidence and applies the update of DESIGN.md. The γ of each bin after
+    the update is recorded in the history under ``"adafocal_gammas"``.
+
+    Needs a validation split (``train_split`` not None).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklcalib import NetClassifier
+    >>> from sklcalib.callbacks import AdaFocalUpdater
+    >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    >>> net = NetClassifier(criterion="adafocal", max_epochs=2, random_state=0,
+    ...                     module__hidden_units=(8,),
+    ...                     callbacks=[AdaFocalUpdater()]).fit(X, y)
+    >>> len(net.history[-1, "adafocal_gammas"])
+    15
+    """
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        if not net.train_split:
+            raise ValueError(
+                "AdaFocalUpdater needs the validation split: set train_split "
+                "(e.g. NetClassifier's default ValidSplit(0.2, stratified=True)), "
+                "not None."
+            )
+        if not callable(getattr(net.criterion_, "update_from_validation", None)):
+            raise ValueError(
+                "AdaFocalUpdater needs an AdaFocal criterion (criterion='adafocal' "
+                "or 'adadualfocal') with an update_from_validation method, got "
+                f"{type(net.criterion_).__name__}."
+            )
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        if dataset_valid is None:
+            raise ValueError(
+                "AdaFocalUpdater got no validation data: set train_split, not None."
+            )
+        y_prob = net.predict_proba(dataset_valid)
+        y_true = _dataset_targets(dataset_valid)
+        result = net.criterion_.update_from_validation(y_prob, y_true)
+        gammas = result if result is not None else _criterion_gammas(net.criterion_)
+        net.history.record("adafocal_gammas", np.asarray(to_numpy(gammas)).tolist())
+
+
+def _criterion_gammas(criterion):
+    for name in ("gammas", "gammas_", "gamma"):
+        value = getattr(criterion, name, None)
+        if value is not None:
+            return value
+    raise ValueError(
+        f"{type(criterion).__name__}.update_from_validation returned nothing and "
+        "the criterion has no 'gammas' attribute to record."
+    )
+
+
+# metric name -> function name in sklcalib.metrics
+_METRICS = {
+    "ece": "expected_calibration_error",
+    "adaptive_ece": "adaptive_calibration_error",
+    "classwise_ece": "classwise_calibration_error",
+    "mce": "maximum_calibration_error",
+    "smooth_ece": "smooth_calibration_error",
+}
+
+
+def _resolve_metric(scoring):
+    if callable(scoring):
+        return scoring
+    if isinstance(scoring, str):
+        key = scoring.removeprefix("neg_")
+        if key in _METRICS:
+            # imported here: the metrics pull in numba
+            import sklcalib.metrics
+
+            return getattr(sklcalib.metrics, _METRICS[key])
+    raise ValueError(
+        f"scoring must be one of {sorted(_METRICS)} or a callable "
+        f"metric(y_true, y_prob), got {scoring!r}."
+    )
+
+
+class _CalibrationMetric:
+    """``(net, X, y) -> metric`` on encoded targets, as skorch scoring wants.
+
+    A class rather than a closure so the callback stays picklable.
+    """
+
+    def __init__(self, metric, n_bins):
+        self.metric = metric
+        self.n_bins = n_bins
+
+    def __call__(self, net, X, y):
+        y_prob = net.predict_proba(X)
+        kwargs = {}
+        try:
+            parameters = inspect.signature(self.metric).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        if "labels" in parameters:
+            # the targets are encoded: all columns are classes 0..K-1 even if
+            # a split misses one
+            kwargs["labels"] = np.arange(y_prob.shape[1])
+        if "n_bins" in parameters:
+            kwargs["n_bins"] = self.n_bins
+        return float(self.metric(np.asarray(y), y_prob, **kwargs))
+
+
+class CalibrationScoring(EpochScoring):
+    """Record a calibration metric of the net every epoch.
+
+    A :class:`skorch.callbacks.EpochScoring` that evaluates a metric of
+    :mod:`sklcalib.metrics` on the softmax probabilities of the validation
+    split (or of the training split) at the end of every epoch and records
+    it in the history, e.g. ``net.history[:, "valid_ece"]``.
+
+    Parameters
+    ----------
+    scoring : str or callable, default="ece"
+        ``"ece"``, ``"adaptive_ece"``, ``"classwise_ece"``, ``"mce"`` or
+        ``"smooth_ece"`` (a ``"neg_"`` prefix is accepted and ignored: the
+        recorded value is the metric itself, lower is better), or a callable
+        ``metric(y_true, y_prob)``.
+    on_train : bool, default=False
+        Score the training split instead of the validation split. The
+        training split is re-predicted at the end of the epoch (not the
+        predictions made while the weights were still moving).
+    name : str or None, default=None
+        History key; default ``"valid_<scoring>"`` or ``"train_<scoring>"``.
+    n_bins : int, default=15
+        Number of bins, for metrics that take ``n_bins``.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklcalib import NetClassifier
+    >>> from sklcalib.callbacks import CalibrationScoring
+    >>> X, y = make_classification(n_samples=200, n_features=4, random_state=0)
+    >>> net = NetClassifier(max_epochs=3, random_state=0, module__hidden_units=(8,),
+    ...                     callbacks=[CalibrationScoring("ece")]).fit(X, y)
+    >>> len(net.history[:, "valid_ece"])
+    3
+    """
+
+    def __init__(self, scoring="ece", on_train=False, name=None, n_bins=15):
+        self.n_bins = n_bins
+        super().__init__(
+            scoring=scoring,
+            lower_is_better=True,
+            on_train=on_train,
+            name=name,
+            # training-split predictions cached during the epoch come from
+            # moving weights (and dropout): re-predict on the training split
+            use_caching=not on_train,
+        )
+
+    def get_test_data(self, dataset_train, dataset_valid, use_caching):
+        if use_caching:
+            return super().get_test_data(dataset_train, dataset_valid, use_caching)
+        dataset = dataset_train if self.on_train else dataset_valid
+        if dataset is None:
+            return None, None, []
+        # the dataset itself, not its arrays: NetClassifier predicts on its
+        # internal datasets without re-validating them
+        return dataset, _dataset_targets(dataset), []
+
+    def _get_name(self):
+        if self.name is not None:
+            return self.name
+        prefix = "train" if self.on_train else "valid"
+        if isinstance(self.scoring, str):
+            return f"{prefix}_{self.scoring.removeprefix('neg_')}"
+        return f"{prefix}_{getattr(self.scoring, '__name__', 'calibration')}"
+
+    def initialize(self):
+        if (
+            isinstance(self.n_bins, bool)
+            or not isinstance(self.n_bins, numbers.Integral)
+            or self.n_bins < 1
+        ):
+            raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
+        metric = _resolve_metric(self.scoring)
+        self.best_score_ = np.inf
+        self.scoring_ = _CalibrationMetric(metric, self.n_bins)
+        self.name_ = self._get_name()
+        self._initialize_cache()
+        return self
+
+
+def __getattr__(name):
+    # CurvatureLogger lives with the Hessian diagnostics; imported lazily
+    if name == "CurvatureLogger":
+        from sklcalib.diagnostics import CurvatureLogger
+
+        return CurvatureLogger
+    raise AttributeError(f"module 'sklcalib.callbacks' has no attribute {name!r}")
