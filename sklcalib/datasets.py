@@ -1,0 +1,402 @@
+"""Small datasets with fixed train / validation / test splits for calibration work.
+
+Every loader returns a :class:`sklearn.utils.Bunch` with the same layout:
+``X_train, y_train, X_val, y_val, X_test, y_test`` (features ``float32``, labels
+``int64`` in ``0..n_classes-1``), ``name``, ``n_classes``, ``feature_names``,
+``target_names`` and ``description``.
+
+How the splits are made, for every dataset:
+
+* the data are split **60 % train / 20 % validation / 20 % test**, stratified on
+  the label, with ``random_state`` (the same ``random_state`` always gives the
+  same split). The validation set is for post-hoc calibration (temperature
+  scaling) and for criteria that learn from held-out data (AdaFocal);
+* features are standardised with a :class:`~sklearn.preprocessing.StandardScaler`
+  **fitted on the training split only** and then applied to all three splits, so
+  that no statistic of the validation or test data leaks into training;
+* synthetic sets draw their samples with the same ``random_state``; their
+  presets (size, noise, label noise) are chosen so that a 64-64 MLP trained with
+  cross-entropy long enough fits the training labels hard and becomes
+  over-confident on the test split, which is the regime the calibration papers
+  study.
+"""
+
+import numpy as np
+from sklearn import datasets as skdatasets
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import Bunch, check_random_state
+
+__all__ = ["DATASETS", "list_datasets", "load_dataset", "split_and_scale"]
+
+_VAL_SIZE = 0.2
+_TEST_SIZE = 0.2
+
+
+def split_and_scale(X, y, *, random_state=0):
+    """Split into stratified train / validation / test and standardise.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Features.
+    y : array-like of shape (n_samples,)
+        Integer class labels.
+    random_state : int, default=0
+        Seed of the split.
+
+    Returns
+    -------
+    splits : dict
+        ``X_train, y_train, X_val, y_val, X_test, y_test``; features are
+        ``float32`` standardised with statistics of the training split only,
+        labels ``int64``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.datasets import split_and_scale
+    >>> X = np.arange(200, dtype=float).reshape(100, 2)
+    >>> y = np.repeat([0, 1], 50)
+    >>> s = split_and_scale(X, y)
+    >>> s["X_train"].shape, s["X_val"].shape, s["X_test"].shape
+    ((60, 2), (20, 2), (20, 2))
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    n = len(y)
+    n_test = round(_TEST_SIZE * n)
+    n_val = round(_VAL_SIZE * n)
+    X_rest, X_test, y_rest, y_test = train_test_split(
+        X, y, test_size=n_test, stratify=y, random_state=random_state
+    )
+    X_train, X_val, y_train, y_val = train_test_split(
+        X_rest, y_rest, test_size=n_val, stratify=y_rest, random_state=random_state
+    )
+    # Fit on train only: the validation and test splits stand for unseen data.
+    scaler = StandardScaler().fit(X_train)
+    out = {}
+    for part, (Xp, yp) in {
+        "train": (X_train, y_train),
+        "val": (X_val, y_val),
+        "test": (X_test, y_test),
+    }.items():
+        out[f"X_{part}"] = scaler.transform(Xp).astype(np.float32)
+        out[f"y_{part}"] = yp.astype(np.int64)
+    return out
+
+
+def _bunch(
+    name,
+    X,
+    y,
+    *,
+    random_state,
+    n_classes,
+    description,
+    feature_names=None,
+    target_names=None,
+):
+    if feature_names is None:
+        feature_names = [f"x{i}" for i in range(X.shape[1])]
+    if target_names is None:
+        target_names = [str(k) for k in range(n_classes)]
+    return Bunch(
+        **split_and_scale(X, y, random_state=random_state),
+        name=name,
+        n_classes=int(n_classes),
+        feature_names=list(feature_names),
+        target_names=list(target_names),
+        description=description,
+    )
+
+
+def _flip_labels(y, fraction, n_classes, rng):
+    """Replace ``fraction`` of the labels by a uniformly drawn *different* class.
+
+    Label noise is what makes a network that memorises its training set
+    over-confident on new data.
+    """
+    y = y.copy()
+    n_flip = round(fraction * len(y))
+    idx = rng.choice(len(y), size=n_flip, replace=False)
+    shift = rng.randint(1, n_classes, size=n_flip)
+    y[idx] = (y[idx] + shift) % n_classes
+    return y
+
+
+def load_moons(random_state=0):
+    """Noisy two moons (the synthetic set of Liang et al., Appendix A.11).
+
+    2 000 points of :func:`sklearn.datasets.make_moons` with ``noise=0.3`` (the
+    paper uses 0.2; 0.3 makes the classes overlap more, so that a network that
+    separates the training points perfectly is over-confident), plus 4 noise
+    features so that a 64-64 network can memorise the overlap.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the samples and of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_moons
+    >>> d = load_moons()
+    >>> d.X_train.shape, d.n_classes
+    ((1200, 6), 2)
+    """
+    rng = check_random_state(random_state)
+    X, y = skdatasets.make_moons(n_samples=2000, noise=0.3, random_state=rng)
+    X = np.hstack([X, rng.normal(scale=0.5, size=(len(X), 4))])
+    return _bunch(
+        "moons",
+        X,
+        y,
+        random_state=random_state,
+        n_classes=2,
+        description="Two interleaving moons, noise=0.3, 2 informative + 4 noise "
+        "features, 2000 samples.",
+    )
+
+
+def load_blobs(random_state=0):
+    """Overlapping Gaussian blobs with label noise.
+
+    2 000 points in 10 dimensions from 5 isotropic Gaussian blobs of standard
+    deviation 6 (centres drawn in [-10, 10]^10, so neighbouring blobs overlap),
+    with 10 % of the labels flipped to another class.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the samples and of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_blobs
+    >>> load_blobs().n_classes
+    5
+    """
+    rng = check_random_state(random_state)
+    X, y = skdatasets.make_blobs(
+        n_samples=2000, n_features=10, centers=5, cluster_std=6.0, random_state=rng
+    )
+    y = _flip_labels(y, 0.1, 5, rng)
+    return _bunch(
+        "blobs",
+        X,
+        y,
+        random_state=random_state,
+        n_classes=5,
+        description="5 overlapping Gaussian blobs in 10 dimensions (std 6), "
+        "10% label noise, 2000 samples.",
+    )
+
+
+def load_classification(random_state=0):
+    """A :func:`sklearn.datasets.make_classification` preset with label noise.
+
+    2 000 samples, 20 features (8 informative, 4 redundant), 4 classes with 2
+    clusters each, ``class_sep=1.0`` and ``flip_y=0.1`` (10 % of the labels
+    reassigned at random).
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the samples and of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_classification
+    >>> load_classification().X_test.shape
+    (400, 20)
+    """
+    X, y = skdatasets.make_classification(
+        n_samples=2000,
+        n_features=20,
+        n_informative=8,
+        n_redundant=4,
+        n_classes=4,
+        n_clusters_per_class=2,
+        class_sep=1.0,
+        flip_y=0.1,
+        random_state=random_state,
+    )
+    return _bunch(
+        "classification",
+        X,
+        y,
+        random_state=random_state,
+        n_classes=4,
+        description="make_classification: 20 features (8 informative), 4 classes, "
+        "flip_y=0.1, 2000 samples.",
+    )
+
+
+def _load_bundled(name, loader, random_state=0):
+    raw = loader()
+    n_classes = len(np.unique(raw.target))
+    target_names = getattr(raw, "target_names", None)
+    if target_names is None:
+        target_names = [str(k) for k in range(n_classes)]
+    description = raw.DESCR.strip().splitlines()
+    title = next((line for line in description if line.strip(". _-")), name)
+    return _bunch(
+        name,
+        raw.data,
+        raw.target,
+        random_state=random_state,
+        n_classes=n_classes,
+        feature_names=getattr(raw, "feature_names", None),
+        target_names=[str(t) for t in target_names],
+        description=f"scikit-learn bundled data: {title.strip()} "
+        f"({raw.data.shape[0]} samples, {raw.data.shape[1]} features).",
+    )
+
+
+def load_digits(random_state=0):
+    """scikit-learn's bundled 8x8 digits (1 797 images, 64 features, 10 classes).
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_digits
+    >>> load_digits().X_train.shape
+    (1079, 64)
+    """
+    return _load_bundled("digits", skdatasets.load_digits, random_state)
+
+
+def load_breast_cancer(random_state=0):
+    """scikit-learn's bundled Wisconsin breast cancer data (569 samples, binary).
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_breast_cancer
+    >>> load_breast_cancer().n_classes
+    2
+    """
+    return _load_bundled("breast_cancer", skdatasets.load_breast_cancer, random_state)
+
+
+def load_wine(random_state=0):
+    """scikit-learn's bundled wine data (178 samples, 13 features, 3 classes).
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_wine
+    >>> load_wine().X_test.shape
+    (36, 13)
+    """
+    return _load_bundled("wine", skdatasets.load_wine, random_state)
+
+
+#: name -> loader(random_state) for every dataset :func:`load_dataset` knows.
+DATASETS = {
+    "moons": load_moons,
+    "blobs": load_blobs,
+    "classification": load_classification,
+    "digits": load_digits,
+    "breast_cancer": load_breast_cancer,
+    "wine": load_wine,
+}
+
+
+def list_datasets():
+    """Names accepted by :func:`load_dataset`.
+
+    Returns
+    -------
+    names : list of str
+        The dataset names, in the order of :data:`DATASETS`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import list_datasets
+    >>> list_datasets()
+    ['moons', 'blobs', 'classification', 'digits', 'breast_cancer', 'wine']
+    """
+    return list(DATASETS)
+
+
+def load_dataset(name, random_state=0):
+    """Load a dataset by name with a fixed, seeded train / validation / test split.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`.
+    random_state : int, default=0
+        Seed of the split (and of the samples, for synthetic sets). The same
+        value always returns the same arrays.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``X_train, y_train, X_val, y_val, X_test, y_test`` (60/20/20 %,
+        stratified; ``float32`` features standardised with training-split
+        statistics; ``int64`` labels ``0..n_classes-1``), ``name``,
+        ``n_classes``, ``feature_names``, ``target_names``, ``description``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known dataset.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_dataset
+    >>> d = load_dataset("wine")
+    >>> d.X_train.dtype, d.n_classes, len(d.y_train) + len(d.y_val) + len(d.y_test)
+    (dtype('float32'), 3, 178)
+    """
+    if not isinstance(name, str) or name not in DATASETS:
+        raise ValueError(
+            f"name={name!r} is not a known dataset; valid names are "
+            f"{', '.join(DATASETS)}."
+        )
+    return DATASETS[name](random_state=random_state)
