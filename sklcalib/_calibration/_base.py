@@ -1,0 +1,194 @@
+"""Input checks and helpers shared by every post-hoc calibrator.
+
+A calibrator is a scikit-learn classifier whose "features" are the scores of
+another classifier: ``fit(scores, y)``, ``predict_proba(scores)``,
+``predict(scores)``. Its columns are per-class scores, so their number must
+match the number of classes in ``y`` (or be one positive-class column for a
+binary problem).
+"""
+
+import numpy as np
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+LOGITS = "logits"
+PROBABILITIES = "probabilities"
+
+
+def _as_2d(X):
+    """Turn 1-D binary scores into one column; leave anything else alone."""
+    if np.ndim(X) == 1:
+        return np.asarray(X).reshape(-1, 1)
+    return X
+
+
+def check_params(name, value, *, low=None, integer=False, choices=None):
+    """Raise a ValueError naming ``name`` when ``value`` is out of range."""
+    if choices is not None:
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}.")
+        return
+    number_types = (int, np.integer) if integer else (int, float, np.number)
+    if isinstance(value, bool) or not isinstance(value, number_types):
+        kind = "an integer" if integer else "a number"
+        raise ValueError(f"{name} must be {kind}; got {value!r}.")
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value!r}.")
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be >= {low}; got {value!r}.")
+
+
+def renormalise(proba):
+    """Rows divided by their sums; rows summing to zero become uniform.
+
+    One-vs-rest calibrators (histogram, isotonic, BBQ, ENIR) calibrate each
+    column on its own, so a row can come out all zero. Like scikit-learn's
+    ``CalibratedClassifierCV`` we then return the uniform distribution: the
+    calibrators saw no evidence for any class.
+    """
+    total = proba.sum(axis=1, keepdims=True)
+    out = np.full_like(proba, 1.0 / proba.shape[1])
+    np.divide(proba, total, out=out, where=total > 0)
+    return out
+
+
+def binary_logits(scores):
+    """(n, 1) decision scores s as the logits [0, s]; others unchanged."""
+    if scores.shape[1] == 1:
+        return np.hstack([np.zeros_like(scores), scores])
+    return scores
+
+
+class BaseCalibrator(ClassifierMixin, BaseEstimator):
+    """Shared ``fit``/``predict`` plumbing of the calibrators.
+
+    Subclasses set ``_input`` (``"logits"`` or ``"probabilities"``: which
+    response of a classifier they calibrate, used by
+    :class:`~sklcalib.calibration.CalibratedClassifier`) and implement
+    ``_check_params()``, ``_fit(scores, y_idx)`` and ``_predict_proba(scores)``
+    on validated float64 scores of shape (n, n_features_in_) and integer
+    targets indexing ``classes_``.
+    """
+
+    _input = LOGITS
+
+    def _validate_scores(self, X, y=None, *, reset):
+        X = _as_2d(X)
+        if y is None:
+            X = validate_data(
+                self,
+                X,
+                reset=reset,
+                dtype=[np.float64, np.float32],
+            )
+        else:
+            X, y = validate_data(
+                self, X, y, reset=reset, dtype=[np.float64, np.float32]
+            )
+        if self._input == PROBABILITIES:
+            _check_probabilities(X)
+        X = X.astype(np.float64, copy=False)
+        return X if y is None else (X, y)
+
+    def fit(self, X, y):
+        """Fit the calibrator on held-out scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of a classifier on held-out data: logits (the output of
+            ``decision_function``) or probabilities (``predict_proba``)
+            depending on the calibrator. For a binary problem, a 1-D array
+            holds the score of the positive class ``classes_[1]``.
+        y : array-like of shape (n_samples,)
+            Targets; any labels a scikit-learn classifier accepts.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+        """
+        self._check_params()
+        X, y = self._validate_scores(X, y, reset=True)
+        check_classification_targets(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        if n_classes < 2:
+            raise ValueError(
+                "y must hold at least two classes to calibrate; got only "
+                f"{self.classes_.tolist()}."
+            )
+        n_columns = X.shape[1]
+        if not (n_columns == n_classes or (n_columns == 1 and n_classes == 2)):
+            raise ValueError(
+                f"scores has {n_columns} columns but y has {n_classes} classes; "
+                "give one score column per class (or, for a binary problem, "
+                "the positive-class score as one column)."
+            )
+        self._fit(X, y_idx)
+        return self
+
+    def predict_proba(self, X):
+        """Calibrated probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of the same kind and width as those given to ``fit``.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Calibrated probabilities; columns follow ``classes_`` and rows
+            sum to 1.
+        """
+        check_is_fitted(self)
+        X = self._validate_scores(X, reset=False)
+        return self._predict_proba(X)
+
+    def predict(self, X):
+        """Class with the largest calibrated probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of the same kind and width as those given to ``fit``.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, taken from ``classes_``.
+        """
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _check_probabilities(X):
+    """Probabilities in [0, 1] whose rows sum to 1 (when there are rows).
+
+    The row-sum tolerance is the square root of the machine epsilon of the
+    input dtype, as ``sklearn.metrics.log_loss`` uses.
+    """
+    if X.size == 0:
+        return
+    low, high = X.min(), X.max()
+    if low < 0 or high > 1:
+        raise ValueError(
+            "scores must be probabilities in [0, 1] for this calibrator; got "
+            f"values in [{low:.6g}, {high:.6g}]."
+        )
+    if X.shape[1] > 1:
+        tol = np.sqrt(np.finfo(X.dtype).eps)
+        sums = X.sum(axis=1, dtype=np.float64)
+        worst = np.max(np.abs(sums - 1))
+        if worst > tol:
+            raise ValueError(
+                "scores must be probabilities whose rows sum to 1; a row sums "
+                f"to {sums[np.argmax(np.abs(sums - 1))]:.6g}."
+            )
+
+
+def softmax_rows(logits):
+    """Row-wise softmax (scipy's, which subtracts the row maximum first)."""
+    return softmax(logits, axis=1)

@@ -1,0 +1,184 @@
+"""Histogram binning and isotonic regression, one-vs-rest on probabilities."""
+
+import numpy as np
+from sklearn.isotonic import IsotonicRegression
+
+from ._base import PROBABILITIES, BaseCalibrator, check_params, renormalise
+
+
+class _OneVsRestCalibrator(BaseCalibrator):
+    """Calibrate each probability column against ``[y == k]`` on its own.
+
+    Binary problems calibrate the positive-class column only and return
+    ``[1 - q, q]``; multiclass rows are renormalised to sum to 1 (rows whose
+    calibrated columns are all 0 become uniform, see ``renormalise``).
+    """
+
+    _input = PROBABILITIES
+
+    def _fit(self, scores, y_idx):
+        columns = self._columns(scores)
+        self.calibrators_ = [
+            self._fit_column(scores[:, c], (y_idx == k).astype(np.float64))
+            for c, k in columns
+        ]
+
+    def _columns(self, scores):
+        """(score column, class index) pairs to calibrate."""
+        if len(self.classes_) == 2:
+            return [(scores.shape[1] - 1, 1)]
+        return [(k, k) for k in range(scores.shape[1])]
+
+    def _predict_proba(self, scores):
+        columns = self._columns(scores)
+        calibrated = np.column_stack(
+            [
+                self._predict_column(model, scores[:, c])
+                for model, (c, _) in zip(self.calibrators_, columns, strict=True)
+            ]
+        )
+        calibrated = np.clip(calibrated, 0.0, 1.0)
+        if len(self.classes_) == 2:
+            return np.column_stack([1.0 - calibrated[:, 0], calibrated[:, 0]])
+        return renormalise(calibrated)
+
+
+def _bin_index(edges, values):
+    """Bins right-closed (lower, upper], the first one also holding 0."""
+    return np.clip(np.searchsorted(edges[1:-1], values, side="left"), 0, len(edges) - 2)
+
+
+class HistogramBinningCalibrator(_OneVsRestCalibrator):
+    """Histogram binning (Zadrozny & Elkan, 2001), one-vs-rest.
+
+    Each class's probability column is cut into bins; a probability is
+    replaced by the frequency of that class among the calibration samples of
+    its bin. Multiclass rows are then renormalised.
+
+    Parameters
+    ----------
+    n_bins : int, default=15
+        Number of bins per class.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: equal-width bins on [0, 1]. ``"quantile"``: edges at
+        the quantiles of the calibration probabilities of that class
+        (duplicate edges merged, so there can be fewer bins), the outer edges
+        stretched to 0 and 1.
+
+    Attributes
+    ----------
+    calibrators_ : list of tuple
+        ``(bin_edges, bin_values)`` for each calibrated column (one column for
+        binary problems, one per class otherwise).
+    bin_edges_ : list of ndarray
+        Edges of the bins for each calibrated column (one column for binary
+        problems, one per class otherwise).
+    bin_values_ : list of ndarray
+        Calibrated probability of each bin. A bin with no calibration sample
+        gets the centre of its edges: with no evidence, the bin's own
+        confidence level is the least surprising value.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of probability columns seen in ``fit``.
+
+    Notes
+    -----
+    Bins are right-closed (lower, upper], the first also holding 0, like the
+    bins of :func:`sklcalib.metrics.expected_calibration_error`. A multiclass
+    row whose calibrated columns are all 0 becomes uniform.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.calibration import HistogramBinningCalibrator
+    >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
+    >>> y = np.array([0, 0, 1, 0, 1, 1])
+    >>> hb = HistogramBinningCalibrator(n_bins=2).fit(p1, y)
+    >>> hb.predict_proba(np.array([0.3, 0.99]))[:, 1]
+    array([0.  , 0.75])
+    """
+
+    def __init__(self, n_bins=15, strategy="uniform"):
+        self.n_bins = n_bins
+        self.strategy = strategy
+
+    def _check_params(self):
+        check_params("n_bins", self.n_bins, low=1, integer=True)
+        check_params("strategy", self.strategy, choices={"uniform", "quantile"})
+
+    def _fit(self, scores, y_idx):
+        super()._fit(scores, y_idx)
+        self.bin_edges_ = [edges for edges, _ in self.calibrators_]
+        self.bin_values_ = [values for _, values in self.calibrators_]
+
+    def _fit_column(self, p, target):
+        if self.strategy == "uniform":
+            edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        else:
+            edges = np.unique(np.quantile(p, np.linspace(0, 1, self.n_bins + 1)))
+            edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
+        n_bins = len(edges) - 1
+        idx = _bin_index(edges, p)
+        counts = np.bincount(idx, minlength=n_bins)
+        hits = np.bincount(idx, weights=target, minlength=n_bins)
+        centres = (edges[:-1] + edges[1:]) / 2
+        values = np.divide(hits, counts, out=centres.copy(), where=counts > 0)
+        return edges, values
+
+    @staticmethod
+    def _predict_column(model, p):
+        edges, values = model
+        return values[_bin_index(edges, p)]
+
+
+class IsotonicCalibrator(_OneVsRestCalibrator):
+    """Isotonic regression (Zadrozny & Elkan, 2002), one-vs-rest.
+
+    Each class's probability column is mapped through a non-decreasing step
+    function fitted to ``[y == k]`` by scikit-learn's ``IsotonicRegression``
+    (``out_of_bounds="clip"``, outputs in [0, 1]); multiclass rows are then
+    renormalised.
+
+    Attributes
+    ----------
+    calibrators_ : list of IsotonicRegression
+        The fitted isotonic regressions: one for the positive class of a
+        binary problem, one per class otherwise.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of probability columns seen in ``fit``.
+
+    Notes
+    -----
+    A multiclass row whose isotonic outputs are all 0 (every class's
+    regression is 0 at that score) becomes uniform instead of 0/0, as in
+    scikit-learn's ``CalibratedClassifierCV``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.calibration import IsotonicCalibrator
+    >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
+    >>> y = np.array([0, 0, 1, 0, 1, 1])
+    >>> iso = IsotonicCalibrator().fit(p1, y)
+    >>> iso.predict_proba(np.array([0.05, 0.99]))[:, 1]
+    array([0., 1.])
+    """
+
+    def __init__(self):
+        pass
+
+    def _check_params(self):
+        pass
+
+    @staticmethod
+    def _fit_column(p, target):
+        return IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
+            p, target
+        )
+
+    @staticmethod
+    def _predict_column(model, p):
+        return model.predict(p)

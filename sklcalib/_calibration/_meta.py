@@ -1,0 +1,287 @@
+"""CalibratedClassifier: scikit-learn's CalibratedClassifierCV for any calibrator."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import check_cv, cross_val_predict
+from sklearn.utils import _safe_indexing
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, indexable
+
+from ._base import LOGITS, softmax_rows
+from ._temperature import TemperatureScaler
+
+# The default calibrator is one shared instance; it is safe because fit only
+# ever uses clones of it.
+_DEFAULT_CALIBRATOR = TemperatureScaler()
+
+
+def _needs_logits(calibrator):
+    return getattr(calibrator, "_input", LOGITS) == LOGITS
+
+
+def _response_method(estimator, calibrator):
+    """Name of the estimator method whose output the calibrator takes."""
+    has_decision = hasattr(estimator, "decision_function")
+    has_proba = hasattr(estimator, "predict_proba")
+    if not (has_decision or has_proba):
+        raise ValueError(
+            "estimator must have a decision_function or a predict_proba method; "
+            f"{type(estimator).__name__} has neither."
+        )
+    if _needs_logits(calibrator):
+        return "decision_function" if has_decision else "predict_proba"
+    return "predict_proba" if has_proba else "decision_function"
+
+
+def _to_calibrator_input(response, method, calibrator):
+    """Convert a response to what the calibrator takes, when they differ.
+
+    Logit calibrators given probabilities (an estimator without
+    ``decision_function``) get their logarithm, floored at the smallest
+    normal float: softmax(log p) = p, and no -inf reaches the calibrator.
+    Probability calibrators given decision scores (an estimator without
+    ``predict_proba``) get their softmax (sigmoid for binary scores).
+    """
+    response = np.asarray(response, dtype=np.float64)
+    if _needs_logits(calibrator) and method == "predict_proba":
+        return np.log(np.maximum(response, np.finfo(np.float64).tiny))
+    if not _needs_logits(calibrator) and method == "decision_function":
+        if response.ndim == 1:
+            response = np.column_stack([np.zeros_like(response), response])
+        return softmax_rows(response)
+    return response
+
+
+class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
+    """A classifier whose probabilities go through a post-hoc calibrator.
+
+    The pattern of scikit-learn's ``CalibratedClassifierCV``, for any
+    calibrator of :mod:`sklcalib.calibration`. Logit calibrators (temperature,
+    vector, matrix, Platt) get the estimator's ``decision_function``;
+    probability calibrators (histogram, isotonic, BBQ, ENIR, beta) its
+    ``predict_proba``.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The classifier to calibrate. Wrap an already fitted classifier in
+        ``sklearn.frozen.FrozenEstimator`` to calibrate it on the data given
+        to ``fit`` without refitting it.
+    calibrator : calibrator instance, default=TemperatureScaler()
+        The calibrator; cloned for each fit, never modified.
+    cv : int, cross-validation generator or iterable, default=5
+        Splits of the training data, as in ``CalibratedClassifierCV``
+        (an integer means stratified k-fold). Not used when the estimator is
+        a ``FrozenEstimator`` and ``ensemble`` resolves to False: all data
+        then calibrates the frozen model.
+    ensemble : bool or "auto", default="auto"
+        True: for each split, fit a clone of the estimator on the training
+        part and a clone of the calibrator on its scores on the held-out
+        part; ``predict_proba`` averages the calibrated probabilities of the
+        pairs. False: fit one calibrator on out-of-fold scores
+        (``cross_val_predict``) and refit the estimator on all data.
+        "auto": False for a ``FrozenEstimator``, True otherwise (as
+        scikit-learn 1.6+ does).
+
+    Attributes
+    ----------
+    calibrated_classifiers_ : list of tuple
+        ``(fitted estimator, fitted calibrator)`` pairs.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_features_in_ : int
+        Number of features seen by the estimator (when it records it).
+
+    Notes
+    -----
+    An estimator without ``decision_function`` feeds a logit calibrator the
+    logarithm of its probabilities; an estimator without ``predict_proba``
+    feeds a probability calibrator the softmax of its decision scores.
+    Every class must appear in every training and calibration split: with an
+    integer ``cv``, each class needs at least ``cv`` samples.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from sklcalib.calibration import CalibratedClassifier, TemperatureScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), LogisticRegression())
+    >>> clf = CalibratedClassifier(model, TemperatureScaler(), cv=3).fit(X, y)
+    >>> len(clf.calibrated_classifiers_)
+    3
+    >>> clf.predict_proba(X[:2]).sum(axis=1)
+    array([1., 1.])
+    """
+
+    def __init__(
+        self, estimator, calibrator=_DEFAULT_CALIBRATOR, cv=5, ensemble="auto"
+    ):
+        self.estimator = estimator
+        self.calibrator = calibrator
+        self.cv = cv
+        self.ensemble = ensemble
+
+    def _check_params(self):
+        if self.estimator is None or not hasattr(self.estimator, "fit"):
+            raise ValueError(f"estimator must be a classifier; got {self.estimator!r}.")
+        if not (
+            hasattr(self.calibrator, "fit")
+            and hasattr(self.calibrator, "predict_proba")
+        ):
+            raise ValueError(
+                "calibrator must have fit and predict_proba methods; got "
+                f"{self.calibrator!r}."
+            )
+        if not (isinstance(self.ensemble, bool | np.bool_) or self.ensemble == "auto"):
+            raise ValueError(
+                f'ensemble must be True, False or "auto"; got {self.ensemble!r}.'
+            )
+
+    def fit(self, X, y):
+        """Fit the estimator(s) and the calibrator(s).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, as the estimator takes it.
+        y : array-like of shape (n_samples,)
+            Targets.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        self._check_params()
+        check_classification_targets(y)
+        X, y = indexable(X, y)
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y must hold at least two classes; got only {self.classes_.tolist()}."
+            )
+        ensemble = self.ensemble
+        frozen = isinstance(self.estimator, FrozenEstimator)
+        if ensemble == "auto":
+            ensemble = not frozen
+        method = _response_method(self.estimator, self.calibrator)
+
+        if frozen and not ensemble:
+            # a frozen model is already fitted: all data calibrates it
+            estimator = clone(self.estimator)
+            pairs = [(estimator, self._fit_calibrator(estimator, X, y, method))]
+        else:
+            cv = self._check_cv(y)
+            if ensemble:
+                pairs = [
+                    self._fit_pair(X, y, train, test, method)
+                    for train, test in cv.split(X, y)
+                ]
+            else:
+                response = cross_val_predict(
+                    clone(self.estimator), X, y, cv=cv, method=method
+                )
+                estimator = self._checked_fit(clone(self.estimator), X, y)
+                calibrator = self._checked_calibrator(
+                    _to_calibrator_input(response, method, self.calibrator), y
+                )
+                pairs = [(estimator, calibrator)]
+        self.calibrated_classifiers_ = pairs
+        first = pairs[0][0]
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(first, name):
+                setattr(self, name, getattr(first, name))
+        return self
+
+    def _check_cv(self, y):
+        n_folds = (
+            self.cv if isinstance(self.cv, int) else getattr(self.cv, "n_splits", None)
+        )
+        if n_folds is not None:
+            counts = np.unique(y, return_counts=True)[1]
+            if np.any(counts < n_folds):
+                raise ValueError(
+                    f"cv={self.cv!r} asks for {n_folds} folds but a class of y has "
+                    f"only {counts.min()} samples; every class needs at least "
+                    f"{n_folds} so that each split holds all classes."
+                )
+        return check_cv(self.cv, y, classifier=True)
+
+    def _checked_fit(self, estimator, X, y):
+        estimator.fit(X, y)
+        classes = getattr(estimator, "classes_", None)
+        if classes is None or not np.array_equal(np.asarray(classes), self.classes_):
+            raise ValueError(
+                "the estimator fitted on a training split saw classes "
+                f"{classes!r}, not all of {self.classes_.tolist()}; use a cv whose "
+                "training splits hold every class."
+            )
+        return estimator
+
+    def _checked_calibrator(self, scores, y):
+        calibrator = clone(self.calibrator).fit(scores, y)
+        if not np.array_equal(calibrator.classes_, self.classes_):
+            raise ValueError(
+                "a calibration split holds classes "
+                f"{calibrator.classes_.tolist()}, not all of {self.classes_.tolist()}; "
+                "use a cv whose held-out splits hold every class."
+            )
+        return calibrator
+
+    def _fit_calibrator(self, estimator, X, y, method):
+        response = getattr(estimator, method)(X)
+        return self._checked_calibrator(
+            _to_calibrator_input(response, method, self.calibrator), y
+        )
+
+    def _fit_pair(self, X, y, train, test, method):
+        estimator = self._checked_fit(
+            clone(self.estimator), _safe_indexing(X, train), y[train]
+        )
+        calibrator = self._fit_calibrator(
+            estimator, _safe_indexing(X, test), y[test], method
+        )
+        return estimator, calibrator
+
+    def predict_proba(self, X):
+        """Calibrated probabilities, averaged over the calibrated pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, as the estimator takes them.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        method = _response_method(self.calibrated_classifiers_[0][0], self.calibrator)
+        total = None
+        for estimator, calibrator in self.calibrated_classifiers_:
+            scores = _to_calibrator_input(
+                getattr(estimator, method)(X), method, self.calibrator
+            )
+            proba = calibrator.predict_proba(scores)
+            total = proba if total is None else total + proba
+        return total / len(self.calibrated_classifiers_)
+
+    def predict(self, X):
+        """Class with the largest calibrated probability.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples, as the estimator takes them.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -1,0 +1,50 @@
+"""Post-hoc calibrators and the CalibratedClassifier meta-estimator.
+
+Every calibrator is a scikit-learn classifier fitted on held-out scores of
+another classifier: ``fit(scores, y)``, ``predict_proba(scores)``,
+``predict(scores)``, ``classes_``. Logit calibrators take the output of
+``decision_function``; probability calibrators take ``predict_proba``.
+Binary problems accept 1-D positive-class scores.
+
+================================  =============  ==============================
+calibrator                        scores         method
+================================  =============  ==============================
+:class:`TemperatureScaler`        logits         ``softmax(z / T)``
+:class:`VectorScaler`             logits         ``softmax(w * z + b)``
+:class:`MatrixScaler`             logits         ``softmax(W z + b)``
+:class:`PlattScaler`              binary score   ``sigmoid(a s + b)``
+:class:`HistogramBinningCalibrator` probabilities one-vs-rest bin frequencies
+:class:`IsotonicCalibrator`       probabilities  one-vs-rest isotonic regression
+:class:`BBQCalibrator`            probabilities  netcal's BBQ
+:class:`ENIRCalibrator`           probabilities  netcal's ENIR
+:class:`BetaCalibrator`           probabilities  netcal's beta calibration
+================================  =============  ==============================
+
+:class:`CalibratedClassifier` wraps an estimator and any of these calibrators
+the way scikit-learn's ``CalibratedClassifierCV`` does.
+"""
+
+from ._calibration._binning import HistogramBinningCalibrator, IsotonicCalibrator
+from ._calibration._meta import CalibratedClassifier
+from ._calibration._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._calibration._scaling import MatrixScaler, PlattScaler, VectorScaler
+from ._calibration._temperature import (
+    DEFAULT_GRID,
+    TEMPERATURE_BOUNDS,
+    TemperatureScaler,
+)
+
+__all__ = [
+    "DEFAULT_GRID",
+    "TEMPERATURE_BOUNDS",
+    "BBQCalibrator",
+    "BetaCalibrator",
+    "CalibratedClassifier",
+    "ENIRCalibrator",
+    "HistogramBinningCalibrator",
+    "IsotonicCalibrator",
+    "MatrixScaler",
+    "PlattScaler",
+    "TemperatureScaler",
+    "VectorScaler",
+]
