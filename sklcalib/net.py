@@ -335,7 +335,8 @@ class NetClassifier(NeuralNetClassifier):
             dtype=(np.float64, np.float32),
             ensure_all_finite=True,
         )
-        X32 = np.asarray(X, dtype=np.float32)
+        with np.errstate(over="ignore"):  # reported below, naming X
+            X32 = np.asarray(X, dtype=np.float32)
         if not np.isfinite(X32).all():
             raise ValueError(
                 "Input X has values too large in magnitude for float32 "
@@ -433,16 +434,18 @@ class NetClassifier(NeuralNetClassifier):
         seeds = getattr(self, "_fit_seeds_", None)
         kwargs = self.get_params_for("iterator_train" if training else "iterator_valid")
         iterator = self.iterator_train if training else self.iterator_valid
-        if (
-            training
-            and seeds is not None
-            and "generator" not in kwargs
-            and isinstance(iterator, type)
-            and issubclass(iterator, torch.utils.data.DataLoader)
-        ):
-            # skorch would shuffle with torch's global generator
+        is_loader = isinstance(iterator, type) and issubclass(
+            iterator, torch.utils.data.DataLoader
+        )
+        if is_loader and "generator" not in kwargs:
+            # DataLoader draws from torch's global generator on every pass,
+            # even unshuffled: a local one keeps fit and predict off the
+            # caller's random state
             generator = torch.Generator()
-            generator.manual_seed(seeds[1])
+            if training and seeds is not None:
+                generator.manual_seed(seeds[1])
+            elif training:
+                generator.manual_seed(int(torch.randint(2**62, ()).item()))
             kwargs["generator"] = generator
         kwargs.setdefault("batch_size", self.batch_size)
         if kwargs["batch_size"] == -1:

@@ -1,0 +1,407 @@
+"""NetClassifier and MLP: the scikit-learn contract of the skorch classifier."""
+
+import io
+import pickle
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+import torch
+from joblib import Parallel, delayed
+from scipy.special import softmax
+from sklearn.base import clone, is_classifier
+from sklearn.datasets import make_classification
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from skorch import NeuralNetClassifier
+from skorch.callbacks import ProgressBar
+
+from sklcalib.net import MLP, NetClassifier
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=200,
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+    return X, y
+
+
+def small_net(**params):
+    params = {"module__hidden_units": (16,), "max_epochs": 5, **params}
+    return NetClassifier(**params)
+
+
+class SoftmaxMSELoss(torch.nn.Module):
+    """A criterion on logits that is not cross-entropy.
+
+    With such a criterion plain skorch returns the raw module output from
+    ``predict_proba`` (the classic pitfall NetClassifier fixes).
+    """
+
+    def forward(self, logits, target):
+        one_hot = torch.nn.functional.one_hot(target, logits.shape[1])
+        return ((torch.softmax(logits, dim=1) - one_hot) ** 2).sum(1).mean()
+
+
+# ----------------------------------------------------------------------
+# MLP
+# ----------------------------------------------------------------------
+def test_mlp_returns_logits_of_the_right_shape():
+    module = MLP(hidden_units=(8, 4), n_features=3, n_classes=5)
+    out = module(torch.randn(7, 3))
+    assert out.shape == (7, 5)
+    # logits: not constrained to the simplex
+    assert not torch.allclose(out.sum(1), torch.ones(7))
+    linears = [m for m in module.modules() if isinstance(m, torch.nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [
+        (3, 8),
+        (8, 4),
+        (4, 5),
+    ]
+
+
+def test_mlp_options():
+    module = MLP(
+        hidden_units=6,
+        dropout=0.5,
+        activation=torch.nn.Tanh(),
+        n_features=2,
+        n_classes=2,
+    )
+    kinds = [type(m) for m in module.layers]
+    assert kinds == [torch.nn.Linear, torch.nn.Tanh, torch.nn.Dropout, torch.nn.Linear]
+    logistic = MLP(hidden_units=(), n_features=4, n_classes=3)
+    assert [type(m) for m in logistic.layers] == [torch.nn.Linear]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"n_features": None, "n_classes": 2}, "n_features must be given"),
+        ({"n_features": 3, "n_classes": None}, "n_classes must be given"),
+        ({"n_features": 0, "n_classes": 2}, "n_features must be a positive"),
+        ({"n_features": 3, "n_classes": 2, "hidden_units": (4, -1)}, "hidden_units"),
+        ({"n_features": 3, "n_classes": 2, "dropout": 1.0}, "dropout"),
+    ],
+)
+def test_mlp_rejects_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        MLP(**kwargs)
+
+
+# ----------------------------------------------------------------------
+# parameters, clone, tags
+# ----------------------------------------------------------------------
+def test_defaults_a_tabular_user_can_rely_on():
+    net = NetClassifier()
+    params = net.get_params(deep=False)
+    assert params["module"] is MLP
+    assert params["criterion"] is torch.nn.CrossEntropyLoss
+    assert params["optimizer"] is torch.optim.Adam
+    assert params["lr"] == 1e-3
+    assert params["iterator_train__shuffle"] is True
+    assert params["verbose"] == 0
+    assert params["random_state"] is None
+    assert params["train_split"].stratified
+    assert params["train_split"].cv == 0.2
+    assert is_classifier(net)
+    # skorch's private bookkeeping is not a parameter
+    assert not [name for name in params if name.startswith("_")]
+
+
+def test_training_batches_are_shuffled(data):
+    X, y = data
+    net = small_net(max_epochs=1, random_state=0).fit(X, y)
+    dataset = net.get_dataset(X.astype(np.float32), y)
+    train_loader = net.get_iterator(dataset, training=True)
+    valid_loader = net.get_iterator(dataset, training=False)
+    assert isinstance(train_loader.sampler, torch.utils.data.RandomSampler)
+    assert isinstance(valid_loader.sampler, torch.utils.data.SequentialSampler)
+
+
+def test_clone_and_get_params_are_exact(data):
+    X, y = data
+    net = NetClassifier(
+        criterion=SoftmaxMSELoss,
+        module__hidden_units=(16,),
+        max_epochs=2,
+        random_state=3,
+        optimizer__weight_decay=1e-4,
+    )
+    params = net.get_params(deep=False)
+    cloned = clone(net)
+    assert cloned.get_params(deep=False).keys() == params.keys()
+    for key, value in cloned.get_params(deep=False).items():
+        if key == "train_split":
+            assert type(value) is type(params[key])
+        else:
+            assert value == params[key], key
+    net.fit(X, y)
+    refit = clone(net)
+    assert not hasattr(refit, "label_encoder_")
+    assert not refit.initialized_
+    assert refit.get_params(deep=False).keys() == params.keys()
+
+
+def test_set_params_routes_to_module_and_reinitializes(data):
+    X, y = data
+    net = small_net(max_epochs=1).fit(X, y)
+    net.set_params(module__hidden_units=(3,))
+    first = next(iter(net.module_.modules())).layers[0]
+    assert first.out_features == 3
+    # sizes inferred from the last fit survive the re-initialization
+    assert first.in_features == 5
+
+
+# ----------------------------------------------------------------------
+# probabilities, logits, labels
+# ----------------------------------------------------------------------
+def test_predict_proba_is_softmax_of_logits_for_a_custom_criterion(data):
+    X, y = data
+    net = small_net(criterion=SoftmaxMSELoss, random_state=0).fit(X, y)
+    logits = net.decision_function(X)
+    proba = net.predict_proba(X)
+    assert logits.shape == proba.shape == (200, 3)
+    assert logits.dtype == np.float32
+    assert proba.dtype == np.float64
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(proba, softmax(logits.astype(np.float64), axis=1))
+    assert np.array_equal(net.predict(X), net.classes_[logits.argmax(axis=1)])
+
+    # plain skorch with the same criterion returns the logits (the pitfall)
+    plain = NeuralNetClassifier(
+        MLP,
+        module__n_features=5,
+        module__n_classes=3,
+        module__hidden_units=(16,),
+        criterion=SoftmaxMSELoss,
+        max_epochs=1,
+    ).fit(X.astype(np.float32), y)
+    raw = plain.predict_proba(X.astype(np.float32))
+    assert not np.allclose(raw.sum(axis=1), 1.0)
+
+
+def test_string_labels(data):
+    X, y = data
+    names = np.array(["setosa", "versicolor", "virginica"], dtype=object)
+    net = small_net(random_state=0, max_epochs=10, lr=1e-2).fit(X, names[y])
+    assert list(net.classes_) == list(names)
+    predicted = net.predict(X)
+    assert set(predicted) <= set(names)
+    assert np.mean(predicted == names[y]) > 0.6
+    np.testing.assert_array_equal(net.label_encoder_.transform(names[y]), y)
+    # valid_acc compares encoded targets, so it is a real accuracy
+    assert net.history[-1, "valid_acc"] > 0.5
+    assert net.score(X, names[y]) == pytest.approx(np.mean(predicted == names[y]))
+
+
+def test_labels_follow_classes_parameter(data):
+    X, y = data
+    mask = y < 2
+    net = small_net(classes=[0, 1, 2], max_epochs=1).fit(X[mask], y[mask])
+    assert net.predict_proba(X).shape == (200, 3)
+    with pytest.raises(ValueError, match="not in classes_"):
+        small_net(classes=[0, 1], max_epochs=1).fit(X, y)
+
+
+def test_binary_problem_gives_two_columns():
+    X, y = make_classification(n_samples=120, n_features=4, random_state=1)
+    net = small_net(random_state=0).fit(X, y == 1)
+    assert list(net.classes_) == [False, True]
+    assert net.predict_proba(X).shape == (120, 2)
+    assert net.decision_function(X).shape == (120, 2)
+
+
+def test_pandas_input(data):
+    pd = pytest.importorskip("pandas")
+    X, y = data
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    labels = pd.Series(np.array(["x", "y", "z"])[y], name="target")
+    net = small_net(random_state=0).fit(frame, labels)
+    assert list(net.feature_names_in_) == list(frame.columns)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from_frame = net.predict_proba(frame)
+    with pytest.warns(UserWarning, match="feature names"):
+        from_array = net.predict_proba(X.astype(np.float32))
+    np.testing.assert_array_equal(from_frame, from_array)
+    same = small_net(random_state=0).fit(X, labels.to_numpy())
+    np.testing.assert_array_equal(same.predict_proba(X), from_frame)
+
+
+def test_float64_is_cast_to_float32(data):
+    X, y = data
+    net = small_net(max_epochs=1, random_state=0).fit(X.astype(np.float64), y)
+    assert all(p.dtype == torch.float32 for p in net.module_.parameters())
+    np.testing.assert_array_equal(
+        net.decision_function(X.astype(np.float64)),
+        net.decision_function(X.astype(np.float32)),
+    )
+
+
+def test_in_a_pipeline(data):
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), small_net(random_state=0)).fit(X, y)
+    assert pipe.predict_proba(X).shape == (200, 3)
+    assert pipe.classes_.tolist() == [0, 1, 2]
+
+
+# ----------------------------------------------------------------------
+# reproducibility
+# ----------------------------------------------------------------------
+def test_same_random_state_same_fit_and_global_state_untouched(data):
+    X, y = data
+    net = small_net(random_state=7, module__dropout=0.2)
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    first = net.fit(X, y).predict_proba(X)
+    # fit (forked, seeded) and predict leave the caller's torch RNG alone
+    assert torch.equal(torch.get_rng_state(), before)
+    torch.manual_seed(456)  # the global state must not matter
+    second = clone(net).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(first, second)
+    other = clone(net).set_params(random_state=8).fit(X, y).predict_proba(X)
+    assert not np.allclose(first, other)
+
+
+def test_random_state_none_depends_on_global_state(data):
+    X, y = data
+    torch.manual_seed(0)
+    first = small_net().fit(X, y).predict_proba(X)
+    second = small_net().fit(X, y).predict_proba(X)
+    assert not np.allclose(first, second)
+
+
+def _fit_and_predict(net, X, y):
+    torch.set_num_threads(1)
+    return net.fit(X, y).predict_proba(X)
+
+
+def test_parallel_fits_equal_sequential_fits(data):
+    X, y = data
+    nets = [small_net(random_state=seed) for seed in (0, 1)]
+    sequential = [_fit_and_predict(clone(net), X, y) for net in nets]
+    parallel = Parallel(n_jobs=2, backend="loky")(
+        delayed(_fit_and_predict)(clone(net), X, y) for net in nets
+    )
+    for seq, par in zip(sequential, parallel, strict=True):
+        np.testing.assert_array_equal(seq, par)
+    assert not np.allclose(sequential[0], sequential[1])
+
+
+def test_pickle_round_trip(data):
+    X, y = data
+    net = small_net(random_state=0).fit(X, np.array(["a", "b", "c"])[y])
+    restored = pickle.loads(pickle.dumps(net))
+    np.testing.assert_array_equal(restored.predict_proba(X), net.predict_proba(X))
+    np.testing.assert_array_equal(restored.predict(X), net.predict(X))
+    assert restored.n_features_in_ == 5
+
+
+# ----------------------------------------------------------------------
+# bad input
+# ----------------------------------------------------------------------
+def test_nan_and_inf_in_X_raise(data):
+    X, y = data
+    for bad in (np.nan, np.inf):
+        X_bad = X.copy()
+        X_bad[3, 2] = bad
+        with pytest.raises(ValueError, match="X contains"):
+            small_net(max_epochs=1).fit(X_bad, y)
+    net = small_net(max_epochs=1).fit(X, y)
+    X_bad = X.copy()
+    X_bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        net.predict_proba(X_bad)
+    with pytest.raises(ValueError, match="too large in magnitude for float32"):
+        small_net(max_epochs=1).fit(np.where(X > 2, 1e300, X), y)
+
+
+def test_wrong_number_of_features_at_predict(data):
+    X, y = data
+    net = small_net(max_epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        net.predict(X[:, :4])
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        net.decision_function(np.hstack([X, X]))
+
+
+def test_single_class_and_length_mismatch_raise(data):
+    X, y = data
+    with pytest.raises(ValueError, match="single class"):
+        small_net(max_epochs=1).fit(X, np.zeros(200))
+    with pytest.raises(ValueError, match="y has 199 samples but X has 200"):
+        small_net(max_epochs=1).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="Unknown label type"):
+        small_net(max_epochs=1).fit(X, np.linspace(0, 1, 200))
+
+
+def test_predict_before_fit_raises_not_fitted(data):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        NetClassifier().predict_proba(data[0])
+
+
+# ----------------------------------------------------------------------
+# skorch features
+# ----------------------------------------------------------------------
+def test_progress_bar_and_silence(data, capsys):
+    X, y = data
+    net = small_net(max_epochs=2, callbacks=[ProgressBar()]).fit(X, y)
+    assert len(net.history) == 2
+    captured = capsys.readouterr()
+    assert "it/s" in captured.err or "it/s" in captured.out
+    small_net(max_epochs=2).fit(X, y)
+    assert capsys.readouterr().out == ""
+
+
+def test_verbose_prints_the_epoch_table(data):
+    X, y = data
+    out = io.StringIO()
+    with redirect_stdout(out):
+        small_net(max_epochs=2, verbose=1).fit(X, y)
+    assert "valid_acc" in out.getvalue()
+
+
+def test_no_validation_split(data):
+    X, y = data
+    net = small_net(train_split=None, max_epochs=2).fit(X, y)
+    assert "valid_loss" not in net.history[-1]
+    assert np.isfinite(net.history[-1, "train_loss"])
+
+
+def test_partial_fit_continues_training(data):
+    X, y = data
+    net = small_net(max_epochs=2, random_state=0)
+    net.partial_fit(X, y)
+    net.partial_fit(X, y)
+    assert len(net.history) == 4
+    with pytest.raises(ValueError, match="not in classes_"):
+        net.partial_fit(X, y + 5)
+
+
+def test_warm_start_keeps_training(data):
+    X, y = data
+    net = small_net(max_epochs=2, warm_start=True, random_state=0).fit(X, y)
+    weights = [p.detach().clone() for p in net.module_.parameters()]
+    net.fit(X, y)
+    assert len(net.history) == 4
+    moved = [p.detach() for p in net.module_.parameters()]
+    assert any(not torch.equal(a, b) for a, b in zip(weights, moved, strict=True))
