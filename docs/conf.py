@@ -1,0 +1,170 @@
+"""Sphinx configuration for the sklcalib documentation.
+
+The build runs offline and with warnings as errors (``sphinx -W``): no
+extension may fetch anything from the network (no intersphinx inventories,
+no analytics, no remote icons), and every gallery example is executed.
+"""
+
+import inspect
+import os
+import sys
+from pathlib import Path
+
+# Headless plotting for the gallery: set before anything imports pyplot.
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+HERE = Path(__file__).resolve().parent
+# Document the checkout this conf.py belongs to, even without an editable install.
+sys.path.insert(0, str(HERE.parent))
+
+import sklcalib
+
+# -- Project ---------------------------------------------------------------
+project = "sklcalib"
+author = "sklcalib developers"
+copyright = "2026, sklcalib developers"
+version = release = sklcalib.__version__
+
+# -- General -----------------------------------------------------------------
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.doctest",
+    "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+templates_path = ["_templates"]
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
+root_doc = "index"
+default_role = "literal"
+# Every cross-reference to sklcalib itself must resolve (a renamed function
+# breaks the build); references to other projects cannot resolve offline (no
+# intersphinx), so they are ignored.
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(?!sklcalib\b).*"),
+    (r"py:.*", r"sklcalib\..*\.(BaseEstimator|Module|Callback).*"),
+]
+
+# -- autodoc / autosummary / numpydoc ---------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_default_options = {"members": False, "inherited-members": False}
+autodoc_typehints = "none"  # numpydoc's Parameters section carries the types
+autodoc_member_order = "bysource"
+
+# numpydoc lists class members itself unless told not to; autosummary pages
+# already document them, and both together give duplicate-object warnings.
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+# Validation is the docstring authors' job (ruff and review); an empty set
+# keeps numpydoc from turning style nits into build warnings under -W.
+numpydoc_validation_checks = set()
+numpydoc_xref_param_type = False
+
+# -- intersphinx ------------------------------------------------------------
+# Deliberately empty: fetching objects.inv from numpy/scikit-learn/torch needs
+# the network, and the docs must build offline (CI machines have none).
+intersphinx_mapping = {}
+
+# -- doctest (``sphinx -b doctest docs OUT``) --------------------------------
+# Only the explicit ``.. doctest::`` / ``.. testcode::`` blocks of the user
+# guide are run by that builder; docstring examples are tested with the modules.
+doctest_test_doctest_blocks = ""
+doctest_global_setup = """
+import os
+os.environ.setdefault("MPLBACKEND", "Agg")
+import numpy as np
+import torch
+torch.manual_seed(0)
+torch.set_num_threads(1)
+"""
+
+# -- sphinx-gallery ---------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    # Every ``plot_*.py`` is executed at build time (CI runs every example).
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "show_memory": False,
+    "plot_gallery": "True",
+    # Mini-galleries "examples using X" on the API pages.
+    "doc_module": ("sklcalib",),
+    "backreferences_dir": "generated/backreferences",
+    "reference_url": {"sklcalib": None},
+}
+
+# -- HTML -------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"sklcalib {release}"
+html_static_path = ["_static"]
+html_show_sourcelink = False
+html_theme_options = {
+    # Nothing that needs the network at build or view time: no analytics, no
+    # remote icons, no version switcher JSON.
+    "icon_links": [],
+    "navbar_end": ["theme-switcher", "navbar-icon-links"],
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_context = {"default_mode": "light"}
+
+
+# -- Cross-references to top-level aliases -----------------------------------
+# ``sklcalib.NetClassifier`` is the public spelling of ``sklcalib.net.NetClassifier``
+# (sklcalib re-exports its main names lazily); docstrings use both, and the API
+# pages document each object once, under its defining module. Resolve the alias.
+def _resolve_toplevel_alias(app, env, node, contnode):
+    target = node.get("reftarget", "")
+    if node.get("refdomain") != "py" or not target.startswith("sklcalib."):
+        return None
+    name = target.removeprefix("sklcalib.")
+    module = sklcalib._LAZY.get(name.split(".", 1)[0])
+    if module is None:
+        return None
+    py = env.domains["py"]
+    return py.resolve_xref(
+        env,
+        node["refdoc"],
+        app.builder,
+        node["reftype"],
+        f"{module}.{name}",
+        node,
+        contnode,
+    )
+
+
+# A module-level constant (a scorer, a grid array) without a ``#:`` doc comment
+# would otherwise be documented with the docstring of its *type* (numpy's
+# ndarray docstring, a private scorer class's): show only its value then.
+# Runs before numpydoc (priority 100 < 500) so the raw docstring is compared.
+def _drop_type_docstring(app, what, name, obj, options, lines):
+    type_doc = getattr(type(obj), "__doc__", None)
+    if what != "data" or not lines or not isinstance(type_doc, str):
+        return
+    head = [ln.strip() for ln in type_doc.splitlines() if ln.strip()][:10]
+    first = [ln.strip() for ln in lines if ln.strip()][:3]
+    if any(ln in head for ln in first):
+        lines[:] = []
+
+
+def setup(app):
+    app.connect("missing-reference", _resolve_toplevel_alias)
+    app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)
