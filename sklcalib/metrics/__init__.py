@@ -1,0 +1,45 @@
+"""Calibration metrics: one bin-statistics kernel, the ECE family, smooth ECE,
+a report, and scikit-learn scorers.
+
+Every binned metric is computed from :func:`bin_statistics`. The functions take
+``(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None)`` like
+:func:`sklearn.metrics.log_loss`; ``y_prob`` is ``(n, K)`` or ``(n,)``
+positive-class probabilities of a binary problem.
+"""
+
+from ._binning import BinStatistics, bin_statistics
+from ._calibration_error import (
+    adaptive_calibration_error,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+from ._report import calibration_report
+from ._scorers import (
+    CALIBRATION_SCORERS,
+    adaptive_ece_scorer,
+    classwise_ece_scorer,
+    ece_scorer,
+    get_scorer,
+    mce_scorer,
+    smooth_ece_scorer,
+)
+from ._smooth import smooth_calibration_error
+
+__all__ = [
+    "CALIBRATION_SCORERS",
+    "BinStatistics",
+    "adaptive_calibration_error",
+    "adaptive_ece_scorer",
+    "bin_statistics",
+    "calibration_report",
+    "classwise_calibration_error",
+    "classwise_ece_scorer",
+    "ece_scorer",
+    "expected_calibration_error",
+    "get_scorer",
+    "maximum_calibration_error",
+    "mce_scorer",
+    "smooth_calibration_error",
+    "smooth_ece_scorer",
+]

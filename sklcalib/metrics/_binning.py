@@ -1,0 +1,221 @@
+"""The one bin-statistics kernel behind every binned metric.
+
+Every binned quantity of sklcalib (ECE and its variants, the report, the
+scorers, the reliability diagram) is a function of three per-bin sums:
+the (weighted) number of samples, the sum of their confidences and the sum of
+their correctness. :func:`bin_statistics` computes them once.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._validation import STRATEGIES, check_n_bins, check_option, check_sample_weight
+
+
+class BinStatistics(NamedTuple):
+    """Per-bin sums returned by :func:`bin_statistics`.
+
+    Attributes
+    ----------
+    counts : ndarray of shape (n_bins,), float64
+        Number of samples in each bin (sum of their weights if weighted).
+    sum_confidence : ndarray of shape (n_bins,), float64
+        Sum of the (weighted) confidences in each bin.
+    sum_correct : ndarray of shape (n_bins,), float64
+        Sum of the (weighted) correctness indicators in each bin.
+    edges : ndarray of shape (n_bins + 1,), float64
+        Bin edges. Uniform bins are ``(edges[b], edges[b + 1]]`` (the first
+        also holds 0). Quantile bins group samples by rank; their edges are
+        0, the largest confidence of every non-last group and 1, for display.
+    """
+
+    counts: np.ndarray
+    sum_confidence: np.ndarray
+    sum_correct: np.ndarray
+    edges: np.ndarray
+
+    @property
+    def nonempty(self):
+        """Boolean mask of the bins holding a positive weight."""
+        return self.counts > 0
+
+    @property
+    def mean_confidence(self):
+        """Mean confidence per bin (0 for an empty bin)."""
+        return _safe_divide(self.sum_confidence, self.counts)
+
+    @property
+    def accuracy(self):
+        """Observed frequency of correctness per bin (0 for an empty bin)."""
+        return _safe_divide(self.sum_correct, self.counts)
+
+
+def _safe_divide(num, den):
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+def uniform_edges(n_bins):
+    """Equal-width edges in float64, exactly ``np.linspace(0, 1, n_bins + 1)``."""
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def uniform_bin_index(confidence, edges):
+    """Index of the right-closed bin ``(edges[b], edges[b+1]]`` of each value.
+
+    A value exactly on an edge goes to the lower bin; 0 goes to the first bin.
+    The comparison is made in float64 (float32 confidences convert exactly).
+    """
+    idx = np.searchsorted(edges, confidence, side="left") - 1
+    return np.clip(idx, 0, edges.shape[0] - 2)
+
+
+def quantile_groups(confidence, n_bins):
+    """Equal-mass group of each value: stable sort by confidence, then
+    ``numpy.array_split`` sizes (sizes differ by at most one, larger first).
+
+    Returns the group index of every sample (in the input order) and the sort
+    order.
+    """
+    n = confidence.shape[0]
+    order = np.argsort(confidence, kind="stable")
+    size, extra = divmod(n, n_bins)
+    sizes = np.full(n_bins, size, dtype=np.intp)
+    sizes[:extra] += 1
+    groups = np.empty(n, dtype=np.intp)
+    groups[order] = np.repeat(np.arange(n_bins, dtype=np.intp), sizes)
+    return groups, order, sizes
+
+
+def bin_statistics(
+    confidence, correct, *, n_bins=15, strategy="uniform", sample_weight=None
+):
+    """Per-bin counts, sums of confidence and sums of correctness.
+
+    This is the kernel every binned calibration metric is computed from.
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_samples,)
+        Predicted probability of the event (top-label confidence, or the
+        probability of one class), in [0, 1].
+    correct : array-like of shape (n_samples,)
+        Whether the event happened (0/1 or bool).
+    n_bins : int, default=15
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: equal-width right-closed bins ``(lower, upper]`` on
+        float64 edges ``np.linspace(0, 1, n_bins + 1)``, the first bin also
+        holding 0; a confidence exactly on an edge goes to the lower bin.
+        ``"quantile"``: equal-mass bins: samples sorted by confidence (stable
+        sort) and split into ``n_bins`` consecutive groups whose sizes differ by
+        at most one, larger groups first (the order of ``numpy.array_split``).
+        Every sample is counted; groups are made by count, not by weight.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+
+    Returns
+    -------
+    stats : BinStatistics
+        Named tuple ``(counts, sum_confidence, sum_correct, edges)`` of float64
+        arrays; see :class:`BinStatistics`.
+
+    Examples
+    --------
+    >>> from sklcalib.metrics import bin_statistics
+    >>> stats = bin_statistics([0.2, 0.5, 0.9, 1.0], [0, 1, 1, 1], n_bins=2)
+    >>> stats.counts
+    array([2., 2.])
+    >>> stats.sum_confidence
+    array([0.7, 1.9])
+    >>> stats.sum_correct
+    array([1., 2.])
+    >>> stats.edges
+    array([0. , 0.5, 1. ])
+    """
+    n_bins = check_n_bins(n_bins)
+    check_option(strategy, "strategy", STRATEGIES)
+    conf = np.asarray(confidence)
+    corr = np.asarray(correct)
+    if conf.ndim != 1:
+        raise ValueError(f"confidence must be 1-D, got shape {conf.shape}.")
+    if corr.shape != conf.shape:
+        raise ValueError(
+            f"correct has shape {corr.shape} but confidence has shape {conf.shape}."
+        )
+    if conf.shape[0] == 0:
+        raise ValueError("confidence is empty: at least one sample is required.")
+    if conf.dtype == bool or not np.issubdtype(conf.dtype, np.number):
+        raise ValueError(f"confidence must be numeric, got dtype {conf.dtype}.")
+    if not np.all(np.isfinite(conf)) or np.any(conf < 0) or np.any(conf > 1):
+        raise ValueError("confidence must be finite and within [0, 1].")
+    if corr.dtype != bool and not np.all((corr == 0) | (corr == 1)):
+        raise ValueError("correct must hold only 0/1 or booleans.")
+    weights = check_sample_weight(sample_weight, conf.shape[0])
+    return _bin_statistics(conf, corr, n_bins, strategy, weights)
+
+
+def _bin_statistics(conf, correct, n_bins, strategy, weights):
+    """:func:`bin_statistics` without validation (inputs already checked)."""
+    conf64 = conf.astype(np.float64, copy=False)
+    corr64 = correct.astype(np.float64, copy=False)
+    if strategy == "uniform":
+        edges = uniform_edges(n_bins)
+        idx = uniform_bin_index(conf64, edges)
+    else:
+        idx, order, sizes = quantile_groups(conf64, n_bins)
+        edges = np.empty(n_bins + 1)
+        edges[0] = 0.0
+        last = np.cumsum(sizes) - 1  # position (in sorted order) of each group's max
+        sorted_conf = conf64[order]
+        for b in range(n_bins - 1):
+            edges[b + 1] = sorted_conf[last[b]] if sizes[b] > 0 else edges[b]
+        edges[n_bins] = 1.0
+    if weights is None:
+        counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
+        sum_conf = np.bincount(idx, weights=conf64, minlength=n_bins)
+        sum_corr = np.bincount(idx, weights=corr64, minlength=n_bins)
+    else:
+        counts = np.bincount(idx, weights=weights, minlength=n_bins)
+        sum_conf = np.bincount(idx, weights=conf64 * weights, minlength=n_bins)
+        sum_corr = np.bincount(idx, weights=corr64 * weights, minlength=n_bins)
+    return BinStatistics(counts, sum_conf, sum_corr, edges)
+
+
+def calibration_gaps(stats):
+    """Bin weights (fractions of the total) and signed gaps conf - acc of the
+    non-empty bins."""
+    mask = stats.nonempty
+    counts = stats.counts[mask]
+    gaps = (stats.sum_confidence[mask] - stats.sum_correct[mask]) / counts
+    return counts / counts.sum(), gaps
+
+
+def error_from_stats(stats, norm="l1"):
+    """Calibration error of the given norm from bin statistics."""
+    frac, gaps = calibration_gaps(stats)
+    absgap = np.abs(gaps)
+    if norm == "l1":
+        value = float(np.dot(frac, absgap))
+    elif norm == "l2":
+        value = float(np.sqrt(np.dot(frac, absgap * absgap)))
+    else:
+        value = float(absgap.max())
+    # sums of rounded terms can overshoot [0, 1] by an ulp
+    return min(max(value, 0.0), 1.0)
+
+
+def top_label(p, y_idx):
+    """Top-label confidence and correctness (numpy reference path).
+
+    ``p`` is (n, K) or (n,) binary positive-class probabilities; the argmax
+    takes the first maximum, as ``numpy.argmax``.
+    """
+    if p.ndim == 1:
+        positive = p > 0.5  # argmax of [1 - p, p], ties to column 0
+        conf = np.where(positive, p, 1.0 - p)
+        pred = positive.astype(np.intp)
+    else:
+        pred = np.argmax(p, axis=1)
+        conf = p[np.arange(p.shape[0]), pred]
+    return conf, pred == y_idx

@@ -1,0 +1,294 @@
+"""Binned calibration errors: ECE (L1, L2, max), adaptive ECE, classwise ECE, MCE."""
+
+import numpy as np
+
+from ._binning import _bin_statistics, error_from_stats, top_label
+from ._validation import (
+    NORMS,
+    STRATEGIES,
+    check_n_bins,
+    check_option,
+    check_prob_values,
+    check_targets,
+)
+
+# Below this many probabilities the numpy path is as fast as the compiled one
+# and spares the numba import; tests move it to exercise both paths.
+_FUSED_MIN_SIZE = 1 << 16
+
+
+def _use_fused(p):
+    return p.ndim == 2 and p.size >= _FUSED_MIN_SIZE
+
+
+def top_label_inputs(y_true, y_prob, labels=None, sample_weight=None):
+    """Validate the inputs and return top-label ``(confidence, correct,
+    sample_weight, y_idx, p)``.
+
+    With a large 2-D ``y_prob`` the value checks, max and argmax run fused in one
+    compiled pass over the array.
+    """
+    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+    if _use_fused(p):
+        from ._fused import fused_top_label
+
+        conf, correct = fused_top_label(p, y_idx)
+    else:
+        check_prob_values(p)
+        conf, correct = top_label(p, y_idx)
+    return conf, correct, w, y_idx, p
+
+
+def top_label_statistics(
+    y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None, sample_weight=None
+):
+    """Validated top-label :class:`~sklcalib.metrics.BinStatistics`."""
+    n_bins = check_n_bins(n_bins)
+    check_option(strategy, "strategy", STRATEGIES)
+    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+    if strategy == "uniform" and _use_fused(p):
+        from ._fused import fused_uniform_statistics
+
+        return fused_uniform_statistics(p, y_idx, n_bins, w)
+    if _use_fused(p):
+        from ._fused import fused_top_label
+
+        conf, correct = fused_top_label(p, y_idx)
+    else:
+        check_prob_values(p)
+        conf, correct = top_label(p, y_idx)
+    return _bin_statistics(conf, correct, n_bins, strategy, w)
+
+
+def expected_calibration_error(
+    y_true,
+    y_prob,
+    *,
+    n_bins=15,
+    labels=None,
+    sample_weight=None,
+    strategy="uniform",
+    norm="l1",
+):
+    """Top-label expected calibration error (ECE).
+
+    The confidence of a sample is its largest predicted probability, its
+    correctness whether that class (the first maximum) is the true label.
+    Samples are binned by confidence and
+    ``ECE = sum_b (n_b / N) * |acc_b - conf_b|`` over the non-empty bins.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels, of any type a scikit-learn classifier accepts.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities (rows summing to 1 within the square root of
+        the machine epsilon of the dtype), columns in the order of ``labels``
+        or of the sorted unique labels of ``y_true``. A 1-D array holds the
+        probability of the positive class (the second label) of a binary
+        problem.
+    n_bins : int, default=15
+        Number of bins.
+    labels : array-like of shape (n_classes,), default=None
+        The label of every column of ``y_prob``, in column order (for
+        instance ``estimator.classes_``). Needed when ``y_true`` does not hold
+        every class.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        ``"uniform"``: right-closed equal-width bins ``(lower, upper]`` on the
+        float64 edges ``np.linspace(0, 1, n_bins + 1)``, the first bin also
+        holding 0 (a confidence on an edge goes to the lower bin).
+        ``"quantile"``: equal-mass bins in ``numpy.array_split`` order, see
+        :func:`adaptive_calibration_error`.
+    norm : {"l1", "l2", "max"}, default="l1"
+        ``"l1"``: the ECE; ``"l2"``: the root of the weighted mean squared gap;
+        ``"max"``: the largest gap over the non-empty bins (MCE).
+
+    Returns
+    -------
+    ece : float
+        In [0, 1]; lower is better.
+
+    See Also
+    --------
+    bin_statistics : The per-bin sums the error is computed from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import expected_calibration_error
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> y_true = [0, 1, 1, 1]
+    >>> round(expected_calibration_error(y_true, y_prob, n_bins=5), 6)
+    0.25
+    """
+    check_option(norm, "norm", NORMS)
+    stats = top_label_statistics(
+        y_true,
+        y_prob,
+        n_bins=n_bins,
+        strategy=strategy,
+        labels=labels,
+        sample_weight=sample_weight,
+    )
+    return error_from_stats(stats, norm)
+
+
+def adaptive_calibration_error(
+    y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, norm="l1"
+):
+    """Adaptive (equal-mass) expected calibration error, AdaECE.
+
+    Samples are sorted by top-label confidence (stable sort) and split into
+    ``n_bins`` consecutive groups whose sizes differ by at most one, the larger
+    groups first, as ``numpy.array_split`` does. Every sample is counted
+    (Mukhoti et al.'s code drops those at the minimum confidence; we do not).
+    Groups are formed by count even with ``sample_weight``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, see :func:`expected_calibration_error`.
+    n_bins : int, default=15
+        Number of groups.
+    labels : array-like of shape (n_classes,), default=None
+        The label of every column of ``y_prob``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    norm : {"l1", "l2", "max"}, default="l1"
+        How the per-group gaps are combined.
+
+    Returns
+    -------
+    ece : float
+        In [0, 1]; lower is better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import adaptive_calibration_error
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> round(adaptive_calibration_error([0, 1, 1, 1], y_prob, n_bins=2), 6)
+    0.35
+    """
+    return expected_calibration_error(
+        y_true,
+        y_prob,
+        n_bins=n_bins,
+        labels=labels,
+        sample_weight=sample_weight,
+        strategy="quantile",
+        norm=norm,
+    )
+
+
+def maximum_calibration_error(
+    y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, strategy="uniform"
+):
+    """Maximum calibration error (MCE): the largest top-label gap
+    ``|acc_b - conf_b|`` over the non-empty bins.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, see :func:`expected_calibration_error`.
+    n_bins : int, default=15
+        Number of bins.
+    labels : array-like of shape (n_classes,), default=None
+        The label of every column of ``y_prob``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights (they weigh the means within a bin).
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning strategy, see :func:`expected_calibration_error`.
+
+    Returns
+    -------
+    mce : float
+        In [0, 1]; lower is better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import maximum_calibration_error
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> round(maximum_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)
+    0.4
+    """
+    return expected_calibration_error(
+        y_true,
+        y_prob,
+        n_bins=n_bins,
+        labels=labels,
+        sample_weight=sample_weight,
+        strategy=strategy,
+        norm="max",
+    )
+
+
+def classwise_calibration_error(
+    y_true,
+    y_prob,
+    *,
+    n_bins=15,
+    labels=None,
+    sample_weight=None,
+    strategy="uniform",
+    norm="l1",
+):
+    """Classwise ECE: the mean over the columns of ``y_prob`` of the binned
+    calibration error of ``y_prob[:, k]`` against ``y_true == labels[k]``.
+
+    The mean runs over the K columns of ``y_prob``, also those of classes
+    absent from ``y_true`` (a column of a class never seen is judged against
+    all-zero outcomes). A 1-D binary ``y_prob`` counts as the two columns
+    ``[1 - p, p]``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, see :func:`expected_calibration_error`.
+    n_bins : int, default=15
+        Number of bins per class.
+    labels : array-like of shape (n_classes,), default=None
+        The label of every column of ``y_prob``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Binning strategy of each column.
+    norm : {"l1", "l2", "max"}, default="l1"
+        Norm of each per-class error.
+
+    Returns
+    -------
+    cw_ece : float
+        In [0, 1]; lower is better.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import classwise_calibration_error
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> round(classwise_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)
+    0.375
+    """
+    n_bins = check_n_bins(n_bins)
+    check_option(strategy, "strategy", STRATEGIES)
+    check_option(norm, "norm", NORMS)
+    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+    check_prob_values(p)
+    if p.ndim == 1:
+        p = np.column_stack([1.0 - p, p])
+    errors = [
+        error_from_stats(
+            _bin_statistics(p[:, k], y_idx == k, n_bins, strategy, w), norm
+        )
+        for k in range(p.shape[1])
+    ]
+    return float(np.mean(errors))

@@ -1,0 +1,118 @@
+"""``calibration_report``: every metric of the package from one validation."""
+
+import numpy as np
+
+from ._binning import _bin_statistics, calibration_gaps, error_from_stats
+from ._calibration_error import top_label_inputs
+from ._smooth import smooth_ece_fixed_point
+from ._validation import check_n_bins
+
+S99_THRESHOLD = 0.99
+
+
+def _weighted_mean(values, w):
+    return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
+
+
+def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None):
+    """All calibration metrics of a set of predictions, validated once.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+        Predicted probabilities, see
+        :func:`~sklcalib.metrics.expected_calibration_error`.
+    n_bins : int, default=15
+        Number of bins of the binned metrics.
+    labels : array-like of shape (n_classes,), default=None
+        The label of every column of ``y_prob``.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Sample weights; every entry is a weighted mean.
+
+    Returns
+    -------
+    report : dict
+        Float values (``s99_accuracy`` may be None) under the keys
+
+        - ``"ece"``: top-label ECE, uniform bins, L1;
+        - ``"ece_l2"``: the same with the L2 norm;
+        - ``"ece_over"``, ``"ece_under"``: the over- and under-confidence parts
+          of the ECE, ``sum_b (n_b/N) max(conf_b - acc_b, 0)`` and
+          ``sum_b (n_b/N) max(acc_b - conf_b, 0)``; they add up to ``"ece"``;
+        - ``"adaptive_ece"``: equal-mass bins (AdaECE);
+        - ``"classwise_ece"``: mean over the columns of the per-class ECE;
+        - ``"mce"``: maximum calibration error (uniform bins);
+        - ``"smooth_ece"``: smooth ECE (relplot's smECE);
+        - ``"nll"``: negative log-likelihood of the true class, probabilities
+          clipped at the machine epsilon of the dtype as ``log_loss`` does;
+        - ``"brier"``: ``sum_k (p_k - [y = k])^2`` averaged over samples (the
+          multiclass Brier score; a 1-D binary input counts two columns, so it is
+          twice scikit-learn's binary ``brier_score_loss``);
+        - ``"accuracy"`` and ``"error"`` (= 1 - accuracy) of the top label;
+        - ``"s99_fraction"``: fraction of samples with confidence >= 0.99;
+        - ``"s99_accuracy"``: the accuracy on those samples, None if there are
+          none (Mukhoti et al., 2020, Table 6);
+        - ``"n_samples"``: the number of samples (an int).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import calibration_report
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    >>> report = calibration_report([0, 1, 1, 1], y_prob, n_bins=5)
+    >>> report["ece"], report["accuracy"]
+    (0.25, 0.75)
+    """
+    n_bins = check_n_bins(n_bins)
+    conf, correct, w, y_idx, p = top_label_inputs(y_true, y_prob, labels, sample_weight)
+    uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
+    quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
+    frac, gaps = calibration_gaps(uniform)
+
+    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    n, n_classes = columns.shape
+    classwise = np.mean(
+        [
+            error_from_stats(
+                _bin_statistics(columns[:, k], y_idx == k, n_bins, "uniform", w)
+            )
+            for k in range(n_classes)
+        ]
+    )
+    p_true = columns[np.arange(n), y_idx].astype(np.float64)
+    nll = -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
+    sq = np.square(columns.astype(np.float64)).sum(axis=1)
+    brier = sq - 2.0 * p_true + 1.0  # sum_k (p_k - e_k)^2 without a one-hot copy
+
+    confident = conf >= S99_THRESHOLD
+    accuracy = _weighted_mean(correct, w)
+    s99_fraction = _weighted_mean(confident, w)
+    if confident.any():
+        w99 = None if w is None else w[confident]
+        s99_accuracy = (
+            _weighted_mean(correct[confident], w99)
+            if w99 is None or w99.sum() > 0
+            else None
+        )
+    else:
+        s99_accuracy = None
+    smooth, _ = smooth_ece_fixed_point(conf, correct, w)
+    return {
+        "ece": error_from_stats(uniform, "l1"),
+        "ece_l2": error_from_stats(uniform, "l2"),
+        "ece_over": float(np.dot(frac, np.maximum(gaps, 0.0))),
+        "ece_under": float(np.dot(frac, np.maximum(-gaps, 0.0))),
+        "adaptive_ece": error_from_stats(quantile, "l1"),
+        "classwise_ece": float(classwise),
+        "mce": error_from_stats(uniform, "max"),
+        "smooth_ece": min(max(smooth, 0.0), 1.0),
+        "nll": _weighted_mean(nll, w),
+        "brier": max(_weighted_mean(brier, w), 0.0),
+        "accuracy": accuracy,
+        "error": 1.0 - accuracy,
+        "s99_fraction": s99_fraction,
+        "s99_accuracy": s99_accuracy,
+        "n_samples": int(n),
+    }

@@ -1,0 +1,96 @@
+"""scikit-learn scorers for the calibration metrics.
+
+``sklearn.metrics.make_scorer(..., response_method="predict_proba")`` does not
+tell the metric which class each column is: it passes ``predict_proba(X)``
+(only the positive column for a binary classifier) and ``y_true``. On a
+cross-validation fold whose test split lacks a class, the labels inferred from
+``y_true`` would no longer match the columns. The scorers here therefore pass
+``labels=estimator.classes_``; otherwise they are the ``_Scorer`` objects that
+``make_scorer`` builds (sign, response caching in multi-metric
+``cross_validate``, sample_weight routing all unchanged).
+"""
+
+import copy
+
+from sklearn.metrics import get_scorer as _sklearn_get_scorer
+from sklearn.metrics._scorer import _Scorer
+
+from ._calibration_error import (
+    adaptive_calibration_error,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+from ._smooth import smooth_calibration_error
+
+
+class _CalibrationScorer(_Scorer):
+    """A ``make_scorer`` scorer that passes ``labels=estimator.classes_``.
+
+    Subclassing sklearn's private ``_Scorer`` (stable since scikit-learn 1.4)
+    keeps every behaviour of ``make_scorer``; the only change is the labels.
+    """
+
+    def _score(self, method_caller, estimator, X, y_true, **kwargs):
+        classes = getattr(estimator, "classes_", None)
+        if classes is not None and "labels" not in self._kwargs:
+            kwargs = {**kwargs, "labels": classes}
+        return super()._score(method_caller, estimator, X, y_true, **kwargs)
+
+
+def _calibration_scorer(metric):
+    # what make_scorer(metric, greater_is_better=False,
+    # response_method="predict_proba") builds, with the labels added
+    return _CalibrationScorer(
+        score_func=metric, sign=-1, kwargs={}, response_method="predict_proba"
+    )
+
+
+ece_scorer = _calibration_scorer(expected_calibration_error)
+adaptive_ece_scorer = _calibration_scorer(adaptive_calibration_error)
+classwise_ece_scorer = _calibration_scorer(classwise_calibration_error)
+mce_scorer = _calibration_scorer(maximum_calibration_error)
+smooth_ece_scorer = _calibration_scorer(smooth_calibration_error)
+
+CALIBRATION_SCORERS = {
+    "neg_ece": ece_scorer,
+    "neg_adaptive_ece": adaptive_ece_scorer,
+    "neg_classwise_ece": classwise_ece_scorer,
+    "neg_mce": mce_scorer,
+    "neg_smooth_ece": smooth_ece_scorer,
+}
+
+
+def get_scorer(scoring):
+    """Return a scorer from its name, calibration names included.
+
+    Parameters
+    ----------
+    scoring : str, callable or None
+        One of the keys of :data:`CALIBRATION_SCORERS` (``"neg_ece"``,
+        ``"neg_adaptive_ece"``, ``"neg_classwise_ece"``, ``"neg_mce"``,
+        ``"neg_smooth_ece"``), any name :func:`sklearn.metrics.get_scorer`
+        knows, a callable (returned as is) or None.
+
+    Returns
+    -------
+    scorer : callable
+        A copy of the scorer, ``scorer(estimator, X, y)``; greater is better
+        (calibration errors are negated).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklcalib.metrics import get_scorer
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = LogisticRegression(max_iter=1000).fit(X, y)
+    >>> score = get_scorer("neg_ece")(model, X, y)
+    >>> -1.0 <= score <= 0.0
+    True
+    >>> get_scorer("accuracy")(model, X, y) > 0.9
+    True
+    """
+    if isinstance(scoring, str) and scoring in CALIBRATION_SCORERS:
+        return copy.deepcopy(CALIBRATION_SCORERS[scoring])
+    return _sklearn_get_scorer(scoring)

@@ -1,0 +1,210 @@
+"""Input validation shared by every metric, the scorers and the Display.
+
+The checks follow ``sklearn.metrics.log_loss`` (values in [0, 1], rows summing
+to one within the square root of the machine epsilon of the dtype, labels from
+``y_true`` or ``labels=``) but raise a ``ValueError`` where log_loss only
+warns: a calibration metric of something that is not a probability is
+meaningless.
+"""
+
+import numbers
+
+import numpy as np
+
+STRATEGIES = ("uniform", "quantile")
+NORMS = ("l1", "l2", "max")
+
+
+def check_n_bins(n_bins):
+    """Return ``n_bins`` as an int, or raise if it is not an integer >= 1."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral):
+        raise ValueError(
+            f"n_bins must be an integer >= 1, got {n_bins!r} of type "
+            f"{type(n_bins).__name__}."
+        )
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins}.")
+    return int(n_bins)
+
+
+def check_option(value, name, allowed):
+    """Raise unless ``value`` is one of the strings in ``allowed``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}.")
+    return value
+
+
+def row_sum_tolerance(dtype):
+    """Tolerance on ``|row sum - 1|``: sqrt of the machine epsilon, as log_loss."""
+    return float(np.sqrt(np.finfo(dtype).eps))
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Return float64 weights of length ``n_samples`` or None."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, got an array of shape {w.shape}.")
+    if w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has {w.shape[0]} entries but there are {n_samples} samples."
+        )
+    if not (np.issubdtype(w.dtype, np.number) or w.dtype == bool):
+        raise ValueError(f"sample_weight must be numeric, got dtype {w.dtype}.")
+    w = w.astype(np.float64)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(w < 0):
+        raise ValueError("sample_weight contains negative values.")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight sums to zero: no sample would be counted.")
+    return w
+
+
+def _check_y_true(y_true):
+    y = np.asarray(y_true)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"y_true must be a 1-D array of labels, got an array of shape {y.shape}."
+        )
+    if y.shape[0] == 0:
+        raise ValueError("y_true is empty: at least one sample is required.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y_true contains NaN or infinity.")
+    return y
+
+
+def _check_labels(labels):
+    lab = np.asarray(labels)
+    if lab.ndim != 1 or lab.shape[0] == 0:
+        raise ValueError(
+            f"labels must be a non-empty 1-D array-like, got shape {lab.shape}."
+        )
+    if np.unique(lab).shape[0] != lab.shape[0]:
+        raise ValueError(f"labels contains duplicates: {lab.tolist()!r}.")
+    return lab
+
+
+def encode_labels(y, classes):
+    """Map labels ``y`` to their indices in ``classes`` (any order, any type).
+
+    Raises if a label of ``y`` is not in ``classes``.
+    """
+    sorter = np.argsort(classes, kind="stable")
+    sorted_classes = classes[sorter]
+    try:
+        pos = np.searchsorted(sorted_classes, y)
+    except TypeError as exc:  # e.g. str labels against int classes
+        raise ValueError(
+            f"y_true labels cannot be compared with labels {classes.tolist()!r}."
+        ) from exc
+    pos = np.clip(pos, 0, classes.shape[0] - 1)
+    found = sorted_classes[pos] == y
+    if not np.all(found):
+        missing = np.unique(y[~np.asarray(found, dtype=bool)])
+        raise ValueError(
+            f"y_true contains labels not in labels={classes.tolist()!r}: "
+            f"{missing.tolist()[:10]!r}."
+        )
+    return sorter[pos].astype(np.intp)
+
+
+def check_prob_array(y_prob):
+    """Shape and dtype checks on ``y_prob`` (the values are checked later).
+
+    Returns a float array of shape (n, K) with K >= 2, or (n,) for binary
+    positive-class scores, keeping float32 as float32.
+    """
+    p = np.asarray(y_prob)
+    if p.dtype == bool or not np.issubdtype(p.dtype, np.number):
+        raise ValueError(f"y_prob must be numeric, got dtype {p.dtype}.")
+    if np.issubdtype(p.dtype, np.complexfloating):
+        raise ValueError("y_prob must be real, got a complex array.")
+    if p.ndim not in (1, 2):
+        raise ValueError(
+            "y_prob must be 1-D (binary positive-class probabilities) or 2-D "
+            f"(n_samples, n_classes), got an array of shape {p.shape}."
+        )
+    if p.shape[0] == 0:
+        raise ValueError("y_prob is empty: at least one sample is required.")
+    if p.ndim == 2 and p.shape[1] == 0:
+        raise ValueError("y_prob has no columns.")
+    if p.ndim == 2 and p.shape[1] == 1:
+        p = p[:, 0]  # as log_loss: one column is the positive-class probability
+    if p.dtype not in (np.float32, np.float64):
+        p = p.astype(np.float64)
+    return p
+
+
+def check_prob_values(p):
+    """Value checks on a float ``y_prob`` (numpy path; the fused kernel does the
+    same in its single pass)."""
+    if not np.all(np.isfinite(p)):
+        raise ValueError("y_prob contains NaN or infinity.")
+    if np.any(p < 0):
+        raise ValueError(f"y_prob contains negative values: min {p.min()}.")
+    if np.any(p > 1):
+        raise ValueError(f"y_prob contains values greater than 1: max {p.max()}.")
+    if p.ndim == 2:
+        sums = p.sum(axis=1, dtype=np.float64)
+        tol = row_sum_tolerance(p.dtype)
+        bad = np.abs(sums - 1.0) > tol
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"y_prob rows must sum to 1 (within {tol:.2g}, the square root of "
+                f"the machine epsilon of {p.dtype}); row {i} sums to {sums[i]!r}."
+            )
+
+
+def check_targets(y_true, y_prob, labels=None, sample_weight=None):
+    """Validate the metric inputs except the values of ``y_prob``.
+
+    Returns
+    -------
+    y_idx : ndarray of shape (n,), intp
+        Column index of the true label of every sample.
+    p : ndarray of shape (n, K) or (n,)
+        Float probabilities ((n,) for binary positive-class scores).
+    classes : ndarray of shape (K,)
+        The label of every column.
+    sample_weight : ndarray of shape (n,) float64, or None
+    """
+    y = _check_y_true(y_true)
+    p = check_prob_array(y_prob)
+    if p.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"y_true has {y.shape[0]} samples but y_prob has {p.shape[0]} rows."
+        )
+    n_columns = 2 if p.ndim == 1 else p.shape[1]
+    if labels is None:
+        classes = np.unique(y)
+        if p.ndim == 1 and classes.shape[0] == 1:
+            raise ValueError(
+                f"y_true contains only one label ({classes[0]!r}) and y_prob is "
+                "1-D: pass the two labels explicitly through the labels argument."
+            )
+        if classes.shape[0] > n_columns:
+            raise ValueError(
+                f"y_true has {classes.shape[0]} distinct labels but y_prob has "
+                f"{n_columns} columns."
+            )
+        if classes.shape[0] < n_columns:
+            raise ValueError(
+                f"y_true has {classes.shape[0]} distinct labels but y_prob has "
+                f"{n_columns} columns: pass the label of every column through the "
+                "labels argument (e.g. labels=estimator.classes_)."
+            )
+    else:
+        classes = _check_labels(labels)
+        if classes.shape[0] != n_columns:
+            raise ValueError(
+                f"labels has {classes.shape[0]} entries but y_prob has {n_columns} "
+                "columns" + (" (1-D y_prob is binary)." if p.ndim == 1 else ".")
+            )
+    y_idx = encode_labels(y, classes)
+    w = check_sample_weight(sample_weight, y.shape[0])
+    return y_idx, p, classes, w

@@ -1,0 +1,212 @@
+"""Bad input gets a ValueError naming the argument, on both the numpy path and
+the fused compiled path (large inputs), for every metric."""
+
+import numpy as np
+import pytest
+
+import sklcalib.metrics._calibration_error as ce
+from sklcalib.metrics import (
+    adaptive_calibration_error,
+    bin_statistics,
+    calibration_report,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+    smooth_calibration_error,
+)
+
+METRICS = [
+    expected_calibration_error,
+    adaptive_calibration_error,
+    classwise_calibration_error,
+    maximum_calibration_error,
+    smooth_calibration_error,
+    calibration_report,
+]
+BINNED = [m for m in METRICS if m is not smooth_calibration_error]
+
+
+@pytest.fixture(params=["numpy", "fused"])
+def path(request, monkeypatch):
+    """Run a test on the numpy path and on the fused compiled path."""
+    monkeypatch.setattr(ce, "_FUSED_MIN_SIZE", 0 if request.param == "fused" else 1e18)
+    return request.param
+
+
+def good(n=20, k=3, dtype=np.float64):
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(k), size=n).astype(dtype)
+    p /= p.sum(axis=1, keepdims=True)
+    y = np.arange(n) % k
+    return y, p
+
+
+def with_value(p, value, i=3, j=1):
+    p = p.copy()
+    p[i, j] = value
+    return p
+
+
+BAD_VALUES = [
+    (np.nan, "NaN"),
+    (np.inf, "NaN or infinity"),
+    (-np.inf, "NaN or infinity"),
+]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("value, message", BAD_VALUES)
+def test_non_finite(metric, value, message, path):
+    y, p = good()
+    with pytest.raises(ValueError, match=f"y_prob contains {message}"):
+        metric(y, with_value(p, value))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_negative_and_above_one(metric, dtype, path):
+    y, p = good(dtype=dtype)
+    neg = p.copy()
+    neg[3] = [-0.1, 0.6, 0.5]
+    with pytest.raises(ValueError, match="y_prob contains negative"):
+        metric(y, neg)
+    big = p.copy()
+    big[3] = [1.2, -0.1, -0.1]
+    with pytest.raises(ValueError, match=r"y_prob contains (values greater|negative)"):
+        metric(y, big)
+    big[3] = [1.5, 0.0, 0.0]
+    with pytest.raises(ValueError, match="y_prob"):
+        metric(y, big)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_must_sum_to_one_within_sqrt_eps(metric, dtype, path):
+    y, p = good(dtype=dtype)
+    tol = np.sqrt(np.finfo(dtype).eps)
+    p64 = p.astype(np.float64)
+    inside = p64.copy()
+    inside[:, 0] -= 0.3 * tol  # off by less than the tolerance: accepted
+    inside = np.clip(inside, 0, 1).astype(dtype)
+    metric(y, inside)
+    outside = p64.copy()
+    outside[5] *= 1 + 4 * tol
+    outside = np.clip(outside, 0, 1).astype(dtype)
+    with pytest.raises(ValueError, match=r"y_prob rows must sum to 1.*row 5"):
+        metric(y, outside)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_shapes(metric):
+    y, p = good()
+    with pytest.raises(ValueError, match="y_true has 19 samples but y_prob has 20"):
+        metric(y[:-1], p)
+    with pytest.raises(ValueError, match=r"y_prob must be 1-D .* or 2-D"):
+        metric(y, p[:, :, None])
+    with pytest.raises(ValueError, match=r"y_prob must be 1-D .* or 2-D"):
+        metric(y, np.float64(0.3))
+    with pytest.raises(ValueError, match="y_true must be a 1-D"):
+        metric(np.stack([y, y], axis=1), p)
+    with pytest.raises(ValueError, match="empty"):
+        metric(np.array([], dtype=int), np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="y_prob must be numeric"):
+        metric(y, p.astype(str))
+    with pytest.raises(ValueError, match="but y_prob has 3 columns"):
+        metric(y % 2, p)  # two labels, three columns
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_labels(metric, path):
+    y, p = good()
+    with pytest.raises(ValueError, match="y_true contains labels not in labels"):
+        metric(y, p, labels=[0, 1, 5])
+    with pytest.raises(ValueError, match="labels has 2 entries but y_prob has 3"):
+        metric(y, p, labels=[0, 1])
+    with pytest.raises(ValueError, match="labels contains duplicates"):
+        metric(y, p, labels=[0, 1, 1])
+    with pytest.raises(ValueError, match=r"y_true.*labels"):
+        metric(y.astype(str), p, labels=[0, 1, 2])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        metric(np.where(y == 0, np.nan, y), p)
+    # binary 1-D scores with a single label seen need explicit labels
+    with pytest.raises(ValueError, match="labels argument"):
+        metric(np.ones(20, dtype=int), p[:, 0])
+    metric(np.ones(20, dtype=int), p[:, 0], labels=[0, 1])
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_sample_weight(metric, path):
+    y, p = good()
+    with pytest.raises(ValueError, match="sample_weight contains negative"):
+        metric(y, p, sample_weight=np.r_[-1.0, np.ones(19)])
+    with pytest.raises(ValueError, match="sample_weight has 19 entries"):
+        metric(y, p, sample_weight=np.ones(19))
+    with pytest.raises(ValueError, match="sample_weight contains NaN"):
+        metric(y, p, sample_weight=np.r_[np.nan, np.ones(19)])
+    with pytest.raises(ValueError, match="sample_weight sums to zero"):
+        metric(y, p, sample_weight=np.zeros(20))
+    with pytest.raises(ValueError, match="sample_weight must be 1-D"):
+        metric(y, p, sample_weight=np.ones((20, 1)))
+
+
+@pytest.mark.parametrize("metric", BINNED)
+@pytest.mark.parametrize("n_bins", [0, -3, 2.5, 3.0, "15", True, None])
+def test_n_bins(metric, n_bins):
+    y, p = good()
+    with pytest.raises(ValueError, match="n_bins must be an integer >= 1"):
+        metric(y, p, n_bins=n_bins)
+
+
+def test_numpy_integer_n_bins_is_accepted():
+    y, p = good()
+    assert expected_calibration_error(y, p, n_bins=np.int64(5)) == (
+        expected_calibration_error(y, p, n_bins=5)
+    )
+
+
+@pytest.mark.parametrize(
+    "metric", [expected_calibration_error, classwise_calibration_error]
+)
+def test_strategy_and_norm(metric):
+    y, p = good()
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        metric(y, p, strategy="equal_mass")
+    with pytest.raises(ValueError, match="norm must be one of"):
+        metric(y, p, norm="L1")
+    with pytest.raises(ValueError, match="norm must be one of"):
+        adaptive_calibration_error(y, p, norm=1)
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        maximum_calibration_error(y, p, strategy=None)
+
+
+def test_bin_statistics_validation():
+    with pytest.raises(ValueError, match="confidence must be finite and within"):
+        bin_statistics([0.2, 1.2], [0, 1])
+    with pytest.raises(ValueError, match="confidence must be finite and within"):
+        bin_statistics([0.2, np.nan], [0, 1])
+    with pytest.raises(ValueError, match="correct has shape"):
+        bin_statistics([0.2, 0.3], [0, 1, 1])
+    with pytest.raises(ValueError, match="correct must hold only 0/1"):
+        bin_statistics([0.2, 0.3], [0, 2])
+    with pytest.raises(ValueError, match="confidence must be 1-D"):
+        bin_statistics([[0.2, 0.3]], [[0, 1]])
+    with pytest.raises(ValueError, match="confidence is empty"):
+        bin_statistics([], [])
+    with pytest.raises(ValueError, match="n_bins"):
+        bin_statistics([0.2], [1], n_bins=0)
+    with pytest.raises(ValueError, match="strategy"):
+        bin_statistics([0.2], [1], strategy="kmeans")
+    with pytest.raises(ValueError, match="sample_weight"):
+        bin_statistics([0.2], [1], sample_weight=[-1.0])
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_no_row_is_dropped_and_results_are_finite(metric, path):
+    # confidences 0 and 1 and ties everywhere: still finite and every row counted
+    y = np.array([0, 1, 0, 1, 1])
+    p = np.array([[1.0, 0.0], [1.0, 0.0], [0.5, 0.5], [0.0, 1.0], [0.5, 0.5]])
+    result = metric(y, p)
+    values = result.values() if isinstance(result, dict) else [result]
+    assert all(v is None or np.isfinite(v) for v in values)
+    stats = ce.top_label_statistics(y, p, n_bins=4)
+    assert stats.counts.sum() == 5
