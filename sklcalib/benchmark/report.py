@@ -1,0 +1,245 @@
+"""Aggregate benchmark rows into a csv, a markdown report and reliability diagrams.
+
+Plain ``csv`` and numpy rather than pandas: pandas is not a dependency of the
+package, and the command must run on a bare ``pip install sklcalib``.
+"""
+
+import csv
+import math
+from collections import defaultdict
+
+import numpy as np
+
+from sklcalib.benchmark.runner import METRICS
+
+__all__ = [
+    "aggregate",
+    "markdown_report",
+    "plot_reliability",
+    "read_csv",
+    "write_csv",
+]
+
+# metrics shown in percent in the tables (the papers' convention for ECE)
+_PERCENT = {"ece", "adaptive_ece", "classwise_ece", "mce", "smooth_ece", "error"}
+_LABELS = {
+    "ece": "ECE",
+    "adaptive_ece": "AdaECE",
+    "classwise_ece": "CwECE",
+    "mce": "MCE",
+    "smooth_ece": "smECE",
+    "nll": "NLL",
+    "brier": "Brier",
+    "error": "Error",
+}
+
+
+def row_columns(extra=()):
+    """Column order of ``results.csv``."""
+    cols = ["dataset", "loss", "seed", "epochs", "temperature"]
+    for key in METRICS:
+        cols += [f"{key}_pre", f"{key}_post"]
+    return [*cols, "train_error", "hessian_trace", "train_seconds", *extra]
+
+
+def write_csv(rows, path):
+    """Write one line per run, in the column order of :func:`row_columns`."""
+    cols = row_columns()
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({c: _fmt_csv(row[c]) for c in cols})
+
+
+def _fmt_csv(value):
+    # repr of a float round-trips exactly, so a re-read csv equals the run.
+    return repr(value) if isinstance(value, float) else value
+
+
+def read_csv(path):
+    """Read ``results.csv`` back into a list of dicts with numbers parsed."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        for key, value in row.items():
+            if key in ("dataset", "loss"):
+                continue
+            row[key] = int(value) if key in ("seed", "epochs") else float(value)
+    return rows
+
+
+def aggregate(rows):
+    """Mean and standard deviation over seeds of every numeric column.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`sklcalib.benchmark.runner.run_one`.
+
+    Returns
+    -------
+    stats : dict
+        ``(dataset, loss) -> {column: (mean, std, n_seeds)}``; ``std`` is the
+        sample standard deviation (``ddof=1``) and NaN for a single seed.
+    """
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["dataset"], row["loss"]].append(row)
+    numeric = [c for c in row_columns() if c not in ("dataset", "loss", "seed")]
+    stats = {}
+    for key, group in groups.items():
+        stats[key] = {}
+        for col in numeric:
+            values = np.array([r[col] for r in group], dtype=float)
+            std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+            stats[key][col] = (float(np.mean(values)), std, len(values))
+    return stats
+
+
+def _cell(mean, std, scale=1.0, digits=2):
+    if math.isnan(mean):
+        return "–"
+    text = f"{mean * scale:.{digits}f}"
+    if not math.isnan(std):
+        text += f" ± {std * scale:.{digits}f}"
+    return text
+
+
+def _ordered(values, order):
+    seen = list(dict.fromkeys(values))
+    return [v for v in order if v in seen] + [v for v in seen if v not in order]
+
+
+def markdown_report(rows, *, datasets=None, losses=None, settings=None):
+    """The benchmark's markdown report.
+
+    First a table in the layout of Table 1 of Tao et al. (2023): one line per
+    dataset, for each loss the test ECE (%) before temperature scaling and after
+    it with the optimal temperature in brackets (means over seeds; the lowest
+    of each line in bold). Then one table per dataset with mean ± std over
+    seeds of every metric before and after temperature scaling, the error, and
+    the Hessian trace of the training loss at the end of training.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`sklcalib.benchmark.runner.run_one`.
+    datasets, losses : list of str, optional
+        Display order; default: order of first appearance.
+    settings : str, optional
+        A line describing the run, printed under the title.
+
+    Returns
+    -------
+    text : str
+    """
+    stats = aggregate(rows)
+    datasets = _ordered([r["dataset"] for r in rows], datasets or [])
+    losses = _ordered([r["loss"] for r in rows], losses or [])
+    seeds = sorted({r["seed"] for r in rows})
+    lines = ["# sklcalib benchmark", ""]
+    if settings:
+        lines += [settings, ""]
+    lines += [
+        f"Test-split metrics, mean ± std over {len(seeds)} seed(s) "
+        f"({', '.join(map(str, seeds))}). ECE-type metrics and error in %. "
+        "T: temperature chosen on the validation split by grid search "
+        "(0.1..10.0) on 15-bin ECE.",
+        "",
+        "## ECE before and after temperature scaling",
+        "",
+        "Layout of Table 1 of Tao et al. (2023): ECE (%) pre T | post T "
+        "(optimal T); means over seeds; lowest per line in bold.",
+        "",
+    ]
+    header = ["Dataset"]
+    for loss in losses:
+        header += [f"{loss} pre T", f"{loss} post T"]
+    lines += [_md_row(header), _md_row(["---"] * len(header))]
+    for ds in datasets:
+        present = [loss for loss in losses if (ds, loss) in stats]
+        best_pre = min(stats[ds, loss]["ece_pre"][0] for loss in present)
+        best_post = min(stats[ds, loss]["ece_post"][0] for loss in present)
+        cells = [ds]
+        for loss in losses:
+            if (ds, loss) not in stats:
+                cells += ["", ""]
+                continue
+            s = stats[ds, loss]
+            pre = f"{100 * s['ece_pre'][0]:.2f}"
+            post = f"{100 * s['ece_post'][0]:.2f}({s['temperature'][0]:.1f})"
+            cells += [
+                f"**{pre}**" if s["ece_pre"][0] == best_pre else pre,
+                f"**{post}**" if s["ece_post"][0] == best_post else post,
+            ]
+        lines.append(_md_row(cells))
+
+    for ds in datasets:
+        lines += ["", f"## {ds}", ""]
+        header = ["Loss", "ECE pre", "ECE post (T)"]
+        for key in METRICS:
+            if key in ("ece", "error"):
+                continue
+            header += [f"{_LABELS[key]} pre", f"{_LABELS[key]} post"]
+        header += ["Error", "Hessian trace"]
+        lines += [_md_row(header), _md_row(["---"] * len(header))]
+        for loss in losses:
+            if (ds, loss) not in stats:
+                continue
+            s = stats[ds, loss]
+            cells = [
+                loss,
+                _cell(*s["ece_pre"][:2], 100),
+                f"{_cell(*s['ece_post'][:2], 100)} ({s['temperature'][0]:.1f})",
+            ]
+            for key in METRICS:
+                if key in ("ece", "error"):
+                    continue
+                scale = 100 if key in _PERCENT else 1
+                digits = 2 if key in _PERCENT else 3
+                cells += [
+                    _cell(*s[f"{key}_pre"][:2], scale, digits),
+                    _cell(*s[f"{key}_post"][:2], scale, digits),
+                ]
+            cells += [
+                _cell(*s["error_pre"][:2], 100),
+                _cell(*s["hessian_trace"][:2], 1, 1),
+            ]
+            lines.append(_md_row(cells))
+    return "\n".join(lines) + "\n"
+
+
+def _md_row(cells):
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def plot_reliability(dataset, panels, path, *, n_cols=4):
+    """Save one figure with a reliability diagram per loss (before scaling).
+
+    Parameters
+    ----------
+    dataset : str
+        Dataset name, for the title.
+    panels : list of (loss, y_true, y_prob)
+        One panel per entry.
+    path : str or path-like
+        PNG file to write.
+    """
+    # A bare Figure (no pyplot): no GUI backend and no global figure state,
+    # so the command works headless and leaks no figures.
+    from matplotlib.figure import Figure
+
+    from sklcalib.plotting import ReliabilityDisplay
+
+    n_cols = min(n_cols, len(panels))
+    n_rows = math.ceil(len(panels) / n_cols)
+    fig = Figure(figsize=(3.2 * n_cols, 3.4 * n_rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
+        ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+        ax.set_title(loss)
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")
+    fig.savefig(path, dpi=90)
