@@ -1,0 +1,1 @@
+"""Implementation of :mod:`sklcalib.losses` (the public names live there)."""

@@ -1,0 +1,370 @@
+"""AdaFocal (Ghosh et al. 2022) and AdaDualFocal (Tao et al. 2023, Sec. 5.2):
+a signed γ per confidence bin, updated once an epoch from the validation split."""
+
+import math
+import numbers
+
+import numpy as np
+import torch
+
+from sklcalib._losses._base import (
+    INPUT_DOC,
+    REDUCTION_DOC,
+    CalibrationLoss,
+    check_real,
+    check_reduction,
+    neg_pow_log,
+    one_minus_exp,
+    target_logp,
+)
+from sklcalib._losses._focal import dual_logp
+
+
+def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
+    """One AdaFocal update of a bin's γ from its validation calibration gap.
+
+    ``gap`` is E_b = mean confidence - accuracy of the bin (> 0: over-confident).
+    As in Ghosh et al.'s code (and DESIGN.md):
+
+    1. γ > 0 (focal): γ ← γ·exp(λ·E_b), more focal when over-confident;
+       γ <= 0 (inverse focal): γ ← γ·exp(-λ·E_b), more inverse-focal when
+       under-confident;
+    2. if then |γ| < switch_threshold the loss switches type: a positive γ becomes
+       -switch_threshold, a negative (or zero) one +switch_threshold;
+    3. clip to [gamma_min, gamma_max].
+
+    Parameters
+    ----------
+    gamma, gap : float
+    lam, switch_threshold, gamma_min, gamma_max : float
+
+    Returns
+    -------
+    gamma : float
+
+    Examples
+    --------
+    >>> from sklcalib.losses import adafocal_step
+    >>> kw = dict(lam=1.0, switch_threshold=0.2, gamma_min=-2.0, gamma_max=20.0)
+    >>> round(adafocal_step(1.0, 0.1, **kw), 6)  # over-confident: more focal
+    1.105171
+    >>> adafocal_step(0.21, -0.1, **kw)  # under-confident, |γ| < 0.2: inverse focal
+    -0.2
+    """
+    if gamma > 0:
+        new = gamma * math.exp(lam * gap)
+    else:
+        new = gamma * math.exp(-lam * gap)
+    if abs(new) < switch_threshold:
+        new = -switch_threshold if new > 0 else switch_threshold
+    return min(max(new, gamma_min), gamma_max)
+
+
+def _check_validation(y_prob, y_true):
+    """(float64 probabilities (N, K), int64 labels (N,)) after validation."""
+    if isinstance(y_prob, torch.Tensor):
+        y_prob = y_prob.detach().cpu().numpy()
+    if isinstance(y_true, torch.Tensor):
+        y_true = y_true.detach().cpu().numpy()
+    y_prob = np.asarray(y_prob)
+    y_true = np.asarray(y_true)
+    if y_prob.ndim != 2 or y_prob.shape[0] == 0 or y_prob.shape[1] == 0:
+        raise ValueError(
+            f"y_prob must have shape (N, K) with N, K >= 1, got {y_prob.shape}."
+        )
+    if not np.issubdtype(y_prob.dtype, np.floating):
+        raise ValueError(f"y_prob must hold floating point values, got {y_prob.dtype}.")
+    tol = np.sqrt(np.finfo(y_prob.dtype).eps)
+    prob = y_prob.astype(np.float64)
+    if not np.all(np.isfinite(prob)):
+        raise ValueError("y_prob must be finite (it contains NaN or inf).")
+    if prob.min() < 0 or prob.max() > 1:
+        raise ValueError("y_prob must lie in [0, 1].")
+    if np.any(np.abs(prob.sum(1) - 1.0) > tol):
+        raise ValueError(f"y_prob rows must sum to 1 (within {tol:.2g}).")
+    if y_true.ndim != 1 or y_true.shape[0] != prob.shape[0]:
+        raise ValueError(
+            f"y_true must have shape ({prob.shape[0]},) to match y_prob, got "
+            f"{y_true.shape}."
+        )
+    if not np.issubdtype(y_true.dtype, np.integer):
+        raise ValueError(
+            f"y_true must hold integer class indices, got dtype {y_true.dtype}."
+        )
+    if y_true.min() < 0 or y_true.max() >= prob.shape[1]:
+        raise ValueError(f"y_true must lie in [0, {prob.shape[1]}).")
+    return prob, y_true.astype(np.int64)
+
+
+class AdaFocalLoss(CalibrationLoss):
+    __doc__ = f"""AdaFocal: focal or inverse focal loss with a signed γ per bin.
+
+    Ghosh, Schaaf & Gormley (NeurIPS 2022). Each sample takes the γ of the bin
+    holding its p_t (bins right-closed, ``(e_b, e_b+1]``, the first also holding
+    0, as the metrics use): γ > 0 gives focal loss ``-(1 - p_t)^γ log p_t``,
+    γ < 0 inverse focal loss ``-(1 + p_t)^|γ| log p_t``, γ = 0 cross-entropy. γ
+    has no gradient.
+
+    Once an epoch, :meth:`update_from_validation` (called by
+    :class:`sklcalib.callbacks.AdaFocalUpdater`) bins the validation top-1
+    confidence into ``n_bins`` equal-mass bins, takes each bin's gap E_b = mean
+    confidence - accuracy and updates its γ (:func:`adafocal_step`):
+    ``γ·exp(λE_b)`` if γ > 0 else ``γ·exp(-λE_b)``; if then |γ| <
+    ``switch_threshold`` the sign flips (a positive γ becomes -0.2, a negative one
+    +0.2: focal switches to inverse focal when it keeps making the bin
+    under-confident, and back); clip to [``gamma_min``, ``gamma_max``]. The
+    training bins then take the validation bin edges. Before the first update the
+    bins are ``n_bins`` equal-width bins on [0, 1] with γ = ``gamma_init``.
+
+    Parameters
+    ----------
+    n_bins : int, default=15
+        Number of bins, >= 1.
+    gamma_init : float, default=1.0
+        Initial γ of every bin, in [gamma_min, gamma_max].
+    lam : float, default=1.0
+        Update rate λ >= 0.
+    gamma_min, gamma_max : float, default=-2.0, 20.0
+        Clipping range of γ.
+    switch_threshold : float, default=0.2
+        |γ| below which focal and inverse focal are switched, >= 0.
+    {REDUCTION_DOC}
+
+    Attributes
+    ----------
+    bin_edges : torch.Tensor of shape (n_bins + 1,), float64 buffer
+        Bin edges, 0 first and 1 last.
+    gammas : torch.Tensor of shape (n_bins,), float64 buffer
+        Signed γ of each bin.
+
+    Both are registered buffers: they are in ``state_dict``, pickle, and move
+    with ``.to(device)``.
+
+    Notes
+    -----
+    {INPUT_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklcalib.losses import AdaFocalLoss
+    >>> loss = AdaFocalLoss(n_bins=2)
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.7, 0.3]])
+    >>> loss.update_from_validation(y_prob, np.array([0, 0, 1, 1])).round(4).tolist()
+    [1.9155, 0.8607]
+    >>> loss.bin_edges.tolist()
+    [0.0, 0.7, 1.0]
+    >>> float(loss(torch.log(torch.tensor([[0.8, 0.2]])), torch.tensor([0])) > 0)
+    1.0
+    """
+
+    name = "adafocal"
+    _repr_params = (
+        "n_bins",
+        "gamma_init",
+        "lam",
+        "gamma_min",
+        "gamma_max",
+        "switch_threshold",
+        "reduction",
+    )
+
+    def __init__(
+        self,
+        n_bins=15,
+        gamma_init=1.0,
+        lam=1.0,
+        gamma_min=-2.0,
+        gamma_max=20.0,
+        switch_threshold=0.2,
+        reduction="mean",
+    ):
+        super().__init__()
+        self.n_bins = n_bins
+        self.gamma_init = gamma_init
+        self.lam = lam
+        self.gamma_min = gamma_min
+        self.gamma_max = gamma_max
+        self.switch_threshold = switch_threshold
+        self.reduction = reduction
+        self._check_params()
+        self.register_buffer(
+            "bin_edges", torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64)
+        )
+        self.register_buffer(
+            "gammas", torch.full((n_bins,), float(gamma_init), dtype=torch.float64)
+        )
+
+    def _check_params(self):
+        if (
+            isinstance(self.n_bins, bool)
+            or not isinstance(self.n_bins, numbers.Integral)
+            or self.n_bins < 1
+        ):
+            raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
+        check_real(self.lam, "lam", low=0.0)
+        gamma_min = check_real(self.gamma_min, "gamma_min")
+        gamma_max = check_real(self.gamma_max, "gamma_max")
+        if gamma_min > gamma_max:
+            raise ValueError(
+                f"gamma_min must be <= gamma_max, got {gamma_min} > {gamma_max}."
+            )
+        check_real(self.gamma_init, "gamma_init", low=gamma_min, high=gamma_max)
+        check_real(self.switch_threshold, "switch_threshold", low=0.0)
+        check_reduction(self.reduction)
+        buffers = getattr(self, "gammas", None)
+        if buffers is not None and buffers.shape[0] != self.n_bins:
+            raise ValueError(
+                f"n_bins was changed to {self.n_bins} after construction (the state "
+                f"has {buffers.shape[0]} bins); create a new criterion instead."
+            )
+
+    # -- per-sample γ -----------------------------------------------------------
+
+    def sample_gamma(self, score):
+        """Signed γ of the bin holding each value of ``score``, without gradient.
+
+        Parameters
+        ----------
+        score : torch.Tensor
+            The binned quantity (p_t for AdaFocal, p_t - p_j for AdaDualFocal).
+
+        Returns
+        -------
+        gamma : torch.Tensor
+            Same shape and dtype as ``score``.
+        """
+        inner = self.bin_edges[1:-1]
+        # bins (e_b, e_b+1]: the index is the number of inner edges < score
+        index = torch.searchsorted(inner, score.detach().to(inner.dtype), right=False)
+        return self.gammas[index].to(score.dtype)
+
+    def _per_sample(self, logits, target):
+        _, logp_t = target_logp(logits, target)
+        p_t = logp_t.exp()
+        gamma = self.sample_gamma(p_t)
+        base = torch.where(gamma >= 0, one_minus_exp(logp_t), 1.0 + p_t)
+        return neg_pow_log(base, logp_t, gamma.abs())
+
+    # -- the epoch update -------------------------------------------------------
+
+    def _validation_scores(self, prob, y_true):
+        """(binned score, confidence, correctness) of validation samples."""
+        conf = prob.max(1)
+        correct = (prob.argmax(1) == y_true).astype(np.float64)
+        return conf, conf, correct
+
+    def update_from_validation(self, y_prob, y_true):
+        """Update the per-bin γ and the bin edges from validation predictions.
+
+        Sorts the validation scores (top-1 confidence here) with a stable sort,
+        splits them into ``n_bins`` consecutive groups whose sizes differ by at
+        most one, larger first (the order of ``numpy.array_split``, as the metrics'
+        adaptive ECE), and for each non-empty group applies :func:`adafocal_step`
+        with E_b = mean confidence - accuracy of the group. The new edges are 0,
+        the largest score of each group but the last, and 1, so that the
+        right-closed training bins reproduce the groups. An empty group (fewer
+        validation samples than bins) keeps its γ and gets an empty bin.
+
+        Parameters
+        ----------
+        y_prob : array-like or torch.Tensor of shape (N, K)
+            Validation probabilities (rows summing to 1).
+        y_true : array-like or torch.Tensor of shape (N,)
+            Integer validation targets in [0, K).
+
+        Returns
+        -------
+        gammas : ndarray of shape (n_bins,)
+            The updated γ of each bin (a copy of the ``gammas`` buffer).
+        """
+        self._check_params()
+        prob, y_true = _check_validation(y_prob, y_true)
+        score, conf, correct = self._validation_scores(prob, y_true)
+        n_bins = self.n_bins
+        groups = np.array_split(np.argsort(score, kind="stable"), n_bins)
+        gammas = self.gammas.detach().cpu().numpy().copy()
+        edges = np.empty(n_bins + 1)
+        edges[0], edges[-1] = 0.0, 1.0
+        step = {
+            "lam": float(self.lam),
+            "switch_threshold": float(self.switch_threshold),
+            "gamma_min": float(self.gamma_min),
+            "gamma_max": float(self.gamma_max),
+        }
+        for b, idx in enumerate(groups):
+            if b < n_bins - 1:
+                edges[b + 1] = score[idx[-1]] if len(idx) else edges[b]
+            if len(idx):
+                gap = conf[idx].mean() - correct[idx].mean()
+                gammas[b] = adafocal_step(gammas[b], gap, **step)
+        with torch.no_grad():
+            self.gammas.copy_(torch.from_numpy(gammas))
+            self.bin_edges.copy_(torch.from_numpy(edges))
+        return gammas
+
+
+class AdaDualFocalLoss(AdaFocalLoss):
+    __doc__ = f"""AdaDualFocal: AdaFocal's per-bin signed γ with the dual-focal factor.
+
+    Tao et al. (ICML 2023, Sec. 5.2) combine AdaFocal and dual focal loss. With
+    p_j the largest probability strictly below p_t (0 if none; see
+    :class:`DualFocalLoss`) and m = p_t - p_j, each sample takes the γ of the bin
+    holding m; γ > 0 gives dual focal loss ``-(1 - p_t + p_j)^γ log p_t`` and
+    γ < 0 its inverse ``-(1 + p_t - p_j)^|γ| log p_t`` (AdaFocal's sign rule with
+    ``1 - s·m`` in place of ``1 - s·p_t``).
+
+    **What is binned at update time.** :meth:`update_from_validation` bins the
+    validation samples on the label-free analogue of m, the margin between the
+    top-1 probability and the largest probability strictly below it (the
+    validation counterpart of p_t - p_j, as AdaFocal uses the top-1 confidence
+    for p_t), in equal-mass bins, and updates each bin's γ from E_b = mean top-1
+    confidence - accuracy of its samples, exactly as :class:`AdaFocalLoss`. The
+    edges therefore live on the same scale as the training look-up. (The DFL
+    authors' code reuses AdaFocal's confidence bins and looks p_t - p_j up in
+    them, mixing the two scales.)
+
+    Parameters
+    ----------
+    n_bins : int, default=15
+    gamma_init : float, default=1.0
+    lam : float, default=1.0
+    gamma_min, gamma_max : float, default=-2.0, 20.0
+    switch_threshold : float, default=0.2
+    {REDUCTION_DOC}
+
+    See :class:`AdaFocalLoss` for the parameters, the update and the buffers
+    ``bin_edges`` and ``gammas``.
+
+    Notes
+    -----
+    {INPUT_DOC}
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from sklcalib.losses import AdaDualFocalLoss
+    >>> loss = AdaDualFocalLoss(n_bins=2)
+    >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.7, 0.3]])
+    >>> loss.update_from_validation(y_prob, np.array([0, 0, 1, 1])).round(4).tolist()
+    [1.9155, 0.8607]
+    >>> [round(e, 6) for e in loss.bin_edges.tolist()]
+    [0.0, 0.4, 1.0]
+    """
+
+    name = "adadualfocal"
+
+    def _per_sample(self, logits, target):
+        logp = torch.log_softmax(logits, dim=1)
+        logp_t, p_j = dual_logp(logp, target)
+        p_t = logp_t.exp()
+        gamma = self.sample_gamma(p_t - p_j)
+        base = torch.where(gamma >= 0, one_minus_exp(logp_t) + p_j, 1.0 + p_t - p_j)
+        return neg_pow_log(base, logp_t, gamma.abs())
+
+    def _validation_scores(self, prob, y_true):
+        conf = prob.max(1)
+        below = np.where(prob < conf[:, None], prob, -np.inf).max(1)
+        margin = conf - np.where(np.isfinite(below), below, 0.0)
+        correct = (prob.argmax(1) == y_true).astype(np.float64)
+        return margin, conf, correct

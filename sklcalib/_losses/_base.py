@@ -1,0 +1,166 @@
+"""Shared pieces of the criteria: parameter checks, input checks, reductions,
+and the one autograd function that keeps focal-type gradients finite."""
+
+import math
+import numbers
+
+import torch
+from torch import nn
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+# Shared docstring fragments (numpydoc "Parameters" entries).
+REDUCTION_DOC = """reduction : {"mean", "sum", "none"}, default="mean"
+        How the per-sample losses are combined: their mean (skorch's convention),
+        their sum (what the authors' training code uses), or the (N,) vector."""
+INPUT_DOC = """Call with ``logits`` of shape (N, K) (raw scores; the probabilities are
+    ``softmax(logits)``, computed through ``log_softmax``) and integer ``target``
+    of shape (N,) with values in ``[0, K)``."""
+
+
+def check_real(value, name, *, low=None, high=None, low_open=False):
+    """``value`` as a float, checked to be a finite real in [low, high]."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if low is not None and (value <= low if low_open else value < low):
+        bound = f"> {low}" if low_open else f">= {low}"
+        raise ValueError(f"{name} must be {bound}, got {value!r}.")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}.")
+    return value
+
+
+def check_reduction(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}; "
+            f"got {reduction!r}."
+        )
+    return reduction
+
+
+def check_input(logits, target):
+    """Validate the (logits, target) pair; return target as int64.
+
+    Only metadata and one (min, max) reduction over the N targets: a NaN check
+    over the (N, K) logits would cost a full extra pass (the estimator checks X).
+    """
+    if not isinstance(logits, torch.Tensor) or not isinstance(target, torch.Tensor):
+        raise ValueError(
+            "logits and target must be torch tensors, got "
+            f"{type(logits).__name__} and {type(target).__name__}."
+        )
+    if logits.ndim != 2:
+        raise ValueError(
+            f"logits must have shape (N, K), got shape {tuple(logits.shape)}."
+        )
+    if not logits.is_floating_point():
+        raise ValueError(f"logits must be floating point, got {logits.dtype}.")
+    n, k = logits.shape
+    if n == 0 or k == 0:
+        raise ValueError(f"logits must be non-empty, got shape {tuple(logits.shape)}.")
+    if target.ndim != 1 or target.shape[0] != n:
+        raise ValueError(
+            f"target must have shape ({n},) to match logits, got shape "
+            f"{tuple(target.shape)}."
+        )
+    if target.is_floating_point() or target.is_complex() or target.dtype == torch.bool:
+        raise ValueError(f"target must hold integer class indices, got {target.dtype}.")
+    lo, hi = torch.aminmax(target)
+    if lo < 0 or hi >= k:
+        raise ValueError(
+            f"target must lie in [0, {k}) for logits with {k} columns, got values "
+            f"in [{int(lo)}, {int(hi)}]."
+        )
+    return target.long()
+
+
+def reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def one_minus_exp(logp):
+    """1 - exp(logp), accurate when exp(logp) is close to 1."""
+    return -torch.expm1(logp)
+
+
+class _NegPowLog(torch.autograd.Function):
+    """``-(base ** gamma) * logp`` with a gradient that is finite at ``base = 0``.
+
+    Autograd on ``base ** gamma`` gives ``gamma * base ** (gamma - 1) * logp``,
+    which is ``inf * 0 = nan`` at ``base = 0`` (p_t = 1) when ``gamma < 1``. Here
+    ``base`` >= 1 - p_t >= 0 and ``base = 0`` only when ``logp = 0``, so writing the
+    gradient as ``gamma * base ** gamma * (logp / base)`` keeps it finite: the ratio
+    is bounded (-1 as p_t -> 1) and is set to ``logp = 0`` where ``base = 0``.
+
+    The backward is written with differentiable torch operations on the saved
+    inputs, so Hessian-vector products (``create_graph=True``, used by
+    :mod:`sklcalib.diagnostics`) work as well.
+    """
+
+    @staticmethod
+    def forward(ctx, base, logp, gamma):
+        ctx.save_for_backward(base, logp, gamma)
+        return -torch.pow(base, gamma) * logp
+
+    @staticmethod
+    def backward(ctx, grad):
+        base, logp, gamma = ctx.saved_tensors
+        weight = torch.pow(base, gamma)
+        safe_base = torch.where(base > 0, base, torch.ones_like(base))
+        grad_base = -grad * gamma * weight * (logp / safe_base)
+        grad_logp = -grad * weight
+        return grad_base, grad_logp, None
+
+
+def neg_pow_log(base, logp, gamma):
+    """Per-sample ``-(base ** gamma) * log p`` (``gamma``: float or (N,) tensor)."""
+    if not isinstance(gamma, torch.Tensor):
+        gamma = torch.tensor(gamma, dtype=base.dtype, device=base.device)
+    return _NegPowLog.apply(base, logp, gamma.to(base.dtype))
+
+
+class CalibrationLoss(nn.Module):
+    """Base class: ``forward`` validates, computes per-sample losses, reduces.
+
+    Subclasses store their hyper-parameters as plain public attributes (so that
+    skorch's ``criterion__<name>`` routing and ``set_params`` work), implement
+    ``_check_params`` (called at construction and at every forward, so that a
+    value changed in place, e.g. by :class:`sklcalib.callbacks.GammaSchedule`,
+    is checked too) and ``_per_sample(logits, target)``.
+    """
+
+    #: registry name (see :func:`sklcalib.losses.get_criterion`)
+    name = None
+
+    def _check_params(self):
+        check_reduction(self.reduction)
+
+    def forward(self, logits, target):
+        target = check_input(logits, target)
+        self._check_params()
+        return reduce(self._per_sample(logits, target), self.reduction)
+
+    def _per_sample(self, logits, target):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def extra_repr(self):
+        names = [p for p in self._repr_params if getattr(self, p, None) is not None]
+        return ", ".join(f"{p}={getattr(self, p)!r}" for p in names)
+
+    _repr_params = ("reduction",)
+
+
+def target_logp(logits, target):
+    """(log_softmax(logits), log p_t): one normalisation, one gather."""
+    logp = torch.log_softmax(logits, dim=1)
+    return logp, logp.gather(1, target.unsqueeze(1)).squeeze(1)

@@ -1,0 +1,537 @@
+"""Focal loss and its relatives: sample-dependent γ, dual focal, focal
+calibration loss, inverse focal."""
+
+import functools
+import numbers
+
+import torch
+
+from sklcalib._losses._base import (
+    INPUT_DOC,
+    REDUCTION_DOC,
+    CalibrationLoss,
+    check_real,
+    check_reduction,
+    neg_pow_log,
+    one_minus_exp,
+    target_logp,
+)
+
+_NEG_INF = float("-inf")
+
+
+class FocalLoss(CalibrationLoss):
+    __doc__ = f"""Focal loss (Lin et al. 2017) for calibration (Mukhoti et al. 2020).
+
+    Per sample, ``-(1 - p_t)^γ · log p_t`` with ``p_t`` the softmax probability of
+    the target class. The weight ``(1 - p_t)^γ`` is not detached (as in the
+    authors' code). ``gamma=0`` is cross-entropy.
+
+    Parameters
+    ----------
+    gamma : float, default=3.0
+        Focusing parameter γ >= 0.
+    {REDUCTION_DOC}
+
+    Notes
+    -----
+    {INPUT_DOC} ``1 - p_t`` is computed as ``-expm1(log p_t)`` and the gradient of
+    the weight is written so that it stays finite at ``p_t = 1`` for ``γ < 1``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import FocalLoss
+    >>> logits = torch.log(torch.tensor([[0.3, 0.7]]))
+    >>> round(FocalLoss(gamma=3.0)(logits, torch.tensor([0])).item(), 6)
+    0.412963
+    """
+
+    name = "focal"
+    _repr_params = ("gamma", "reduction")
+
+    def __init__(self, gamma=3.0, reduction="mean"):
+        super().__init__()
+        self.gamma = gamma
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        check_reduction(self.reduction)
+
+    def _per_sample(self, logits, target):
+        _, logp_t = target_logp(logits, target)
+        return neg_pow_log(one_minus_exp(logp_t), logp_t, float(self.gamma))
+
+
+# ---------------------------------------------------------------------------
+# sample-dependent γ
+# ---------------------------------------------------------------------------
+
+#: ``thresholds="lambert"`` is shorthand for this table
+LAMBERT_THRESHOLDS = ((0.2, "lambert"),)
+
+
+@functools.lru_cache(maxsize=64)
+def _lambert_gamma(p0):
+    # the closed form of Proposition 2 lives in sklcalib.diagnostics; imported
+    # here so that `import sklcalib.losses` does not load skorch
+    from sklcalib.diagnostics import gamma_for_threshold
+
+    return float(gamma_for_threshold(p0))
+
+
+def _resolve_thresholds(thresholds):
+    """Validated ``((p0, γ), ...)`` sorted by p0, with "lambert" entries resolved."""
+    if isinstance(thresholds, str):
+        if thresholds != "lambert":
+            raise ValueError(
+                "thresholds must be 'lambert' or a sequence of (p0, gamma) pairs, "
+                f"got {thresholds!r}."
+            )
+        thresholds = LAMBERT_THRESHOLDS
+    try:
+        pairs = [tuple(pair) for pair in thresholds]
+    except TypeError:
+        raise ValueError(
+            "thresholds must be 'lambert' or a sequence of (p0, gamma) pairs, "
+            f"got {thresholds!r}."
+        ) from None
+    resolved = []
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(
+                f"thresholds must hold (p0, gamma) pairs, got the entry {pair!r}."
+            )
+        p0 = check_real(pair[0], "thresholds p0", low=0.0, low_open=True, high=1.0)
+        if p0 >= 1.0:
+            raise ValueError(f"thresholds p0 must lie in (0, 1), got {p0!r}.")
+        if isinstance(pair[1], str):
+            if pair[1] != "lambert":
+                raise ValueError(
+                    "thresholds gamma must be a number >= 0 or 'lambert', got "
+                    f"{pair[1]!r}."
+                )
+            gamma = _lambert_gamma(p0)
+        else:
+            gamma = check_real(pair[1], "thresholds gamma", low=0.0)
+        resolved.append((p0, gamma))
+    p0s = [p0 for p0, _ in resolved]
+    if len(set(p0s)) != len(p0s):
+        raise ValueError(f"thresholds must have distinct p0 values, got {p0s}.")
+    return tuple(sorted(resolved))
+
+
+def _hashable(thresholds):
+    if isinstance(thresholds, str):
+        return thresholds
+    try:
+        return tuple(
+            tuple(pair) if not isinstance(pair, numbers.Number) else pair
+            for pair in thresholds
+        )
+    except TypeError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _resolve_cached(key):
+    return _resolve_thresholds(key)
+
+
+def resolve_thresholds(thresholds):
+    key = _hashable(thresholds)
+    if key is None:
+        return _resolve_thresholds(thresholds)  # raises the error
+    try:
+        return _resolve_cached(key)
+    except TypeError:  # unhashable content
+        return _resolve_thresholds(thresholds)
+
+
+class SampleDependentFocalLoss(CalibrationLoss):
+    __doc__ = f"""Focal loss with γ chosen per sample from p_t (FLSD, Mukhoti et al.).
+
+    ``thresholds`` is a table ``((p0_1, γ_1), (p0_2, γ_2), ...)``: a sample takes
+    the γ of the smallest threshold with ``p_t < p0``, and ``gamma`` if ``p_t`` is
+    at or above every threshold. The default (``gamma=3``, ``((0.2, 5),)``) is
+    FLSD-53: γ = 5 for p_t < 0.2, else 3. FLSD-532 is ``gamma=2.0,
+    thresholds=((0.2, 5.0), (0.5, 3.0))``. γ is chosen without gradient (as in
+    the authors' code), and the loss is the focal loss with that γ.
+
+    **The Lambert-W rule.** Proposition 2 of Mukhoti et al. gives, for a
+    threshold p0 < 0.5, the γ*(p0) with g(p0, γ*) = 1, where g(p, γ) is the ratio
+    of the focal to the cross-entropy gradient: g(p, γ*) > 1 for p < p0 (training
+    speeds up on samples still below p0) and g(p, γ*) < 1 for p > p0
+    (:func:`sklcalib.diagnostics.gamma_for_threshold`, scipy's ``lambertw`` on
+    branch -1). sklcalib uses it exactly as the paper derives FLSD-53 ("γ = 5 for
+    p_t in [0, 0.19], as g(0.19, 5) ≈ 1"): p0 is a *threshold*, and a sample with
+    ``p_t < p0`` gets γ*(p0); above it gets ``gamma``. A table entry may give
+    ``"lambert"`` instead of a number, ``(p0, "lambert")``, and
+    ``thresholds="lambert"`` is short for ``((0.2, "lambert"),)``, i.e. γ*(0.2) ≈
+    4.851 below 0.2 and ``gamma`` above: FLSD-53 with the exact γ instead of the
+    rounded 5. (Taking p0 = p_t of each sample instead was rejected: γ*(p_t) makes
+    every gradient exactly the cross-entropy gradient, grows without bound as
+    p_t → 0, and is 0 for p_t >= 0.5, the opposite of the intended
+    regularisation of confident samples.)
+
+    Parameters
+    ----------
+    gamma : float, default=3.0
+        γ >= 0 for samples with p_t at or above every threshold.
+    thresholds : sequence of (float, float or "lambert") pairs, or "lambert", \
+default=((0.2, 5.0),)
+        Thresholds p0 in (0, 1) (distinct; any order) with their γ >= 0.
+    {REDUCTION_DOC}
+
+    Notes
+    -----
+    {INPUT_DOC} The comparison ``p_t < p0`` is made in the dtype of the logits.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import SampleDependentFocalLoss
+    >>> loss = SampleDependentFocalLoss()  # FLSD-53
+    >>> logits = torch.log(torch.tensor([[0.1, 0.9], [0.25, 0.75]]))
+    >>> loss.reduction = "none"
+    >>> [round(v, 6) for v in loss(logits, torch.tensor([0, 0])).tolist()]
+    [1.359653, 0.584843]
+    >>> lam = SampleDependentFocalLoss(thresholds="lambert")
+    >>> round(lam.gamma_table()[0][1], 3)
+    4.851
+    """
+
+    name = "flsd53"
+    _repr_params = ("gamma", "thresholds", "reduction")
+
+    def __init__(self, gamma=3.0, thresholds=((0.2, 5.0),), reduction="mean"):
+        super().__init__()
+        self.gamma = gamma
+        self.thresholds = thresholds
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        resolve_thresholds(self.thresholds)
+        check_reduction(self.reduction)
+
+    def gamma_table(self):
+        """The resolved table: ``((p0, γ), ...)`` sorted by p0, then ``gamma``.
+
+        Returns
+        -------
+        table : tuple
+            ``((p0_1, γ_1), ..., (p0_m, γ_m))`` followed by nothing else; samples
+            with ``p_t >= p0_m`` use ``gamma``.
+        """
+        return resolve_thresholds(self.thresholds)
+
+    def sample_gamma(self, p_t):
+        """γ for each probability in ``p_t`` (a tensor), without gradient.
+
+        Parameters
+        ----------
+        p_t : torch.Tensor
+            Probabilities of the target class.
+
+        Returns
+        -------
+        gamma : torch.Tensor
+            Same shape and dtype as ``p_t``.
+        """
+        table = self.gamma_table()
+        p_t = p_t.detach()
+        bounds = torch.tensor(
+            [p0 for p0, _ in table], dtype=p_t.dtype, device=p_t.device
+        )
+        values = torch.tensor(
+            [g for _, g in table] + [float(self.gamma)],
+            dtype=p_t.dtype,
+            device=p_t.device,
+        )
+        # right=True: index i such that bounds[i-1] <= p_t < bounds[i]
+        return values[torch.bucketize(p_t, bounds, right=True)]
+
+    def _per_sample(self, logits, target):
+        _, logp_t = target_logp(logits, target)
+        gamma = self.sample_gamma(logp_t.exp())
+        return neg_pow_log(one_minus_exp(logp_t), logp_t, gamma)
+
+
+# ---------------------------------------------------------------------------
+# dual focal
+# ---------------------------------------------------------------------------
+
+
+def check_dual(dual):
+    """Validate ``dual``; return ``(kind, k)``."""
+    if dual in ("max", "mean_all"):
+        return dual, None
+    if (
+        isinstance(dual, (tuple, list))
+        and len(dual) == 2
+        and dual[0] in ("kth", "mean")
+        and isinstance(dual[1], numbers.Integral)
+        and not isinstance(dual[1], bool)
+    ):
+        if dual[1] < 1:
+            raise ValueError(f"dual's k must be >= 1, got {dual[1]!r}.")
+        return dual[0], int(dual[1])
+    raise ValueError(
+        "dual must be 'max', 'mean_all', ('kth', k) or ('mean', k) with an "
+        f"integer k >= 1; got {dual!r}."
+    )
+
+
+def dual_probability(logp, logp_t, target, dual="max"):
+    """The dual term p_j of Tao et al. (2023) for each row, with gradient.
+
+    p_j is built from the probabilities *strictly below* p_t: ties with p_t are
+    excluded, and when the target is not the argmax the classes above it are
+    ignored (so p_j is not the runner-up). With none below, p_j = 0. The order
+    is decided on log-probabilities, which order like the probabilities, in one
+    masked pass over (N, K); the selected entries are then gathered with
+    gradient.
+
+    Parameters
+    ----------
+    logp : torch.Tensor of shape (N, K)
+        Log-probabilities.
+    logp_t : torch.Tensor of shape (N,)
+        Log-probability of the target class.
+    target : torch.Tensor of shape (N,)
+        Target class indices.
+    dual : "max", ("kth", k), ("mean", k) or "mean_all"
+        "max": the largest below p_t (the paper). ("kth", k): the k-th largest
+        below p_t (0 if fewer than k are below). ("mean", k): the mean of the
+        (up to) k largest below p_t. "mean_all": the mean of all below p_t.
+
+    Returns
+    -------
+    p_j : torch.Tensor of shape (N,)
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import dual_probability
+    >>> logp = torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]]))
+    >>> logp_t, target = logp[:, 1], torch.tensor([1])
+    >>> [round(dual_probability(logp, logp_t, target, d).item(), 6)
+    ...  for d in ("max", ("kth", 2), ("mean", 2), "mean_all")]
+    [0.2, 0.1, 0.15, 0.15]
+    """
+    kind, k = check_dual(dual)
+    below = logp.detach() < logp_t.detach().unsqueeze(1)
+    if kind == "mean_all":
+        p = logp.exp()
+        count = below.sum(1)
+        total = torch.where(below, p, torch.zeros_like(p)).sum(1)
+        return total / count.clamp_min(1).to(p.dtype)
+    masked = logp.detach().masked_fill(~below, _NEG_INF)
+    if kind == "max":
+        values, index = masked.max(1, keepdim=True)
+    else:
+        n_classes = logp.shape[1]
+        if kind == "kth" and k > n_classes:
+            return torch.zeros_like(logp_t)
+        values, index = masked.topk(min(k, n_classes), dim=1)
+    valid = values > _NEG_INF
+    p = torch.where(valid, logp.gather(1, index).exp(), torch.zeros_like(values))
+    if kind == "max":
+        return p.squeeze(1)
+    if kind == "kth":
+        return p[:, k - 1]
+    return p.sum(1) / valid.sum(1).clamp_min(1).to(p.dtype)
+
+
+def dual_logp(logp, target):
+    """(log p_t, p_j) for the paper's dual term with a single gather.
+
+    Same as ``dual_probability(..., dual="max")`` but gathers log p_t and log p_j
+    together, which halves the gather's backward (the hot path of DualFocalLoss).
+    """
+    detached = logp.detach()
+    logp_t0 = detached.gather(1, target.unsqueeze(1))
+    values, index = detached.masked_fill(detached >= logp_t0, _NEG_INF).max(1)
+    pair = logp.gather(1, torch.stack((target, index), dim=1))
+    logp_t = pair[:, 0]
+    p_j = torch.where(values > _NEG_INF, pair[:, 1].exp(), torch.zeros_like(logp_t))
+    return logp_t, p_j
+
+
+class DualFocalLoss(CalibrationLoss):
+    __doc__ = f"""Dual focal loss (Tao et al., ICML 2023, Eq. 3).
+
+    Per sample, ``-(1 - p_t + p_j)^γ · log p_t`` where **p_j is the largest
+    probability strictly below p_t**: 0 if there is none, ties with p_t excluded,
+    and not the runner-up when the target is not the argmax (the classes above p_t
+    play no part). The gradient flows through p_j as well. The ``dual`` variants
+    are the ablations of the paper's Table 4.
+
+    Parameters
+    ----------
+    gamma : float, default=5.0
+        γ >= 0.
+    dual : "max", ("kth", k), ("mean", k) or "mean_all", default="max"
+        How p_j is formed from the probabilities strictly below p_t:
+        ``"max"`` the largest (the paper's loss); ``("kth", k)`` the k-th largest
+        (0 if fewer than k are below; Table 4's "2nd/3rd largest logit ranked
+        after q_gt"); ``("mean", k)`` the mean of the (up to) k largest
+        ("mean(1st + 2nd [+ 3rd])"); ``"mean_all"`` the mean of all of them
+        ("mean(all other logits lower than q_gt)"). ``("kth", 1)`` and
+        ``("mean", 1)`` equal ``"max"``.
+    {REDUCTION_DOC}
+
+    Notes
+    -----
+    {INPUT_DOC} "Strictly below" is decided on the computed log-probabilities.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import DualFocalLoss
+    >>> logits = torch.log(torch.tensor([[0.5, 0.3, 0.2]] * 3))
+    >>> loss = DualFocalLoss(gamma=5.0, reduction="none")
+    >>> [round(v, 6) for v in loss(logits, torch.tensor([0, 1, 2])).tolist()]
+    [0.22713, 0.710934, 0.527381]
+    """
+
+    name = "dual_focal"
+    _repr_params = ("gamma", "dual", "reduction")
+
+    def __init__(self, gamma=5.0, dual="max", reduction="mean"):
+        super().__init__()
+        self.gamma = gamma
+        self.dual = dual
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        check_dual(self.dual)
+        check_reduction(self.reduction)
+
+    def _per_sample(self, logits, target):
+        logp = torch.log_softmax(logits, dim=1)
+        if self.dual == "max":
+            logp_t, p_j = dual_logp(logp, target)
+        else:
+            logp_t = logp.gather(1, target.unsqueeze(1)).squeeze(1)
+            p_j = dual_probability(logp, logp_t, target, self.dual)
+        base = one_minus_exp(logp_t) + p_j
+        return neg_pow_log(base, logp_t, float(self.gamma))
+
+
+# ---------------------------------------------------------------------------
+# focal calibration loss and inverse focal
+# ---------------------------------------------------------------------------
+
+
+def squared_error(logp, target):
+    """Per-sample ``Σ_k (p_k - e_y,k)²`` from log-probabilities (with gradient).
+
+    Expanded as ``Σ_k p_k² - 2 p_y + 1`` so that no (N, K) one-hot is built.
+    """
+    p = logp.exp()
+    p_y = p.gather(1, target.unsqueeze(1)).squeeze(1)
+    return (p * p).sum(1) - 2.0 * p_y + 1.0
+
+
+class FocalCalibrationLoss(CalibrationLoss):
+    __doc__ = f"""Focal calibration loss (Liang et al., Definition 3.1).
+
+    Per sample, ``-(1 - p_t)^γ · log p_t + λ · Σ_k (p_k - e_y,k)²``: focal loss plus
+    λ times the squared Euclidean distance between the softmax vector and the
+    one-hot target (no square root, no 1/K).
+
+    Parameters
+    ----------
+    gamma : float, default=2.0
+        Focal γ >= 0.
+    lam : float, default=1.0
+        Weight λ >= 0 of the squared-error term.
+    {REDUCTION_DOC}
+
+    Notes
+    -----
+    {INPUT_DOC}
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import FocalCalibrationLoss
+    >>> logits = torch.log(torch.tensor([[0.5, 0.3, 0.2]]))
+    >>> loss = FocalCalibrationLoss(gamma=2.0, lam=1.0)
+    >>> round(loss(logits, torch.tensor([0])).item(), 6)
+    0.553287
+    """
+
+    name = "fcl"
+    _repr_params = ("gamma", "lam", "reduction")
+
+    def __init__(self, gamma=2.0, lam=1.0, reduction="mean"):
+        super().__init__()
+        self.gamma = gamma
+        self.lam = lam
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        check_real(self.lam, "lam", low=0.0)
+        check_reduction(self.reduction)
+
+    def _per_sample(self, logits, target):
+        logp, logp_t = target_logp(logits, target)
+        focal = neg_pow_log(one_minus_exp(logp_t), logp_t, float(self.gamma))
+        lam = float(self.lam)
+        if lam == 0.0:
+            return focal
+        return focal + lam * squared_error(logp, target)
+
+
+class InverseFocalLoss(CalibrationLoss):
+    __doc__ = f"""Inverse focal loss (Wang et al. 2021).
+
+    Per sample, ``-(1 + p_t)^γ · log p_t``: weights confident samples up instead
+    of down (it preserves sample hardness for post-hoc calibration).
+
+    Parameters
+    ----------
+    gamma : float, default=2.0
+        γ >= 0.
+    {REDUCTION_DOC}
+
+    Notes
+    -----
+    {INPUT_DOC}
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import InverseFocalLoss
+    >>> logits = torch.log(torch.tensor([[0.7, 0.3]]))
+    >>> round(InverseFocalLoss(gamma=2.0)(logits, torch.tensor([0])).item(), 6)
+    1.030791
+    """
+
+    name = "inverse_focal"
+    _repr_params = ("gamma", "reduction")
+
+    def __init__(self, gamma=2.0, reduction="mean"):
+        super().__init__()
+        self.gamma = gamma
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        check_reduction(self.reduction)
+
+    def _per_sample(self, logits, target):
+        _, logp_t = target_logp(logits, target)
+        # base >= 1: plain autograd is finite here
+        return -torch.pow(1.0 + logp_t.exp(), float(self.gamma)) * logp_t

@@ -1,0 +1,119 @@
+"""Calibration losses as PyTorch criteria.
+
+Every criterion takes raw logits of shape (N, K) and integer targets of shape
+(N,), computes probabilities through ``log_softmax`` (never ``log(softmax +
+eps)``), and returns the ``"mean"`` (default, skorch's convention), ``"sum"``
+(what the authors' training code uses) or ``"none"`` (per-sample) reduction.
+Loss and gradients stay finite for float32 logits in [-1e4, 1e4].
+
+Hyper-parameters are plain public attributes with the constructor's names, so
+that skorch routes ``criterion__gamma``, ``criterion__lam``, ... and
+``set_params`` works; they are validated at construction and at every call
+(``ValueError`` naming the argument).
+
+=========================== ===================== ===============================
+class                       registry name         per-sample loss
+=========================== ===================== ===============================
+FocalLoss                   ``"focal"``           -(1-p_t)^γ log p_t
+SampleDependentFocalLoss    ``"flsd53"``          focal, γ from p_t (FLSD)
+DualFocalLoss               ``"dual_focal"``      -(1-p_t+p_j)^γ log p_t
+FocalCalibrationLoss        ``"fcl"``             focal + λ Σ_k (p_k - e_y,k)²
+InverseFocalLoss            ``"inverse_focal"``   -(1+p_t)^γ log p_t
+BrierLoss                   ``"brier"``           Σ_k (p_k - e_y,k)²
+MMCELoss                    ``"mmce"``            -log p_t + λ MMCE(batch)
+LabelSmoothingLoss          ``"label_smoothing"`` CE against (1-α)e_y + α/K
+AdaFocalLoss                ``"adafocal"``        focal / inverse focal, γ per bin
+AdaDualFocalLoss            ``"adadualfocal"``    dual focal with AdaFocal's γ
+torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
+=========================== ===================== ===============================
+"""
+
+import torch
+
+from sklcalib._losses._adaptive import AdaDualFocalLoss, AdaFocalLoss, adafocal_step
+from sklcalib._losses._base import CalibrationLoss
+from sklcalib._losses._focal import (
+    DualFocalLoss,
+    FocalCalibrationLoss,
+    FocalLoss,
+    InverseFocalLoss,
+    SampleDependentFocalLoss,
+    dual_probability,
+)
+from sklcalib._losses._other import BrierLoss, LabelSmoothingLoss, MMCELoss, mmce
+
+__all__ = [
+    "CRITERIA",
+    "AdaDualFocalLoss",
+    "AdaFocalLoss",
+    "BrierLoss",
+    "CalibrationLoss",
+    "DualFocalLoss",
+    "FocalCalibrationLoss",
+    "FocalLoss",
+    "InverseFocalLoss",
+    "LabelSmoothingLoss",
+    "MMCELoss",
+    "SampleDependentFocalLoss",
+    "adafocal_step",
+    "dual_probability",
+    "get_criterion",
+    "mmce",
+]
+
+#: registry name -> criterion class
+CRITERIA = {
+    cls.name: cls
+    for cls in (
+        FocalLoss,
+        SampleDependentFocalLoss,
+        DualFocalLoss,
+        FocalCalibrationLoss,
+        InverseFocalLoss,
+        BrierLoss,
+        MMCELoss,
+        LabelSmoothingLoss,
+        AdaFocalLoss,
+        AdaDualFocalLoss,
+    )
+}
+CRITERIA["ce"] = torch.nn.CrossEntropyLoss
+
+
+def get_criterion(name):
+    """The criterion class registered under ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`CRITERIA`: ``"focal"``, ``"flsd53"``, ``"dual_focal"``,
+        ``"fcl"``, ``"inverse_focal"``, ``"brier"``, ``"mmce"``,
+        ``"label_smoothing"``, ``"adafocal"``, ``"adadualfocal"``, or ``"ce"``
+        (``torch.nn.CrossEntropyLoss``).
+
+    Returns
+    -------
+    cls : type
+        The class (not an instance): skorch instantiates it with the
+        ``criterion__*`` parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not registered; the message lists the valid names.
+
+    Examples
+    --------
+    >>> from sklcalib.losses import get_criterion
+    >>> get_criterion("fcl").__name__
+    'FocalCalibrationLoss'
+    >>> get_criterion("ce")
+    <class 'torch.nn.modules.loss.CrossEntropyLoss'>
+    """
+    try:
+        return CRITERIA[name]
+    except (KeyError, TypeError):
+        valid = ", ".join(map(repr, sorted(CRITERIA)))
+        raise ValueError(
+            f"Unknown criterion name {name!r}; valid names: {valid}."
+        ) from None
