@@ -1,0 +1,110 @@
+"""calibration_report: every entry against its own function or scikit-learn."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+
+from sklcalib.metrics import (
+    adaptive_calibration_error,
+    calibration_report,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+    smooth_calibration_error,
+)
+
+KEYS = {
+    "ece",
+    "ece_l2",
+    "ece_over",
+    "ece_under",
+    "adaptive_ece",
+    "classwise_ece",
+    "mce",
+    "smooth_ece",
+    "nll",
+    "brier",
+    "accuracy",
+    "error",
+    "s99_fraction",
+    "s99_accuracy",
+    "n_samples",
+}
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.full(4, 0.2), size=600)
+    y = rng.integers(0, 4, 600)
+    w = rng.random(600)
+    return y, p, w
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_entries_match_the_functions(data, weighted):
+    y, p, w = data
+    w = w if weighted else None
+    kw = {"n_bins": 10, "sample_weight": w}
+    report = calibration_report(y, p, **kw)
+    assert set(report) == KEYS
+    assert report["ece"] == pytest.approx(expected_calibration_error(y, p, **kw))
+    assert report["ece_l2"] == pytest.approx(
+        expected_calibration_error(y, p, norm="l2", **kw)
+    )
+    assert report["adaptive_ece"] == pytest.approx(
+        adaptive_calibration_error(y, p, **kw)
+    )
+    assert report["classwise_ece"] == pytest.approx(
+        classwise_calibration_error(y, p, **kw)
+    )
+    assert report["mce"] == pytest.approx(maximum_calibration_error(y, p, **kw))
+    assert report["smooth_ece"] == pytest.approx(
+        smooth_calibration_error(y, p, sample_weight=w)
+    )
+    assert report["nll"] == pytest.approx(log_loss(y, p, sample_weight=w))
+    onehot = np.eye(4)[y]
+    brier = ((p - onehot) ** 2).sum(axis=1)
+    assert report["brier"] == pytest.approx(np.average(brier, weights=w))
+    acc = accuracy_score(y, p.argmax(axis=1), sample_weight=w)
+    assert report["accuracy"] == pytest.approx(acc)
+    assert report["error"] == pytest.approx(1 - acc)
+    confident = p.max(axis=1) >= 0.99
+    assert confident.any()
+    frac = np.average(confident, weights=w)
+    assert report["s99_fraction"] == pytest.approx(frac)
+    right = p.argmax(axis=1) == y
+    s99_acc = np.average(right[confident], weights=None if w is None else w[confident])
+    assert report["s99_accuracy"] == pytest.approx(s99_acc)
+    assert report["ece_over"] + report["ece_under"] == pytest.approx(report["ece"])
+    assert report["n_samples"] == 600
+
+
+def test_over_and_under_confidence_by_hand():
+    # bins of width .2: (.4,.6]: conf .6 acc 1 (under by .4);
+    # (.6,.8]: conf .75 acc .5 (over by .25, 2 samples); (.8,1]: .9, 1 (under .1)
+    p = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    report = calibration_report([0, 1, 1, 1], p, n_bins=5)
+    assert report["ece_over"] == pytest.approx(2 * 0.25 / 4)
+    assert report["ece_under"] == pytest.approx((0.4 + 0.1) / 4)
+    assert report["s99_fraction"] == 0.0
+    assert report["s99_accuracy"] is None
+    assert report["accuracy"] == 0.75
+
+
+def test_binary_1d_and_string_labels():
+    rng = np.random.default_rng(1)
+    p1 = rng.random(300)
+    y = np.where(rng.random(300) < p1, "yes", "no")
+    report = calibration_report(y, p1)
+    assert report == calibration_report(y, np.c_[1 - p1, p1])
+    assert report["nll"] == pytest.approx(log_loss(y, p1))
+    # two columns are counted: twice scikit-learn's binary Brier score
+    assert report["brier"] == pytest.approx(2 * brier_score_loss(y == "yes", p1))
+
+
+def test_nll_is_finite_with_zero_probability_on_the_true_class():
+    p = np.array([[1.0, 0.0], [0.0, 1.0]])
+    report = calibration_report([1, 1], p, labels=[0, 1])
+    assert np.isfinite(report["nll"])
+    assert report["nll"] == pytest.approx(log_loss([1, 1], p, labels=[0, 1]))
