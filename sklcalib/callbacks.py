@@ -285,6 +285,10 @@ class CalibrationScoring(EpochScoring):
             use_caching=not on_train,
         )
 
+    def _get_param_names(self):
+        # skorch lists every attribute; EpochScoring's others are fixed here
+        return ["scoring", "on_train", "name", "n_bins"]
+
     def get_test_data(self, dataset_train, dataset_valid, use_caching):
         if use_caching:
             return super().get_test_data(dataset_train, dataset_valid, use_caching)
