@@ -1,0 +1,414 @@
+"""Reliability diagrams in the style of scikit-learn's ``CalibrationDisplay``.
+
+:class:`ReliabilityDisplay` extends ``sklearn.calibration.CalibrationDisplay``
+(binary only) to multiclass problems: the top-label diagram (confidence
+against accuracy) or the diagram of one class, with per-bin Clopper–Pearson
+intervals, the gap to the diagonal and a histogram of the confidences. All its
+numbers come from :func:`sklcalib.metrics.bin_statistics`.
+"""
+
+import numpy as np
+from scipy.stats import beta
+
+from .metrics._binning import _bin_statistics, error_from_stats
+from .metrics._calibration_error import top_label_inputs
+from .metrics._validation import (
+    STRATEGIES,
+    check_n_bins,
+    check_option,
+    check_prob_values,
+    check_targets,
+)
+
+KINDS = ("top-label", "classwise")
+
+
+def clopper_pearson(successes, trials, confidence_level=0.95):
+    """Exact (Clopper–Pearson) binomial confidence interval, vectorised.
+
+    The beta-quantile form of the interval, as
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")`` computes it
+    one bin at a time.
+    """
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    alpha = 1.0 - confidence_level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
+        high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
+    return low, high
+
+
+class ReliabilityDisplay:
+    """Reliability diagram (calibration curve) of a multiclass classifier.
+
+    Build it with :meth:`from_estimator` or :meth:`from_predictions`; the
+    constructor only stores precomputed per-bin arrays. The per-bin arrays hold
+    the non-empty bins only, as ``CalibrationDisplay`` does.
+
+    Parameters
+    ----------
+    prob_true : ndarray of shape (n_nonempty_bins,)
+        Observed frequency of the event (accuracy for the top label) per bin.
+    prob_pred : ndarray of shape (n_nonempty_bins,)
+        Mean predicted probability (confidence) per bin.
+    counts : ndarray of shape (n_nonempty_bins,)
+        Number of samples per bin.
+    ci_low, ci_high : ndarray of shape (n_nonempty_bins,)
+        Clopper–Pearson confidence interval of ``prob_true``.
+    edges : ndarray of shape (n_bins + 1,)
+        Bin edges (see :class:`~sklcalib.metrics.BinStatistics`).
+    nonempty : ndarray of shape (n_bins,), dtype=bool, default=None
+        Which bins the per-bin arrays describe; None means all of them.
+    calibration_error : float, default=None
+        ECE shown in the legend.
+    estimator_name : str, default=None
+        Name of the curve in the legend.
+    kind : {"top-label", "classwise"}, default="top-label"
+        What the diagram shows (axis labels).
+    class_label : object, default=None
+        The class of a ``"classwise"`` diagram.
+
+    Attributes
+    ----------
+    bin_stats : BinStatistics
+        All bins, empty ones included (set by the ``from_*`` constructors).
+    line_ : matplotlib Line2D
+        The calibration curve.
+    errorbar_ : matplotlib LineCollection
+        The confidence intervals.
+    gap_ : matplotlib BarContainer or None
+        Bars from the observed frequency to the mean confidence of each bin.
+    hist_ax_ : matplotlib Axes or None
+        Twin axis of the confidence histogram.
+    hist_ : matplotlib BarContainer or None
+        The histogram (fraction of samples per bin).
+    ax_ : matplotlib Axes
+        Axes with the diagram.
+    figure_ : matplotlib Figure
+        Figure containing the diagram.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from sklcalib.plotting import ReliabilityDisplay
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = GaussianNB().fit(X, y)
+    >>> display = ReliabilityDisplay.from_estimator(model, X, y, n_bins=5)
+    >>> display.counts.sum()
+    np.float64(150.0)
+    >>> bool((display.ci_low <= display.prob_true).all())
+    True
+    """
+
+    def __init__(
+        self,
+        prob_true,
+        prob_pred,
+        counts,
+        ci_low,
+        ci_high,
+        edges,
+        *,
+        nonempty=None,
+        calibration_error=None,
+        estimator_name=None,
+        kind="top-label",
+        class_label=None,
+    ):
+        self.prob_true = prob_true
+        self.prob_pred = prob_pred
+        self.counts = counts
+        self.ci_low = ci_low
+        self.ci_high = ci_high
+        self.edges = edges
+        self.nonempty = nonempty
+        self.calibration_error = calibration_error
+        self.estimator_name = estimator_name
+        self.kind = kind
+        self.class_label = class_label
+
+    def plot(
+        self, *, ax=None, name=None, show_histogram=True, show_gap=True, ref_line=True
+    ):
+        """Draw the diagram.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is made if None.
+        name : str, default=None
+            Legend name; defaults to ``estimator_name``.
+        show_histogram : bool, default=True
+            Draw the fraction of samples per bin on a twin axis.
+        show_gap : bool, default=True
+            Shade the gap between accuracy and confidence of each bin.
+        ref_line : bool, default=True
+            Draw the diagonal of perfect calibration.
+
+        Returns
+        -------
+        display : ReliabilityDisplay
+            ``self``, with the matplotlib artists stored.
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.estimator_name if name is None else name
+        label = "" if name is None else name
+        if self.calibration_error is not None:
+            ece = f"ECE = {self.calibration_error:.3f}"
+            label = f"{label} ({ece})" if label else ece
+
+        self.hist_ax_ = self.hist_ = None
+        if show_histogram:
+            # a twin axis keeps the histogram's scale apart from the [0, 1] curve
+            self.hist_ax_ = ax.twinx()
+            widths = np.diff(self.edges)
+            fractions = self.counts / self.counts.sum()
+            mask = self._nonempty_mask()
+            self.hist_ = self.hist_ax_.bar(
+                self.edges[:-1][mask],
+                fractions,
+                width=widths[mask],
+                align="edge",
+                color="tab:gray",
+                alpha=0.25,
+                edgecolor="tab:gray",
+                label="Samples per bin",
+            )
+            # the bars use the bottom third of the axes; ticks only up to the top
+            top = max(float(fractions.max()), 1e-12)
+            self.hist_ax_.set_ylim(0, 3 * top)
+            self.hist_ax_.set_yticks(np.linspace(0, top, 3))
+            self.hist_ax_.yaxis.set_major_formatter("{x:.0%}")
+            self.hist_ax_.set_ylabel("Fraction of samples")
+            ax.set_zorder(self.hist_ax_.get_zorder() + 1)
+            ax.patch.set_visible(False)
+
+        if ref_line:
+            ax.plot([0, 1], [0, 1], "k:", label="Perfectly calibrated")
+        self.gap_ = None
+        if show_gap:
+            mask = self._nonempty_mask()
+            self.gap_ = ax.bar(
+                self.edges[:-1][mask],
+                self.prob_pred - self.prob_true,
+                bottom=self.prob_true,
+                width=np.diff(self.edges)[mask],
+                align="edge",
+                color="tab:red",
+                alpha=0.25,
+                label="Gap",
+            )
+        (self.line_,) = ax.plot(self.prob_pred, self.prob_true, "s-", label=label)
+        self.errorbar_ = ax.vlines(
+            self.prob_pred,
+            self.ci_low,
+            self.ci_high,
+            color=self.line_.get_color(),
+            alpha=0.8,
+        )
+        if self.kind == "top-label":
+            xlabel, ylabel = "Confidence (top-label probability)", "Accuracy"
+        else:
+            xlabel = f"Predicted probability of class {self.class_label}"
+            ylabel = f"Frequency of class {self.class_label}"
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=xlabel, ylabel=ylabel)
+        ax.legend(loc="upper left")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    def _nonempty_mask(self):
+        """Which of the ``len(edges) - 1`` bins the per-bin arrays cover."""
+        if self.nonempty is None:
+            return np.ones(len(self.edges) - 1, dtype=bool)
+        return np.asarray(self.nonempty, dtype=bool)
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        n_bins=15,
+        strategy="uniform",
+        labels=None,
+        kind="top-label",
+        class_index=None,
+        ax=None,
+        name=None,
+        show_histogram=True,
+        show_gap=True,
+        confidence_level=0.95,
+        ref_line=True,
+    ):
+        """Reliability diagram from true labels and predicted probabilities.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels.
+        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, see
+            :func:`~sklcalib.metrics.expected_calibration_error`.
+        n_bins : int, default=15
+            Number of bins.
+        strategy : {"uniform", "quantile"}, default="uniform"
+            Binning strategy, as in :func:`~sklcalib.metrics.bin_statistics`.
+        labels : array-like of shape (n_classes,), default=None
+            The label of every column of ``y_prob``.
+        kind : {"top-label", "classwise"}, default="top-label"
+            ``"top-label"``: confidence of the predicted class against
+            accuracy. ``"classwise"``: probability of class ``class_index``
+            against the frequency of that class.
+        class_index : int, default=None
+            Column of ``y_prob`` shown by a ``"classwise"`` diagram; for a binary
+            problem it defaults to the positive class (1).
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        name : str, default=None
+            Legend name of the curve.
+        show_histogram : bool, default=True
+            Draw the fraction of samples per bin on a twin axis.
+        show_gap : bool, default=True
+            Shade the gap between accuracy and confidence.
+        confidence_level : float, default=0.95
+            Level of the per-bin Clopper–Pearson intervals.
+        ref_line : bool, default=True
+            Draw the diagonal of perfect calibration.
+
+        Returns
+        -------
+        display : ReliabilityDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np
+        >>> from sklcalib.plotting import ReliabilityDisplay
+        >>> rng = np.random.default_rng(0)
+        >>> y_prob = rng.dirichlet(np.ones(3), size=200)
+        >>> y_true = rng.integers(0, 3, size=200)
+        >>> display = ReliabilityDisplay.from_predictions(
+        ...     y_true, y_prob, kind="classwise", class_index=2, n_bins=5
+        ... )
+        >>> display.prob_pred.shape == display.prob_true.shape
+        True
+        """
+        n_bins = check_n_bins(n_bins)
+        check_option(strategy, "strategy", STRATEGIES)
+        check_option(kind, "kind", KINDS)
+        if not 0 < confidence_level < 1:
+            raise ValueError(
+                f"confidence_level must lie in (0, 1), got {confidence_level!r}."
+            )
+        class_label = None
+        if kind == "top-label":
+            if class_index is not None:
+                raise ValueError("class_index is only used with kind='classwise'.")
+            conf, correct, _, _, _ = top_label_inputs(y_true, y_prob, labels)
+        else:
+            y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
+            check_prob_values(p)
+            columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+            n_classes = columns.shape[1]
+            if class_index is None and n_classes == 2:
+                class_index = 1
+            if (
+                class_index is None
+                or isinstance(class_index, bool)
+                or not isinstance(class_index, (int, np.integer))
+                or not 0 <= class_index < n_classes
+            ):
+                raise ValueError(
+                    "class_index must be a column index in [0, "
+                    f"{n_classes}) for kind='classwise', got {class_index!r}."
+                )
+            conf, correct = columns[:, class_index], y_idx == class_index
+            class_label = classes[class_index]
+        stats = _bin_statistics(conf, correct, n_bins, strategy, None)
+        display = cls._from_stats(
+            stats, confidence_level, name=name, kind=kind, class_label=class_label
+        )
+        return display.plot(
+            ax=ax,
+            show_histogram=show_histogram,
+            show_gap=show_gap,
+            ref_line=ref_line,
+        )
+
+    @classmethod
+    def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
+        """Reliability diagram of a fitted classifier on ``X, y``.
+
+        Parameters
+        ----------
+        estimator : fitted classifier
+            Any classifier with ``predict_proba`` and ``classes_``.
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        y : array-like of shape (n_samples,)
+            True labels.
+        name : str, default=None
+            Legend name; defaults to the estimator's class name.
+        **kwargs
+            Passed to :meth:`from_predictions` (``labels`` is taken from
+            ``estimator.classes_``).
+
+        Returns
+        -------
+        display : ReliabilityDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from sklearn.datasets import load_wine
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from sklcalib.plotting import ReliabilityDisplay
+        >>> X, y = load_wine(return_X_y=True)
+        >>> model = GaussianNB().fit(X, y)
+        >>> display = ReliabilityDisplay.from_estimator(model, X, y)
+        >>> display.line_.get_label().startswith("GaussianNB (ECE = ")
+        True
+        """
+        if not hasattr(estimator, "predict_proba"):
+            raise ValueError(
+                f"estimator must have predict_proba; {type(estimator).__name__} "
+                "has not."
+            )
+        if "labels" in kwargs:
+            raise ValueError("labels are taken from estimator.classes_.")
+        y_prob = estimator.predict_proba(X)
+        name = type(estimator).__name__ if name is None else name
+        return cls.from_predictions(
+            y, y_prob, labels=estimator.classes_, name=name, **kwargs
+        )
+
+    @classmethod
+    def _from_stats(cls, stats, confidence_level, **kwargs):
+        mask = stats.nonempty
+        counts = stats.counts[mask]
+        successes = stats.sum_correct[mask]
+        ci_low, ci_high = clopper_pearson(successes, counts, confidence_level)
+        display = cls(
+            prob_true=successes / counts,
+            prob_pred=stats.sum_confidence[mask] / counts,
+            counts=counts,
+            ci_low=ci_low,
+            ci_high=ci_high,
+            edges=stats.edges,
+            nonempty=mask,
+            calibration_error=error_from_stats(stats, "l1"),
+            estimator_name=kwargs.pop("name"),
+            **kwargs,
+        )
+        display.bin_stats = stats
+        return display
