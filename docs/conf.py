@@ -5,8 +5,8 @@ extension may fetch anything from the network (no intersphinx inventories,
 no analytics, no remote icons), and every gallery example is executed.
 """
 
-import inspect
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -56,7 +56,6 @@ nitpick_ignore_regex = [
 # -- autodoc / autosummary / numpydoc ---------------------------------------
 autosummary_generate = True
 autosummary_imported_members = False
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"  # numpydoc's Parameters section carries the types
 autodoc_member_order = "bysource"
 
@@ -101,7 +100,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "remove_config_comments": True,
     "show_memory": False,
-    "plot_gallery": "True",
     # Mini-galleries "examples using X" on the API pages.
     "doc_module": ("sklcalib",),
     "backreferences_dir": "generated/backreferences",
@@ -165,6 +163,19 @@ def _drop_type_docstring(app, what, name, obj, options, lines):
         lines[:] = []
 
 
+# scikit-learn generates ``set_fit_request``/``set_score_request``/... methods
+# on every estimator (metadata routing); their docstrings refer to
+# scikit-learn's own glossary and labels, which do not exist here.
+_METADATA_REQUEST = re.compile(r"^set_\w+_request$")
+
+
+def _skip_sklearn_generated(app, what, name, obj, skip, options):
+    if _METADATA_REQUEST.match(name):
+        return True
+    return None
+
+
 def setup(app):
+    app.connect("autodoc-skip-member", _skip_sklearn_generated)
     app.connect("missing-reference", _resolve_toplevel_alias)
     app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)
