@@ -327,7 +327,13 @@ def _full_batch(net, dataset):
     kwargs = net.get_params_for("iterator_valid")
     kwargs["batch_size"] = len(dataset)
     kwargs["shuffle"] = False
-    return next(iter(net.iterator_valid(dataset, **kwargs)))
+    iterator = net.iterator_valid
+    if isinstance(iterator, type) and issubclass(iterator, torch.utils.data.DataLoader):
+        # a DataLoader draws a base seed from torch's global generator even when
+        # it does not shuffle: a local one keeps a CurvatureLogger from changing
+        # the training it observes (dropout masks, shuffling)
+        kwargs.setdefault("generator", torch.Generator())
+    return next(iter(iterator(dataset, **kwargs)))
 
 
 def _dataset_from_arrays(net, X, y):
