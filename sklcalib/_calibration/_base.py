@@ -19,7 +19,9 @@ PROBABILITIES = "probabilities"
 
 def _as_2d(X):
     """Turn 1-D binary scores into one column; leave anything else alone."""
-    if np.ndim(X) == 1:
+    if getattr(X, "ndim", None) is None:  # lists, and objects with __array__
+        X = np.asarray(X)
+    if X.ndim == 1:
         return np.asarray(X).reshape(-1, 1)
     return X
 
@@ -74,23 +76,28 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
 
     _input = LOGITS
 
-    def _validate_scores(self, X, y=None, *, reset):
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # probabilities are non-negative; negative scores get scikit-learn's
+        # "Negative values in data" error
+        tags.input_tags.positive_only = self._input == PROBABILITIES
+        return tags
+
+    def _validate_scores(self, X, y="no_validation", *, reset):
         X = _as_2d(X)
-        if y is None:
-            X = validate_data(
-                self,
-                X,
-                reset=reset,
-                dtype=[np.float64, np.float32],
+        if not reset and X.shape[1] == 1 and getattr(self, "n_features_in_", 1) > 1:
+            raise ValueError(
+                "scores is 1-D, but the calibrator was fitted on "
+                f"{self.n_features_in_} score columns; 1-D scores are for binary "
+                "problems fitted on one column. Reshape your data to "
+                f"(n_samples, {self.n_features_in_})."
             )
-        else:
-            X, y = validate_data(
-                self, X, y, reset=reset, dtype=[np.float64, np.float32]
-            )
+        out = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32])
+        X = out if isinstance(y, str) else out[0]
         if self._input == PROBABILITIES:
             _check_probabilities(X)
         X = X.astype(np.float64, copy=False)
-        return X if y is None else (X, y)
+        return X if isinstance(y, str) else (X, out[1])
 
     def fit(self, X, y):
         """Fit the calibrator on held-out scores.
@@ -111,15 +118,19 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             The fitted calibrator.
         """
         self._check_params()
-        X, y = self._validate_scores(X, y, reset=True)
+        if y is None:  # scikit-learn's message for a missing target
+            validate_data(self, _as_2d(X), y)
+        # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
+        classes = np.unique(np.asarray(y))
+        if len(classes) < 2:
+            raise ValueError(
+                "y must hold at least two classes to calibrate; got 1 class: "
+                f"{classes.tolist()}."
+            )
+        X, y = self._validate_scores(X, y, reset=True)
         self.classes_, y_idx = np.unique(y, return_inverse=True)
         n_classes = len(self.classes_)
-        if n_classes < 2:
-            raise ValueError(
-                "y must hold at least two classes to calibrate; got only "
-                f"{self.classes_.tolist()}."
-            )
         n_columns = X.shape[1]
         if not (n_columns == n_classes or (n_columns == 1 and n_classes == 2)):
             raise ValueError(
@@ -161,7 +172,8 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predicted labels, taken from ``classes_``.
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # first: NotFittedError before classes_
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _check_probabilities(X):
@@ -175,14 +187,14 @@ def _check_probabilities(X):
     low, high = X.min(), X.max()
     if low < 0 or high > 1:
         raise ValueError(
+            f"{'Negative values in data: ' if low < 0 else ''}"
             "scores must be probabilities in [0, 1] for this calibrator; got "
             f"values in [{low:.6g}, {high:.6g}]."
         )
     if X.shape[1] > 1:
         tol = np.sqrt(np.finfo(X.dtype).eps)
         sums = X.sum(axis=1, dtype=np.float64)
-        worst = np.max(np.abs(sums - 1))
-        if worst > tol:
+        if np.max(np.abs(sums - 1)) > tol:
             raise ValueError(
                 "scores must be probabilities whose rows sum to 1; a row sums "
                 f"to {sums[np.argmax(np.abs(sums - 1))]:.6g}."

@@ -3,8 +3,13 @@
 netcal (and the torch and pyro it pulls in) is imported inside ``fit`` only:
 ``import sklcalib.calibration`` stays light, and netcal stays optional
 (``pip install "sklcalib[netcal]"``). The constructors store parameters only;
-the netcal object is created in ``fit`` as ``calibrator_``, so ``clone``,
+the netcal objects are created in ``fit`` (``calibrators_``), so ``clone``,
 ``get_params`` and grid searches see ordinary scikit-learn parameters.
+
+Every adapter calibrates one-vs-rest with netcal's binary models: a binary
+problem fits one model on the positive-class probability, a multiclass one fits
+one per class on ``p[:, k]`` against ``[y == k]`` and renormalises the rows
+(an all-zero row becomes uniform).
 """
 
 import contextlib
@@ -13,7 +18,8 @@ import io
 
 import numpy as np
 
-from ._base import PROBABILITIES, BaseCalibrator, check_params, renormalise
+from ._base import check_params
+from ._binning import _OneVsRestCalibrator
 
 
 def import_netcal(submodule, owner):
@@ -38,36 +44,25 @@ def _quiet():
         yield
 
 
-class _NetcalCalibrator(BaseCalibrator):
-    """Binary problems get the positive-class column as netcal's 1-D input."""
+class _NetcalCalibrator(_OneVsRestCalibrator):
+    """One binary netcal model per calibrated column.
 
-    _input = PROBABILITIES
-    # netcal's own multiclass mode is one-vs-rest for BBQ and ENIR: we ask it
-    # for independent (unnormalised) columns and renormalise ourselves, so
-    # that an all-zero row becomes uniform instead of 0/0.
-    _netcal_one_vs_rest = True
+    netcal's own multiclass modes are one-vs-rest for BBQ and ENIR too, but
+    they divide by a row sum that can be 0 (NaN) and skip classes absent from
+    the calibration data; the shared one-vs-rest code renormalises safely.
+    """
 
-    def _netcal_input(self, scores):
-        if len(self.classes_) == 2:
-            return np.array(scores[:, -1])  # a copy: netcal may write to it
-        return np.array(scores)
-
-    def _fit(self, scores, y_idx):
-        multiclass = len(self.classes_) > 2
-        self.calibrator_ = self._make_netcal(
-            independent_probabilities=multiclass and self._netcal_one_vs_rest
-        )
+    def _fit_column(self, p, target):
+        model = self._make_netcal()
         with _quiet():
-            self.calibrator_.fit(self._netcal_input(scores), y_idx.astype(np.int64))
+            # copies: netcal may write to its inputs
+            model.fit(np.array(p), target.astype(np.int64))
+        return model
 
-    def _predict_proba(self, scores):
+    @staticmethod
+    def _predict_column(model, p):
         with _quiet():
-            calibrated = self.calibrator_.transform(self._netcal_input(scores))
-        calibrated = np.clip(np.asarray(calibrated, dtype=np.float64), 0.0, 1.0)
-        if len(self.classes_) == 2:
-            calibrated = calibrated.reshape(-1)
-            return np.column_stack([1.0 - calibrated, calibrated])
-        return renormalise(calibrated)
+            return np.asarray(model.transform(np.array(p)), dtype=np.float64)
 
 
 class BBQCalibrator(_NetcalCalibrator):
@@ -75,8 +70,8 @@ class BBQCalibrator(_NetcalCalibrator):
 
     BBQ averages histogram-binning models with different numbers of bins,
     weighted by a Bayesian score. Multiclass problems are calibrated
-    one-vs-rest (netcal's scheme) and rows renormalised; a row whose columns
-    all calibrate to 0 becomes uniform.
+    one-vs-rest and rows renormalised; a row whose columns all calibrate to 0
+    becomes uniform.
 
     Parameters
     ----------
@@ -87,8 +82,9 @@ class BBQCalibrator(_NetcalCalibrator):
 
     Attributes
     ----------
-    calibrator_ : netcal.binning.BBQ
-        The fitted netcal model.
+    calibrators_ : list of netcal.binning.BBQ
+        The fitted binary netcal models: one for the positive class of a
+        binary problem, one per class otherwise.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -117,20 +113,18 @@ class BBQCalibrator(_NetcalCalibrator):
                 f"equal_intervals must be a bool; got {self.equal_intervals!r}."
             )
 
-    def _make_netcal(self, independent_probabilities):
+    def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)
         return binning.BBQ(
-            score_function=self.score_function,
-            equal_intervals=self.equal_intervals,
-            independent_probabilities=independent_probabilities,
+            score_function=self.score_function, equal_intervals=self.equal_intervals
         )
 
 
 class ENIRCalibrator(_NetcalCalibrator):
     """Ensemble of Near-Isotonic Regressions (Naeini & Cooper, 2016), via netcal.
 
-    Multiclass problems are calibrated one-vs-rest (netcal's scheme) and rows
-    renormalised; a row whose columns all calibrate to 0 becomes uniform.
+    Multiclass problems are calibrated one-vs-rest and rows renormalised; a
+    row whose columns all calibrate to 0 becomes uniform.
 
     Parameters
     ----------
@@ -142,8 +136,9 @@ class ENIRCalibrator(_NetcalCalibrator):
 
     Attributes
     ----------
-    calibrator_ : netcal.binning.ENIR
-        The fitted netcal model.
+    calibrators_ : list of netcal.binning.ENIR
+        The fitted binary netcal models: one for the positive class of a
+        binary problem, one per class otherwise.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -170,26 +165,26 @@ class ENIRCalibrator(_NetcalCalibrator):
         if not isinstance(self.quick_init, bool):
             raise ValueError(f"quick_init must be a bool; got {self.quick_init!r}.")
 
-    def _make_netcal(self, independent_probabilities):
+    def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)
         return binning.ENIR(
-            score_function=self.score_function,
-            quick_init=self.quick_init,
-            independent_probabilities=independent_probabilities,
+            score_function=self.score_function, quick_init=self.quick_init
         )
 
 
 class BetaCalibrator(_NetcalCalibrator):
     """Beta calibration (Kull et al., 2017), via netcal's maximum likelihood fit.
 
-    Binary: ``sigmoid(c + a log p - b log(1 - p))``. Multiclass problems use
-    netcal's multinomial extension (one joint logistic model on the log
-    probabilities), not one-vs-rest.
+    Binary: ``sigmoid(c + a log p - b log(1 - p))``, Kull et al.'s binary
+    map. Multiclass problems are calibrated one-vs-rest and renormalised
+    (as Kull et al. do), not with netcal's multinomial extension, whose
+    numerical-gradient fit takes seconds on a few hundred samples.
 
     Attributes
     ----------
-    calibrator_ : netcal.scaling.BetaCalibration
-        The fitted netcal model.
+    calibrators_ : list of netcal.scaling.BetaCalibration
+        The fitted binary netcal models: one for the positive class of a
+        binary problem, one per class otherwise.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -207,16 +202,12 @@ class BetaCalibrator(_NetcalCalibrator):
     True
     """
 
-    _netcal_one_vs_rest = False
-
     def __init__(self):
         pass
 
     def _check_params(self):
         pass
 
-    def _make_netcal(self, independent_probabilities):
+    def _make_netcal(self):
         scaling = import_netcal("scaling", type(self).__name__)
-        return scaling.BetaCalibration(
-            method="mle", independent_probabilities=independent_probabilities
-        )
+        return scaling.BetaCalibration(method="mle")

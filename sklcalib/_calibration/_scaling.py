@@ -7,6 +7,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, check_params, softmax_rows
 
@@ -262,13 +263,16 @@ class PlattScaler(BaseCalibrator):
         self : object
             The fitted calibrator.
         """
-        y_arr = np.asarray(y)
-        if y_arr.ndim == 1 and len(np.unique(y_arr)) > 2:
-            raise ValueError(
-                "PlattScaler calibrates binary problems; y has "
-                f"{len(np.unique(y_arr))} classes. Use TemperatureScaler, "
-                "VectorScaler or MatrixScaler for multiclass logits."
-            )
+        if y is not None:
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if y_type not in ("binary", "multiclass"):
+                check_classification_targets(y)  # its message for other targets
+            if y_type != "binary":
+                raise ValueError(
+                    "Only binary classification is supported by PlattScaler. The "
+                    f"type of the target is {y_type}; use TemperatureScaler, "
+                    "VectorScaler or MatrixScaler for multiclass logits."
+                )
         return super().fit(X, y)
 
     def _fit(self, scores, y_idx):

@@ -1,0 +1,203 @@
+"""scikit-learn's estimator checks for every calibrator, and the same contract
+(clone, pickle, idempotent fit, sample order and subset invariance, read-only
+and float32 input, data frames) on valid scores, which those checks cannot
+generate.
+
+scikit-learn's checks feed arbitrary feature matrices. A calibrator's columns
+are one score per class, so the checks that fit ``X`` whose number of columns
+differs from the number of classes of ``y`` (or, for a probability
+calibrator, whose values are not probabilities) fail by design; they are
+declared below with their reasons, and run in strict mode so that the list
+cannot go stale.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklcalib.calibration import (
+    BBQCalibrator,
+    BetaCalibrator,
+    ENIRCalibrator,
+    HistogramBinningCalibrator,
+    IsotonicCalibrator,
+    MatrixScaler,
+    PlattScaler,
+    TemperatureScaler,
+    VectorScaler,
+)
+
+COLUMNS = (
+    "fits X whose number of columns differs from the number of classes of y; "
+    "a calibrator's columns are one score per class (the contract is tested on "
+    "valid scores in this file)"
+)
+ACCURACY = (
+    "expects a high training accuracy from arbitrary features; a calibrator "
+    "keeps (logit calibrators) or re-estimates the ranking its scores give"
+)
+PROBABILITIES = (
+    "fits X with values outside [0, 1] or rows not summing to 1; a probability "
+    "calibrator rejects those scores by design (tested on valid probabilities "
+    "in this file)"
+)
+ONE_D = "1-D X is accepted by design: it holds the positive-class scores"
+
+_LOGIT_FAILS = {
+    "check_classifiers_classes": COLUMNS,
+    "check_classifiers_train": COLUMNS + "; " + ACCURACY,
+    "check_dtype_object": COLUMNS,
+    "check_estimators_dtypes": COLUMNS,
+    "check_estimators_fit_returns_self": COLUMNS,
+    "check_estimators_nan_inf": COLUMNS,
+    "check_estimators_overwrite_params": COLUMNS,
+    "check_estimators_pickle": COLUMNS,
+    "check_n_features_in_after_fitting": COLUMNS,
+    "check_pipeline_consistency": COLUMNS,
+    "check_positive_only_tag_during_fit": COLUMNS,
+    "check_readonly_memmap_input": COLUMNS,
+}
+_ITERATIVE_FAILS = {
+    **_LOGIT_FAILS,
+    "check_non_transformer_estimators_n_iter": COLUMNS,
+}
+_PLATT_FAILS = {
+    name: COLUMNS
+    for name in [
+        "check_dict_unchanged",
+        "check_dont_overwrite_parameters",
+        "check_dtype_object",
+        "check_estimators_dtypes",
+        "check_estimators_nan_inf",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_fit2d_predict1d",
+        "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_n_features_in_after_fitting",
+        "check_pipeline_consistency",
+        "check_positive_only_tag_during_fit",
+        "check_supervised_y_2d",
+    ]
+}
+_PLATT_FAILS["check_fit1d"] = ONE_D
+_PROBABILITY_FAILS = {
+    name: PROBABILITIES
+    for name in [
+        "check_classifier_data_not_an_array",
+        "check_classifiers_classes",
+        "check_classifiers_train",
+        "check_dict_unchanged",
+        "check_dont_overwrite_parameters",
+        "check_dtype_object",
+        "check_estimators_dtypes",
+        "check_estimators_fit_returns_self",
+        "check_estimators_nan_inf",
+        "check_estimators_overwrite_params",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_fit2d_1feature",
+        "check_fit2d_predict1d",
+        "check_fit_check_is_fitted",
+        "check_fit_idempotent",
+        "check_fit_score_takes_y",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_n_features_in",
+        "check_n_features_in_after_fitting",
+        "check_pipeline_consistency",
+        "check_readonly_memmap_input",
+        "check_supervised_y_2d",
+    ]
+}
+
+EXPECTED_FAILS = {
+    TemperatureScaler: _LOGIT_FAILS,
+    VectorScaler: _ITERATIVE_FAILS,
+    MatrixScaler: _ITERATIVE_FAILS,
+    PlattScaler: _PLATT_FAILS,
+    HistogramBinningCalibrator: _PROBABILITY_FAILS,
+    IsotonicCalibrator: _PROBABILITY_FAILS,
+    BBQCalibrator: _PROBABILITY_FAILS,
+    ENIRCalibrator: _PROBABILITY_FAILS,
+    BetaCalibrator: _PROBABILITY_FAILS,
+}
+
+ALL_CALIBRATORS = [cls() for cls in EXPECTED_FAILS]
+
+
+@parametrize_with_checks(
+    ALL_CALIBRATORS,
+    expected_failed_checks=lambda est: EXPECTED_FAILS[type(est)],
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def _valid_scores(calibrator, n=240, n_classes=3, seed=0):
+    """Scores the calibrator takes, with targets drawn from softmax(z / 2)."""
+    rng = np.random.default_rng(seed)
+    n_classes = 2 if isinstance(calibrator, PlattScaler) else n_classes
+    logits = 4 * rng.normal(size=(n, n_classes))
+    y = np.array([rng.choice(n_classes, p=p) for p in softmax(logits / 2, axis=1)])
+    labels = np.array(["ant", "bee", "cat", "dog"])[:n_classes][y]
+    if calibrator._input == "logits":
+        return logits, labels
+    return softmax(logits, axis=1), labels
+
+
+@pytest.fixture(params=ALL_CALIBRATORS, ids=lambda c: type(c).__name__)
+def calibrator(request):
+    return clone(request.param)
+
+
+def test_contract_on_valid_scores(calibrator):
+    X, y = _valid_scores(calibrator)
+    params = calibrator.get_params()
+    fitted = calibrator.fit(X, y)
+    assert fitted is calibrator
+    assert calibrator.get_params() == params  # fit does not touch parameters
+    assert calibrator.n_features_in_ == X.shape[1]
+    assert list(calibrator.classes_) == sorted(set(y))
+    proba = calibrator.predict_proba(X)
+    assert proba.shape == (len(X), len(calibrator.classes_))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    assert set(calibrator.predict(X)) <= set(y)
+
+    # pickling and refitting a clone give the same probabilities
+    again = pickle.loads(pickle.dumps(calibrator))
+    np.testing.assert_allclose(again.predict_proba(X), proba)
+    np.testing.assert_allclose(clone(calibrator).fit(X, y).predict_proba(X), proba)
+
+    # samples are independent: order and subsets do not matter
+    order = np.random.default_rng(1).permutation(len(X))
+    np.testing.assert_allclose(calibrator.predict_proba(X[order]), proba[order])
+    np.testing.assert_allclose(calibrator.predict_proba(X[:7]), proba[:7])
+
+    # float32 and read-only input, lists
+    X32 = X.astype(np.float32)
+    X32 /= X32.sum(axis=1, keepdims=True) if calibrator._input != "logits" else 1
+    np.testing.assert_allclose(calibrator.predict_proba(X32), proba, atol=1e-5)
+    readonly = X.copy()
+    readonly.setflags(write=False)
+    np.testing.assert_allclose(calibrator.predict_proba(readonly), proba)
+    np.testing.assert_allclose(calibrator.predict_proba(X.tolist()), proba)
+
+
+def test_contract_data_frames(calibrator):
+    pd = pytest.importorskip("pandas")
+    X, y = _valid_scores(calibrator)
+    frame = pd.DataFrame(X, columns=[f"score_{k}" for k in range(X.shape[1])])
+    calibrator.fit(frame, pd.Series(y))
+    assert list(calibrator.feature_names_in_) == list(frame.columns)
+    np.testing.assert_allclose(
+        calibrator.predict_proba(frame), calibrator.predict_proba(X)
+    )
+    with pytest.raises(ValueError, match="feature names"):
+        calibrator.predict_proba(frame.rename(columns=lambda c: c + "_renamed"))
