@@ -110,8 +110,9 @@ def build_parser():
             "Brier, error and the Hessian trace of the training loss, as mean ± "
             "std over seeds.\n\n"
             "Writes results.csv (one row per dataset x loss x seed), results.md "
-            "and reliability_<dataset>.png (one panel per loss, first seed, "
-            "before temperature scaling) to --out, and prints the markdown.\n\n"
+            "reliability_<dataset>.png (one panel per loss, first seed, before "
+            "temperature scaling) and curvature.png (ECE against Hessian trace) "
+            "to --out, and prints the markdown.\n\n"
             f"With no option: all datasets ({', '.join(list_datasets())}), the "
             f"losses {', '.join(DEFAULT_LOSSES)}, {DEFAULT_SEEDS} seeds, epochs "
             f"per dataset ({default_epochs}), all cores: {_DEFAULT_WALL} on 2 "
@@ -284,7 +285,12 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
 def _benchmark(args, parser):
     from joblib import delayed
 
-    from sklcalib.benchmark.report import markdown_report, plot_reliability, write_csv
+    from sklcalib.benchmark.report import (
+        markdown_report,
+        plot_curvature,
+        plot_reliability,
+        write_csv,
+    )
     from sklcalib.benchmark.runner import run_one
 
     datasets, losses, seeds, epochs = _resolve(args, parser)
@@ -329,6 +335,10 @@ def _benchmark(args, parser):
                 if r["dataset"] == d and "proba_pre" in r
             ]
             plot_reliability(d, panels, out / f"reliability_{d}.png")
+        if args.hessian_samples > 0:
+            plot_curvature(
+                rows, out / "curvature.png", datasets=datasets, losses=losses
+            )
     print(text)
     written = "results.csv, results.md" + (
         "" if args.no_plots else ", reliability_*.png"

@@ -14,7 +14,9 @@ from sklcalib.benchmark.runner import METRICS
 
 __all__ = [
     "aggregate",
+    "curvature_correlation",
     "markdown_report",
+    "plot_curvature",
     "plot_reliability",
     "read_csv",
     "write_csv",
@@ -207,7 +209,78 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                 _cell(*s["hessian_trace"][:2], 1, 1),
             ]
             lines.append(_md_row(cells))
+        rho = curvature_correlation(stats, ds, losses)
+        if rho is not None:
+            lines += [
+                "",
+                f"Curvature vs calibration: Spearman rank correlation between the "
+                f"Hessian trace and ECE pre T across the {rho[1]} losses: "
+                f"ρ = {rho[0]:.2f} (Kimura & Naganuma: lower curvature goes with "
+                "better calibration, i.e. ρ > 0).",
+            ]
     return "\n".join(lines) + "\n"
+
+
+def curvature_correlation(stats, dataset, losses):
+    """Spearman ρ between mean Hessian trace and mean ECE pre T across losses.
+
+    Returns ``(rho, n_losses)``, or ``None`` with fewer than 3 losses with a
+    finite trace (or constant values, where ρ is undefined).
+    """
+    from scipy.stats import spearmanr
+
+    pairs = [
+        (stats[dataset, loss]["hessian_trace"][0], stats[dataset, loss]["ece_pre"][0])
+        for loss in losses
+        if (dataset, loss) in stats
+    ]
+    pairs = [p for p in pairs if math.isfinite(p[0])]
+    if len(pairs) < 3:
+        return None
+    x, y = np.array(pairs).T
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(spearmanr(x, y).statistic), len(pairs)
+
+
+def plot_curvature(rows, path, *, datasets=None, losses=None):
+    """Save a figure of ECE pre T against the Hessian trace, a panel per dataset.
+
+    One point per loss (means over seeds), labelled with the loss name.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`sklcalib.benchmark.runner.run_one`.
+    path : str or path-like
+        PNG file to write.
+    datasets, losses : list of str, optional
+        Display order; default: order of first appearance.
+    """
+    from matplotlib.figure import Figure
+
+    stats = aggregate(rows)
+    datasets = _ordered([r["dataset"] for r in rows], datasets or [])
+    losses = _ordered([r["loss"] for r in rows], losses or [])
+    n = len(datasets)
+    fig = Figure(figsize=(3.6 * n, 3.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, n, squeeze=False)).ravel()
+    for ax, ds in zip(axes, datasets, strict=True):
+        for loss in losses:
+            if (ds, loss) not in stats:
+                continue
+            x = stats[ds, loss]["hessian_trace"][0]
+            y = 100 * stats[ds, loss]["ece_pre"][0]
+            if math.isfinite(x):
+                ax.scatter(x, y, s=18)
+                ax.annotate(
+                    loss, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+                )
+        ax.set_title(ds)
+        ax.set_xlabel("Hessian trace of the training loss")
+        ax.set_ylabel("test ECE pre T (%)")
+    fig.suptitle("Curvature at the end of training vs calibration")
+    fig.savefig(path, dpi=90)
 
 
 def _md_row(cells):
@@ -234,11 +307,12 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
 
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
-    fig = Figure(figsize=(3.2 * n_cols, 3.4 * n_rows), layout="constrained")
+    fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
     for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
         ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
         ax.set_title(loss)
+        ax.legend(loc="upper left", fontsize=7)
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")

@@ -1,0 +1,231 @@
+import math
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sklcalib.benchmark.cli import _parse_seeds, main
+from sklcalib.benchmark.report import (
+    aggregate,
+    markdown_report,
+    read_csv,
+    row_columns,
+    write_csv,
+)
+from sklcalib.benchmark.runner import METRICS, derive_seed
+
+# Tiny settings shared by the end-to-end tests: one dataset, three losses,
+# two seeds, a few epochs.
+TINY = [
+    "benchmark",
+    "--datasets",
+    "moons",
+    "--losses",
+    "ce,focal",
+    "brier",
+    "--seeds",
+    "2",
+    "--epochs",
+    "4",
+    "--hessian-samples",
+    "2",
+]
+# train_seconds is a wall-clock time: the one column allowed to differ
+TIMING = {"train_seconds"}
+
+
+def _fake_rows():
+    rows = []
+    for ds in ("a", "b"):
+        for loss, base in (("ce", 0.10), ("focal", 0.04)):
+            for seed in (0, 1):
+                row = {"dataset": ds, "loss": loss, "seed": seed, "epochs": 3}
+                row["temperature"] = 2.0 + seed if loss == "ce" else 1.0
+                for key in METRICS:
+                    row[f"{key}_pre"] = base + 0.02 * seed
+                    row[f"{key}_post"] = base / 2
+                row.update(train_error=0.0, hessian_trace=5.0 + seed, train_seconds=1.0)
+                rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------
+# command-line parsing
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("tokens", "expected"),
+    [
+        (["3"], [0, 1, 2]),
+        (["1"], [0]),
+        (["0,5"], [0, 5]),
+        (["0", "5", "9"], [0, 5, 9]),
+        (["7,"], [7]),
+        (["2,2,3"], [2, 3]),
+    ],
+)
+def test_parse_seeds_count_or_list(tokens, expected):
+    assert _parse_seeds(tokens) == expected
+
+
+@pytest.mark.parametrize("tokens", [["x"], ["0"], ["-1", "2"], [","]])
+def test_parse_seeds_rejects_bad_values(tokens):
+    with pytest.raises(ValueError, match="--seeds"):
+        _parse_seeds(tokens)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--datasets", "mnist"], "unknown dataset.*mnist.*valid names are moons"),
+        (["--losses", "ce,hinge"], "unknown loss.*hinge.*valid names are"),
+        (["--seeds", "two"], "--seeds takes integers"),
+        (["--epochs", "0"], "--epochs.*positive integer"),
+        (["--n-jobs", "0"], "--n-jobs.*positive integer or -1"),
+        (["--no-such-option"], "unrecognized arguments"),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_message(argv, message, capsys, tmp_path):
+    status = main(["benchmark", *argv, "--out", str(tmp_path)])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: sklcalib")
+    assert re.search(message, err), err
+    assert not (tmp_path / "results.csv").exists()
+
+
+def test_no_command_prints_help_and_fails(capsys):
+    assert main([]) == 2
+    assert "benchmark" in capsys.readouterr().out
+
+
+def test_help_through_python_dash_m():
+    out = subprocess.run(
+        [sys.executable, "-m", "sklcalib", "benchmark", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    for option in ("--datasets", "--losses", "--seeds", "--quick", "--scheduler"):
+        assert option in out.stdout
+    assert "minutes" in out.stdout  # the help states the expected wall time
+
+
+# ----------------------------------------------------------------------------
+# report: aggregation, csv and markdown on hand-made rows
+# ----------------------------------------------------------------------------
+def test_aggregate_mean_and_sample_std():
+    stats = aggregate(_fake_rows())
+    mean, std, n = stats["a", "ce"]["ece_pre"]
+    assert n == 2
+    assert mean == pytest.approx(np.mean([0.10, 0.12]))
+    assert std == pytest.approx(np.std([0.10, 0.12], ddof=1))
+    one_seed = aggregate([r for r in _fake_rows() if r["seed"] == 0])
+    assert math.isnan(one_seed["a", "ce"]["ece_pre"][1])
+
+
+def test_csv_round_trip_is_exact(tmp_path):
+    rows = _fake_rows()
+    rows[0]["ece_pre"] = 0.1 + 1e-17 * 3  # a float that needs all its digits
+    write_csv(rows, tmp_path / "r.csv")
+    back = read_csv(tmp_path / "r.csv")
+    assert [list(r) for r in back] == [row_columns()] * len(rows)
+    for got, want in zip(back, rows, strict=True):
+        assert got == {c: want[c] for c in row_columns()}
+
+
+def test_markdown_table1_layout_and_bold_minimum():
+    text = markdown_report(_fake_rows(), losses=["ce", "focal"])
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| Dataset"))
+    assert header == "| Dataset | ce pre T | ce post T | focal pre T | focal post T |"
+    row_a = next(line for line in lines if line.startswith("| a |"))
+    # ECE in %, mean over seeds; T in brackets; the lowest ECE in bold
+    assert row_a == "| a | 11.00 | 5.00(2.5) | **5.00** | **2.00(1.0)** |"
+    # a detail table per dataset with mean ± std and the Hessian trace
+    assert "## a" in lines and "## b" in lines
+    detail = next(line for line in lines if line.startswith("| ce | 11.00 ± 1.41"))
+    assert detail.endswith("| 5.5 ± 0.7 |")
+
+
+# ----------------------------------------------------------------------------
+# runner
+# ----------------------------------------------------------------------------
+def test_derive_seed_depends_on_dataset_and_seed_only():
+    assert derive_seed("moons", 0) == derive_seed("moons", 0)
+    seeds = {derive_seed(d, s) for d in ("moons", "wine") for s in range(3)}
+    assert len(seeds) == 6
+    assert all(0 <= s < 2**31 for s in seeds)
+
+
+# ----------------------------------------------------------------------------
+# end to end
+# ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def sequential_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("seq")
+    assert main([*TINY, "--n-jobs", "1", "--out", str(out)]) == 0
+    return out
+
+
+def _numbers(out):
+    rows = read_csv(out / "results.csv")
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
+
+
+@pytest.mark.slow
+def test_end_to_end_outputs(sequential_run, capsys):
+    out = sequential_run
+    rows = read_csv(out / "results.csv")
+    assert list(rows[0]) == row_columns()
+    for key in ("dataset", "loss", "seed", "temperature", "ece_pre", "ece_post"):
+        assert key in rows[0]
+    for key in METRICS:
+        assert f"{key}_pre" in rows[0] and f"{key}_post" in rows[0]
+    assert [(r["loss"], r["seed"]) for r in rows] == [
+        (loss, s) for loss in ("ce", "focal", "brier") for s in (0, 1)
+    ]
+    assert {r["dataset"] for r in rows} == {"moons"}
+    for row in rows:
+        for key, value in row.items():
+            if key not in ("dataset", "loss"):
+                assert math.isfinite(value), (key, value)
+        assert 0.1 <= row["temperature"] <= 10.0
+        assert 0.0 <= row["ece_pre"] <= 1.0 and 0.0 <= row["ece_post"] <= 1.0
+        # temperature scaling never changes the predicted class
+        assert row["error_pre"] == row["error_post"]
+    md = (out / "results.md").read_text()
+    assert "| moons |" in md and "focal pre T" in md
+    pngs = list(out.glob("*.png"))
+    assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+
+
+@pytest.mark.slow
+def test_same_numbers_with_two_jobs(sequential_run, tmp_path):
+    assert main([*TINY, "--n-jobs", "2", "--no-plots", "--out", str(tmp_path)]) == 0
+    assert _numbers(tmp_path) == _numbers(sequential_run)
+
+
+@pytest.mark.slow
+def test_same_numbers_on_a_local_dask_cluster(sequential_run, tmp_path):
+    pytest.importorskip("distributed", reason="--scheduler needs dask.distributed")
+    argv = [*TINY, "--scheduler", "local", "--n-jobs", "2", "--no-plots"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    assert _numbers(tmp_path) == _numbers(sequential_run)
+
+
+@pytest.mark.slow
+def test_tiny_run_through_python_dash_m(tmp_path):
+    argv = ["--datasets", "wine", "--losses", "ce", "--seeds", "1", "--epochs", "2"]
+    argv += ["--no-plots", "--n-jobs", "1", "--out", str(tmp_path)]
+    out = subprocess.run(
+        [sys.executable, "-m", "sklcalib", "benchmark", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "| wine |" in out.stdout
+    assert len(read_csv(tmp_path / "results.csv")) == 1
