@@ -7,7 +7,7 @@ from ._base import LOGITS, BaseCalibrator, binary_logits, check_params, softmax_
 #: Range of the fitted temperature. An NLL that keeps decreasing as T -> 0
 #: (perfectly separable scores) or T -> inf (scores that carry no
 #: information) stops at these bounds instead of running off to 0 or inf.
-TEMPERATURE_BOUNDS = (1e-2, 1e2)
+TEMPERATURE_BOUNDS = (1e-4, 1e4)
 
 #: The grid of ``objective="ece"``: T = 0.1, 0.2, ..., 10.0.
 DEFAULT_GRID = np.round(np.arange(1, 101) * 0.1, 1)
@@ -110,7 +110,7 @@ class TemperatureScaler(BaseCalibrator):
         ``"nll"`` minimises the negative log-likelihood of the calibration
         data exactly: the NLL is convex in the inverse temperature 1/T, and a
         few safeguarded Newton steps in float64 reach its minimum. The fitted
-        T is clipped to ``TEMPERATURE_BOUNDS`` = [0.01, 100]: scores the
+        T is clipped to ``TEMPERATURE_BOUNDS`` = [1e-4, 1e4]: scores the
         calibration data finds perfectly separable want T -> 0, scores with
         no information want T -> inf.
         ``"ece"`` picks the T of ``grid`` with the smallest ``n_bins``-bin

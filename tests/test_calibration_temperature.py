@@ -1,0 +1,198 @@
+"""TemperatureScaler: exact NLL optimum, agreement with scikit-learn's
+temperature scaling, the ECE grid search, boundaries and properties."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.optimize import minimize_scalar
+from scipy.special import log_softmax, softmax
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.datasets import make_classification
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from sklcalib.calibration import DEFAULT_GRID, TEMPERATURE_BOUNDS, TemperatureScaler
+from sklcalib.metrics import expected_calibration_error
+
+
+def _overconfident_logits(n=2000, n_classes=5, scale=4.0, seed=0):
+    """Labels drawn from softmax(z); the model reports scale * z."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(n, n_classes))
+    y = (rng.uniform(size=(n, 1)) > np.cumsum(softmax(z, axis=1), axis=1)).sum(1)
+    return scale * z, y
+
+
+def _nll(logits, y, temperature):
+    return -np.mean(log_softmax(logits / temperature, axis=1)[np.arange(len(y)), y])
+
+
+def _bounded_search_temperature(logits, y):
+    """Reference: a tight bounded scalar search on log T."""
+    low, high = np.log(TEMPERATURE_BOUNDS)
+    result = minimize_scalar(
+        lambda log_t: _nll(logits, y, np.exp(log_t)),
+        bounds=(low, high),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    return np.exp(result.x)
+
+
+@pytest.mark.parametrize(
+    ("n_classes", "scale", "seed"),
+    [(2, 3.0, 0), (5, 4.0, 1), (10, 0.5, 2), (3, 20.0, 3)],
+)
+def test_nll_objective_reaches_the_exact_optimum(n_classes, scale, seed):
+    logits, y = _overconfident_logits(n_classes=n_classes, scale=scale, seed=seed)
+    fitted = TemperatureScaler().fit(logits, y).temperature_
+    reference = _bounded_search_temperature(logits, y)
+    np.testing.assert_allclose(fitted, reference, rtol=1e-4)
+    # the NLL at our T is not above the reference's (up to rounding)
+    assert _nll(logits, y, fitted) <= _nll(logits, y, reference) * (1 + 1e-12)
+    # over-confident logits are cooled by about their scale
+    if scale > 1:
+        assert fitted > 1
+
+
+def test_agrees_with_scikit_learn_temperature_scaling():
+    X, y = make_classification(
+        n_samples=1500, n_features=20, n_informative=10, n_classes=4,
+        flip_y=0.1, random_state=0,
+    )  # fmt: skip
+    model = LogisticRegression(C=100.0, max_iter=2000).fit(X[:700], y[:700])
+    sk = CalibratedClassifierCV(FrozenEstimator(model), method="temperature")
+    sk.fit(X[700:], y[700:])
+    sk_temperature = 1.0 / float(sk.calibrated_classifiers_[0].calibrators[0].beta_)
+    ours = TemperatureScaler().fit(model.decision_function(X[700:]), y[700:])
+    np.testing.assert_allclose(ours.temperature_, sk_temperature, rtol=1e-5)
+    np.testing.assert_allclose(
+        ours.predict_proba(model.decision_function(X[:700])),
+        sk.predict_proba(X[:700]),
+        atol=1e-8,
+    )
+
+
+def test_binary_scores_are_logits_zero_and_s():
+    X, y = make_classification(n_samples=1200, flip_y=0.2, random_state=1)
+    model = LogisticRegression(C=100.0).fit(X[:600], y[:600])
+    s = model.decision_function(X[600:])
+    one_d = TemperatureScaler().fit(s, y[600:])
+    two_cols = TemperatureScaler().fit(np.column_stack([np.zeros_like(s), s]), y[600:])
+    np.testing.assert_allclose(one_d.temperature_, two_cols.temperature_, rtol=1e-10)
+    assert one_d.n_features_in_ == 1
+    np.testing.assert_allclose(
+        one_d.predict_proba(s)[:, 1], 1 / (1 + np.exp(-s / one_d.temperature_))
+    )
+    # scikit-learn uses the logits [-s, s]: the same map, T twice ours
+    sk = CalibratedClassifierCV(FrozenEstimator(model), method="temperature")
+    sk.fit(X[600:], y[600:])
+    sk_temperature = 1.0 / float(sk.calibrated_classifiers_[0].calibrators[0].beta_)
+    np.testing.assert_allclose(sk_temperature, 2 * one_d.temperature_, rtol=1e-5)
+    np.testing.assert_allclose(
+        one_d.predict_proba(s), sk.predict_proba(X[600:]), atol=1e-8
+    )
+
+
+def test_temperature_is_capped_at_the_documented_bounds():
+    logits, _ = _overconfident_logits(n=500, n_classes=4)
+    # perfectly separable: the NLL keeps falling as T -> 0
+    best = np.argmax(logits, axis=1)
+    assert TemperatureScaler().fit(logits, best).temperature_ == TEMPERATURE_BOUNDS[0]
+    # anti-informative: the NLL keeps falling as T -> inf
+    worst = np.argmin(logits, axis=1)
+    assert TemperatureScaler().fit(logits, worst).temperature_ == TEMPERATURE_BOUNDS[1]
+
+
+def test_ece_objective_equals_a_brute_force_grid_search():
+    logits, y = _overconfident_logits(n=1500, n_classes=4, scale=3.0, seed=5)
+    eces = [
+        expected_calibration_error(y, softmax(logits / t, axis=1), n_bins=15)
+        for t in DEFAULT_GRID
+    ]
+    expected = DEFAULT_GRID[int(np.argmin(eces))]
+    assert TemperatureScaler(objective="ece").fit(logits, y).temperature_ == expected
+    assert expected > 1  # the grid search cools over-confident logits too
+
+
+def test_ece_objective_custom_grid_and_n_bins_and_ties():
+    logits, y = _overconfident_logits(n=800, n_classes=3, scale=3.0, seed=6)
+    grid = [5.0, 0.5, 2.0, 3.0]  # unsorted on purpose
+    eces = {
+        t: expected_calibration_error(y, softmax(logits / t, axis=1), n_bins=5)
+        for t in grid
+    }
+    expected = min(sorted(eces), key=eces.get)
+    fitted = TemperatureScaler(objective="ece", grid=grid, n_bins=5).fit(logits, y)
+    assert fitted.temperature_ == expected
+    # constant logits: every T gives the same ECE, the smallest T wins
+    flat = np.zeros((60, 3))
+    labels = np.arange(60) % 3
+    tied = TemperatureScaler(objective="ece", grid=[4.0, 0.7, 2.0]).fit(flat, labels)
+    assert tied.temperature_ == 0.7
+
+
+def y_sorted(indices, scaler):
+    return scaler.classes_[indices]
+
+
+@given(
+    logits=arrays(
+        np.float64,
+        st.integers(2, 6).flatmap(lambda k: st.tuples(st.integers(k, 40), st.just(k))),
+        elements=st.floats(-1e4, 1e4, allow_nan=False),
+    ),
+    seed=st.integers(0, 2**16),
+)
+def test_predict_proba_keeps_the_argmax_and_sums_to_one(logits, seed):
+    rng = np.random.default_rng(seed)
+    y = np.arange(len(logits)) % logits.shape[1]  # every class present
+    rng.shuffle(y)
+    scaler = TemperatureScaler().fit(logits, y)
+    assert TEMPERATURE_BOUNDS[0] <= scaler.temperature_ <= TEMPERATURE_BOUNDS[1]
+    proba = scaler.predict_proba(logits)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    # the top logit keeps the top probability (a tie only where the logits
+    # differ by less than float64 resolves after division by T)
+    rows = np.arange(len(logits))
+    top = np.argmax(logits, axis=1)
+    assert np.all(proba[rows, top] == proba.max(axis=1))
+    distinct = np.sort(proba, axis=1)[:, -2] < proba.max(axis=1)
+    assert np.array_equal(
+        scaler.predict(logits)[distinct], y_sorted(top, scaler)[distinct]
+    )
+
+
+def test_logits_of_magnitude_1e4_give_finite_output():
+    logits, y = _overconfident_logits(n=300, n_classes=3, scale=1e4, seed=7)
+    for objective in ("nll", "ece"):
+        scaler = TemperatureScaler(objective=objective).fit(logits, y)
+        proba = scaler.predict_proba(logits)
+        assert np.all(np.isfinite(proba)) and np.isfinite(scaler.temperature_)
+    nll = TemperatureScaler().fit(logits, y)
+    np.testing.assert_allclose(
+        nll.temperature_, _bounded_search_temperature(logits, y), rtol=1e-4
+    )
+    float32 = TemperatureScaler().fit(logits.astype(np.float32), y)
+    np.testing.assert_allclose(float32.temperature_, nll.temperature_, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"objective": "brier"}, "objective"),
+        ({"n_bins": 0}, "n_bins"),
+        ({"n_bins": 2.5}, "n_bins"),
+        ({"objective": "ece", "grid": []}, "grid"),
+        ({"objective": "ece", "grid": [1.0, -2.0]}, "grid"),
+        ({"objective": "ece", "grid": [[1.0, 2.0]]}, "grid"),
+    ],
+)
+def test_invalid_parameters_are_named(params, match):
+    logits, y = _overconfident_logits(n=50, n_classes=3)
+    scaler = TemperatureScaler(**params)
+    with pytest.raises(ValueError, match=match):
+        scaler.fit(logits, y)
