@@ -293,6 +293,7 @@ def _fit_and_predict(net, X, y):
     return net.fit(X, y).predict_proba(X)
 
 
+@pytest.mark.slow  # starts two worker processes that import torch
 def test_parallel_fits_equal_sequential_fits(data):
     X, y = data
     nets = [small_net(random_state=seed) for seed in (0, 1)]

@@ -1,0 +1,298 @@
+"""Callbacks: GammaSchedule, AdaFocalUpdater, CalibrationScoring."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+
+from sklcalib import losses
+from sklcalib.callbacks import (
+    FLS531,
+    FLS532,
+    AdaFocalUpdater,
+    CalibrationScoring,
+    GammaSchedule,
+)
+from sklcalib.metrics import (
+    adaptive_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+from sklcalib.net import NetClassifier
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=200,
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+    return X, y
+
+
+def small_net(**params):
+    return NetClassifier(
+        **{"module__hidden_units": (16,), "max_epochs": 4, "random_state": 0, **params}
+    )
+
+
+def split_of(net, X, y, valid):
+    """The net's (seeded) internal split, rebuilt after fit."""
+    X32 = np.asarray(X, dtype=np.float32)
+    y_enc = net.label_encoder_.transform(y)
+    train, test = net.get_split_datasets(X32, y_enc)
+    dataset = test if valid else train
+    indices = np.asarray(dataset.indices) if hasattr(dataset, "indices") else None
+    if indices is None:
+        return X32, y_enc
+    return X32[indices], y_enc[indices]
+
+
+# ----------------------------------------------------------------------
+# GammaSchedule
+# ----------------------------------------------------------------------
+def test_paper_schedules():
+    assert FLS531 == {0: 5.0, 100: 3.0, 250: 1.0}
+    assert FLS532 == {0: 5.0, 100: 3.0, 250: 2.0}
+    schedule = GammaSchedule(FLS532).initialize()
+    assert [schedule.gamma_at(e) for e in (0, 99, 100, 249, 250, 1000)] == [
+        5.0,
+        5.0,
+        3.0,
+        3.0,
+        2.0,
+        2.0,
+    ]
+    assert GammaSchedule().initialize().gamma_at(250) == 1.0  # FLS-531 default
+
+
+def test_gamma_schedule_sets_gamma_at_scheduled_epochs(data):
+    X, y = data
+    net = small_net(
+        criterion="focal",
+        max_epochs=5,
+        callbacks=[GammaSchedule({0: 5, 2: 3.0, 4: 1})],
+    ).fit(X, y)
+    assert net.history[:, "gamma"] == [5.0, 5.0, 3.0, 3.0, 1.0]
+    assert net.criterion_.gamma == 1.0
+
+
+def test_gamma_schedule_keeps_the_criterion_gamma_before_its_first_epoch(data):
+    X, y = data
+    net = small_net(
+        criterion="focal",
+        criterion__gamma=2.0,
+        max_epochs=3,
+        callbacks=[GammaSchedule({2: 0.5})],
+    ).fit(X, y)
+    assert net.history[:, "gamma"] == [2.0, 2.0, 0.5]
+
+
+def test_scheduled_gamma_is_the_one_the_loss_uses(data):
+    # with lr=0 the weights never move, so each epoch's training loss is the
+    # focal loss of the same logits with that epoch's γ
+    X, y = data
+    net = small_net(
+        criterion="focal",
+        lr=0.0,
+        max_epochs=2,
+        train_split=None,
+        callbacks=[GammaSchedule({0: 0.0, 1: 2.0})],
+    ).fit(X, y)
+    logits = torch.as_tensor(net.decision_function(X))
+    target = torch.as_tensor(net.label_encoder_.transform(y))
+    ce = torch.nn.functional.cross_entropy(logits, target).item()
+    focal2 = losses.FocalLoss(gamma=2.0)(logits, target).item()
+    assert net.history[0, "train_loss"] == pytest.approx(ce, rel=1e-5)
+    assert net.history[1, "train_loss"] == pytest.approx(focal2, rel=1e-5)
+    assert focal2 < ce
+
+
+@pytest.mark.parametrize(
+    "schedule, match",
+    [
+        ({-1: 2.0}, "keys must be epochs"),
+        ({1.5: 2.0}, "keys must be epochs"),
+        ({True: 2.0}, "keys must be epochs"),
+        ({0: -1.0}, "values must be gammas"),
+        ({0: float("nan")}, "values must be gammas"),
+        ({0: "5"}, "values must be gammas"),
+        ({}, "non-empty dict"),
+        ([(0, 5.0)], "non-empty dict"),
+    ],
+)
+def test_gamma_schedule_rejects_bad_schedules(data, schedule, match):
+    X, y = data
+    net = small_net(criterion="focal", callbacks=[GammaSchedule(schedule)])
+    with pytest.raises(ValueError, match=match):
+        net.fit(X, y)
+
+
+def test_gamma_schedule_needs_a_gamma(data):
+    X, y = data
+    net = small_net(callbacks=[GammaSchedule({0: 2.0})])  # cross-entropy
+    with pytest.raises(ValueError, match="'gamma' attribute"):
+        net.fit(X, y)
+
+
+# ----------------------------------------------------------------------
+# AdaFocalUpdater
+# ----------------------------------------------------------------------
+def test_adafocal_updater_updates_gammas_every_epoch(data):
+    X, y = data
+    net = small_net(criterion="adafocal", max_epochs=3, callbacks=[AdaFocalUpdater()])
+    net.fit(X, y)
+    gammas = [np.asarray(g) for g in net.history[:, "adafocal_gammas"]]
+    assert len(gammas) == 3
+    assert all(g.shape == (15,) and np.all(np.isfinite(g)) for g in gammas)
+    initial = np.asarray(losses.AdaFocalLoss().gammas, dtype=float)
+    assert not np.allclose(gammas[0], initial)
+    assert not np.allclose(gammas[1], gammas[0])
+    assert np.all((gammas[-1] >= -2) & (gammas[-1] <= 20))
+
+
+def test_adafocal_updater_feeds_validation_probabilities(data):
+    # one epoch: the recorded gammas are those of an update with the final
+    # validation probabilities, rebuilt independently here
+    X, y = data
+    net = small_net(criterion="adafocal", max_epochs=1, callbacks=[AdaFocalUpdater()])
+    net.fit(X, y)
+    X_valid, y_valid = split_of(net, X, y, valid=True)
+    reference = losses.AdaFocalLoss()
+    reference.update_from_validation(net.predict_proba(X_valid), y_valid)
+    np.testing.assert_allclose(
+        net.history[-1, "adafocal_gammas"],
+        np.asarray(reference.gammas, dtype=float),
+        rtol=1e-6,
+    )
+
+
+def test_adafocal_updater_needs_validation_and_adafocal(data):
+    X, y = data
+    with pytest.raises(ValueError, match="validation split"):
+        small_net(
+            criterion="adafocal", train_split=None, callbacks=[AdaFocalUpdater()]
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="update_from_validation"):
+        small_net(criterion="focal", callbacks=[AdaFocalUpdater()]).fit(X, y)
+
+
+# ----------------------------------------------------------------------
+# CalibrationScoring
+# ----------------------------------------------------------------------
+def test_calibration_scoring_records_the_metric_every_epoch(data):
+    X, y = data
+    net = small_net(max_epochs=5, callbacks=[CalibrationScoring()]).fit(X, y)
+    values = net.history[:, "valid_ece"]
+    assert len(values) == 5
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert net.history[:, "valid_ece_best"][0] is True
+    # the last value is the ECE of the final net on its validation split
+    X_valid, y_valid = split_of(net, X, y, valid=True)
+    expected = expected_calibration_error(y_valid, net.predict_proba(X_valid))
+    assert values[-1] == pytest.approx(expected, rel=1e-6)
+
+
+def test_calibration_scoring_on_the_training_split(data):
+    X, y = data
+    names = np.array(["a", "b", "c"])[y]
+    net = small_net(
+        max_epochs=3,
+        module__dropout=0.3,  # training-mode predictions would differ
+        callbacks=[CalibrationScoring("mce", on_train=True, n_bins=5)],
+    ).fit(X, names)
+    X_train, y_train = split_of(net, X, names, valid=False)
+    assert len(y_train) == 160
+    expected = maximum_calibration_error(y_train, net.predict_proba(X_train), n_bins=5)
+    assert net.history[-1, "train_mce"] == pytest.approx(expected, rel=1e-6)
+
+
+def test_calibration_scoring_names_and_metrics(data):
+    X, y = data
+    net = small_net(
+        max_epochs=2,
+        callbacks=[
+            CalibrationScoring("neg_adaptive_ece"),
+            CalibrationScoring("classwise_ece"),
+            CalibrationScoring("smooth_ece"),
+            ("custom", CalibrationScoring("ece", name="my_ece", n_bins=4)),
+            CalibrationScoring(adaptive_calibration_error, name="ace_callable"),
+        ],
+    ).fit(X, y)
+    last = net.history[-1]
+    for key in (
+        "valid_adaptive_ece",
+        "valid_classwise_ece",
+        "valid_smooth_ece",
+        "my_ece",
+        "ace_callable",
+    ):
+        assert 0.0 <= last[key] <= 1.0, key
+    assert last["ace_callable"] == pytest.approx(last["valid_adaptive_ece"])
+    X_valid, y_valid = split_of(net, X, y, valid=True)
+    expected = expected_calibration_error(y_valid, net.predict_proba(X_valid), n_bins=4)
+    assert last["my_ece"] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"scoring": "accuracy"}, "scoring must be one of"),
+        ({"n_bins": 0}, "n_bins must be an integer"),
+    ],
+)
+def test_calibration_scoring_rejects_bad_arguments(data, kwargs, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        small_net(callbacks=[CalibrationScoring(**kwargs)]).fit(X, y)
+
+
+def test_nets_with_callbacks_clone_and_pickle(data):
+    X, y = data
+    net = small_net(
+        criterion="focal",
+        callbacks=[GammaSchedule({0: 3.0, 2: 1.0}), CalibrationScoring()],
+    )
+    cloned = clone(net).get_params(deep=False)["callbacks"]
+    assert [type(cb) for cb in cloned] == [GammaSchedule, CalibrationScoring]
+    assert cloned[1].get_params() == {
+        "scoring": "ece",
+        "on_train": False,
+        "name": None,
+        "n_bins": 15,
+    }
+    net.fit(X, y)
+    # skorch lists a net's callbacks' parameters once they are initialized
+    assert net.get_params()["callbacks__CalibrationScoring__n_bins"] == 15
+    net.set_params(callbacks__CalibrationScoring__n_bins=5)
+    assert dict(net.callbacks_)["CalibrationScoring"].n_bins == 5
+    net.set_params(callbacks__CalibrationScoring__n_bins=15)
+    restored = pickle.loads(pickle.dumps(net))
+    np.testing.assert_array_equal(restored.predict_proba(X), net.predict_proba(X))
+    assert restored.history[:, "valid_ece"] == net.history[:, "valid_ece"]
+
+
+def test_curvature_logger_is_reexported():
+    from sklcalib import diagnostics
+    from sklcalib.callbacks import CurvatureLogger
+
+    assert CurvatureLogger is diagnostics.CurvatureLogger
+    with pytest.raises(AttributeError, match="no_such_callback"):
+        from sklcalib import callbacks
+
+        callbacks.no_such_callback  # noqa: B018
