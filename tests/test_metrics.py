@@ -340,3 +340,19 @@ def test_multiclass_probabilities_on_edges_against_torchmetrics():
     # (.75,1]: 1.0 (1), 1.0 (0)
     expected = (2 * abs(0.5 - 0.5) + 2 * abs(0.6875 - 0.5) + 2 * abs(1 - 0.5)) / 6
     assert expected_calibration_error(y, p, n_bins=4) == pytest.approx(expected)
+
+
+def test_integer_labels_lookup_and_generic_paths_agree():
+    rng = np.random.default_rng(6)
+    p = random_probs(rng, 300, 3)
+    idx = rng.integers(0, 3, 300)
+    small = np.array([-5, 3, 7])  # encoded with an O(n) lookup table
+    huge = np.array([-5, 3, 10**12])  # range too wide: binary search
+    as_str = np.array(["-5", "3", "x"])  # generic path
+    values = [
+        expected_calibration_error(labels[idx], p)
+        for labels in (small, huge, as_str, small.astype(np.uint8) + 10)
+    ]
+    assert values[1:] == values[:1] * 3
+    with pytest.raises(ValueError, match=r"not in labels.*\[8\]"):
+        expected_calibration_error(np.r_[small[idx][:-1], 8], p, labels=small)

@@ -1,9 +1,11 @@
 """Fused compiled path for large probability matrices.
 
-One parallel pass over ``y_prob`` checks every value (finite, in [0, 1]),
-sums each row in float64 (float32 rows would lose the tolerance otherwise),
+One parallel pass over the rows of ``y_prob`` checks every value (finite, in
+[0, 1]), sums each row in float64 (as the brief of DESIGN.md asks for float32),
 finds the top-label confidence and the first argmax, and accumulates the
-uniform-bin sums of :func:`~sklcalib.metrics.bin_statistics` on the fly.
+uniform-bin sums of :func:`~sklcalib.metrics.bin_statistics` on the fly. Each
+row is loaded from memory once; the three short loops over it (sum, bit range,
+first argmax) then run from L1 cache, each vectorised.
 numpy needs one pass per check plus max, argmax and bincount (about eight
 reads of the array); this reads it once, which is what makes the validated
 ECE about as fast as a bare ``max`` over the rows.
@@ -25,77 +27,95 @@ from ._validation import row_sum_tolerance
 _OK, _NOT_FINITE, _NEGATIVE, _ABOVE_ONE, _ROW_SUM = 0, 1, 2, 3, 4
 
 
-@njit(cache=True, fastmath=False)
-def _scan_row(p, i, tol):
-    """Check row ``i`` and return (status, max, first argmax).
+# The float64 row sum may be reordered ("reassoc") so that LLVM vectorises it:
+# only the order of the additions changes (a float64 sum of float32 values, the
+# difference is far below the sqrt(eps) tolerance). There is deliberately no
+# "nnan"/"ninf" flag: NaN and infinity still propagate to the sum.
+@njit(cache=True, fastmath={"reassoc", "nsz", "contract"})
+def _row_sum(p, i):
+    total = 0.0
+    for j in range(p.shape[1]):
+        total += np.float64(p[i, j])
+    return total
 
-    Four independent accumulators break the dependency chain of the float64
-    row sum (fastmath is off, so the compiler may not reorder it itself).
+
+@njit(cache=True, fastmath=False)
+def _row_bit_range(bits, i):
+    """Largest and smallest bit pattern of row ``i`` as signed integers.
+
+    For non-negative floats the IEEE-754 order is the integer order of the bit
+    patterns, and integer max/min reductions vectorise where LLVM leaves a float
+    max reduction scalar (it must respect NaN). Every value is in [0, 1] iff
+    ``lo >= 0`` (no sign bit: no negative, -0.0 or -NaN) and
+    ``hi <= bits(1.0)`` (no value above 1, +inf or +NaN).
     """
-    k = p.shape[1]
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    m0 = p[i, 0]
-    m1 = m0
-    m2 = m0
-    m3 = m0
-    ok = True
-    j = 0
-    while j + 4 <= k:
-        a = p[i, j]
-        b = p[i, j + 1]
-        c = p[i, j + 2]
-        d = p[i, j + 3]
-        ok &= (a >= 0.0) & (a <= 1.0) & (b >= 0.0) & (b <= 1.0)
-        ok &= (c >= 0.0) & (c <= 1.0) & (d >= 0.0) & (d <= 1.0)
-        s0 += a
-        s1 += b
-        s2 += c
-        s3 += d
-        m0 = a if a > m0 else m0
-        m1 = b if b > m1 else m1
-        m2 = c if c > m2 else m2
-        m3 = d if d > m3 else m3
-        j += 4
-    while j < k:
-        a = p[i, j]
-        ok &= (a >= 0.0) & (a <= 1.0)
-        s0 += a
-        m0 = a if a > m0 else m0
-        j += 1
-    if not ok:
-        # classify the first bad value (rare path)
-        for jj in range(k):
-            v = p[i, jj]
-            if not np.isfinite(v):
-                return _NOT_FINITE, 0.0, 0
-            if v < 0.0:
-                return _NEGATIVE, 0.0, 0
-            if v > 1.0:
-                return _ABOVE_ONE, 0.0, 0
-    total = (s0 + s1) + (s2 + s3)
-    if abs(total - 1.0) > tol:
-        return _ROW_SUM, 0.0, 0
-    m = max(max(m0, m1), max(m2, m3))
-    arg = 0
-    for jj in range(k):  # the row is in L1 cache now
-        if p[i, jj] == m:
-            arg = jj
-            break
-    return _OK, m, arg
+    hi = bits[i, 0]
+    lo = bits[i, 0]
+    for j in range(bits.shape[1]):
+        b = bits[i, j]
+        hi = b if b > hi else hi
+        lo = b if b < lo else lo
+    return hi, lo
+
+
+@njit(cache=True, fastmath=False)
+def _first_index(bits, i, value):
+    """First column of row ``i`` holding ``value`` (a branch-free min, so it
+    vectorises; the row is in L1 cache by now)."""
+    k = bits.shape[1]
+    first = k
+    for j in range(k):
+        candidate = j if bits[i, j] == value else k
+        first = candidate if candidate < first else first
+    return first
+
+
+@njit(cache=True, fastmath=False)
+def _classify_row(p, i):
+    """Exact float checks of row ``i`` (the rare path): the first bad value."""
+    for j in range(p.shape[1]):
+        v = p[i, j]
+        if not np.isfinite(v):
+            return _NOT_FINITE
+        if v < 0.0:
+            return _NEGATIVE
+        if v > 1.0:
+            return _ABOVE_ONE
+    return _OK
+
+
+@njit(cache=True, fastmath=False)
+def _scan_row(p, bits, i, tol, one_bits):
+    """Check row ``i`` and return (status, max, first argmax)."""
+    total = _row_sum(p, i)
+    if not abs(total - 1.0) <= tol:  # also true for a NaN sum
+        code = _classify_row(p, i)
+        return (code if code != _OK else _ROW_SUM), 0.0, 0
+    hi, lo = _row_bit_range(bits, i)
+    if lo < 0 or hi > one_bits:
+        code = _classify_row(p, i)
+        if code != _OK:
+            return code, 0.0, 0
+        # valid after all: the row holds -0.0; take the float maximum
+        m = p[i, 0]
+        for j in range(p.shape[1]):
+            m = p[i, j] if p[i, j] > m else m
+        for j in range(p.shape[1]):
+            if p[i, j] == m:
+                return _OK, np.float64(m), j
+    arg = _first_index(bits, i, hi)
+    return _OK, np.float64(p[i, arg]), arg
 
 
 @njit(parallel=True, cache=True, fastmath=False)
-def _top_label_kernel(p, y_idx, tol, n_chunks, conf, correct, status):
+def _top_label_kernel(p, bits, one_bits, y_idx, tol, n_chunks, conf, correct, status):
     n = p.shape[0]
     chunk = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
         start = c * chunk
         stop = min(n, start + chunk)
         for i in range(start, stop):
-            code, m, arg = _scan_row(p, i, tol)
+            code, m, arg = _scan_row(p, bits, i, tol, one_bits)
             if code != _OK:
                 status[c, 0] = code
                 status[c, 1] = i
@@ -105,20 +125,25 @@ def _top_label_kernel(p, y_idx, tol, n_chunks, conf, correct, status):
 
 
 @njit(parallel=True, cache=True, fastmath=False)
-def _uniform_kernel(p, y_idx, w, has_w, edges, tol, n_chunks, sums, status):
+def _uniform_kernel(
+    p, bits, one_bits, y_idx, w, has_w, edges, tol, n_chunks, sums, status
+):
     n = p.shape[0]
     n_bins = edges.shape[0] - 1
     chunk = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
         start = c * chunk
         stop = min(n, start + chunk)
+        # thread-local sums: writing to sums[c] row by row would share cache
+        # lines between threads
+        local = np.zeros((3, n_bins))
         for i in range(start, stop):
-            code, m, arg = _scan_row(p, i, tol)
+            code, m, arg = _scan_row(p, bits, i, tol, one_bits)
             if code != _OK:
                 status[c, 0] = code
                 status[c, 1] = i
                 break
-            x = np.float64(m)
+            x = m
             # right-closed bins (edges[b], edges[b + 1]] on the float64 edges:
             # guess from x * n_bins, then settle against the exact edges
             b = min(int(x * n_bins), n_bins - 1)
@@ -127,10 +152,11 @@ def _uniform_kernel(p, y_idx, w, has_w, edges, tol, n_chunks, sums, status):
             while b < n_bins - 1 and x > edges[b + 1]:
                 b += 1
             wi = w[i] if has_w else 1.0
-            sums[c, 0, b] += wi
-            sums[c, 1, b] += wi * x
+            local[0, b] += wi
+            local[1, b] += wi * x
             if arg == y_idx[i]:
-                sums[c, 2, b] += wi
+                local[2, b] += wi
+        sums[c] = local
 
 
 def _n_chunks(n):
@@ -156,16 +182,24 @@ def _raise_status(status, p):
     )
 
 
+def _bit_view(p):
+    """``p`` as C-contiguous signed integers of its width, and the bits of 1.0."""
+    int_type = np.int32 if p.dtype == np.float32 else np.int64
+    return p.view(int_type), p.dtype.type(1.0).view(int_type)
+
+
 def fused_top_label(p, y_idx):
     """Validated top-label ``(confidence, correct)`` of a 2-D float ``p``."""
     p = np.ascontiguousarray(p)
+    bits, one_bits = _bit_view(p)
     n = p.shape[0]
     n_chunks = _n_chunks(n)
     conf = np.empty(n, dtype=p.dtype)
     correct = np.empty(n, dtype=np.bool_)
     status = np.zeros((n_chunks, 2), dtype=np.int64)
     tol = row_sum_tolerance(p.dtype)
-    _top_label_kernel(p, y_idx.astype(np.intp), tol, n_chunks, conf, correct, status)
+    y_idx = y_idx.astype(np.intp, copy=False)
+    _top_label_kernel(p, bits, one_bits, y_idx, tol, n_chunks, conf, correct, status)
     _raise_status(status, p)
     return conf, correct
 
@@ -173,6 +207,7 @@ def fused_top_label(p, y_idx):
 def fused_uniform_statistics(p, y_idx, n_bins, sample_weight=None):
     """Validated top-label uniform-bin :class:`BinStatistics` of a 2-D ``p``."""
     p = np.ascontiguousarray(p)
+    bits, one_bits = _bit_view(p)
     n = p.shape[0]
     n_chunks = _n_chunks(n)
     edges = uniform_edges(n_bins)
@@ -181,8 +216,9 @@ def fused_uniform_statistics(p, y_idx, n_bins, sample_weight=None):
     sums = np.zeros((n_chunks, 3, n_bins))
     status = np.zeros((n_chunks, 2), dtype=np.int64)
     tol = row_sum_tolerance(p.dtype)
+    y_idx = y_idx.astype(np.intp, copy=False)
     _uniform_kernel(
-        p, y_idx.astype(np.intp), w, has_w, edges, tol, n_chunks, sums, status
+        p, bits, one_bits, y_idx, w, has_w, edges, tol, n_chunks, sums, status
     )
     _raise_status(status, p)
     total = sums.sum(axis=0)
