@@ -123,7 +123,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
         classes = np.unique(np.asarray(y))
-        if len(classes) < 2:
+        if len(classes) == 1:  # (no class at all: validate_data's empty error)
             raise ValueError(
                 "y must hold at least two classes to calibrate; got 1 class: "
                 f"{classes.tolist()}."

@@ -32,7 +32,8 @@ def _minimise(fun, x0, max_iter, tol, name):
         x0,
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": max_iter, "gtol": tol},
+        # ftol off: stop on the gradient (tol), not on a stalling loss
+        options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15},
     )
     if not result.success:
         warnings.warn(

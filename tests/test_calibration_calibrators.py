@@ -1,0 +1,351 @@
+"""Every calibrator on an over-confident model, against references, and on
+bad input."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from scipy.special import expit, log_softmax, softmax
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+from sklcalib.calibration import (
+    BBQCalibrator,
+    BetaCalibrator,
+    ENIRCalibrator,
+    HistogramBinningCalibrator,
+    IsotonicCalibrator,
+    MatrixScaler,
+    PlattScaler,
+    TemperatureScaler,
+    VectorScaler,
+)
+from sklcalib.metrics import expected_calibration_error
+
+LOGIT_CALIBRATORS = [TemperatureScaler(), VectorScaler(), MatrixScaler()]
+PROBABILITY_CALIBRATORS = [
+    HistogramBinningCalibrator(),
+    HistogramBinningCalibrator(strategy="quantile"),
+    IsotonicCalibrator(),
+    BBQCalibrator(),
+    ENIRCalibrator(),
+    BetaCalibrator(),
+]
+NETCAL_CALIBRATORS = [BBQCalibrator, ENIRCalibrator, BetaCalibrator]
+
+
+def _nll(y, proba):
+    return -np.mean(np.log(np.maximum(proba[np.arange(len(y)), y], 1e-300)))
+
+
+@pytest.fixture(scope="module")
+def overconfident():
+    """An almost unregularised logistic regression on overlapping 3-class
+    data, its logits scaled by 3: held-out calibration and test scores."""
+    X, y = make_classification(
+        n_samples=6000, n_features=20, n_informative=8, n_classes=3,
+        n_clusters_per_class=1, flip_y=0.0, class_sep=0.7, random_state=0,
+    )  # fmt: skip
+    model = LogisticRegression(C=1e4, max_iter=5000).fit(X[:2000], y[:2000])
+    logits = 3.0 * model.decision_function(X[2000:])
+    return {
+        "cal": (logits[:2000], y[2000:4000]),
+        "test": (logits[2000:], y[4000:]),
+    }
+
+
+def _scores(calibrator, logits):
+    return logits if calibrator._input == "logits" else softmax(logits, axis=1)
+
+
+@pytest.mark.parametrize(
+    "calibrator",
+    LOGIT_CALIBRATORS + PROBABILITY_CALIBRATORS,
+    ids=lambda c: repr(c),
+)
+def test_every_calibrator_lowers_held_out_ece(calibrator, overconfident):
+    (cal_logits, y_cal), (test_logits, y_test) = (
+        overconfident["cal"],
+        overconfident["test"],
+    )
+    before = expected_calibration_error(y_test, softmax(test_logits, axis=1))
+    assert before > 0.1  # the model is clearly over-confident
+    calibrator = clone(calibrator).fit(_scores(calibrator, cal_logits), y_cal)
+    proba = calibrator.predict_proba(_scores(calibrator, test_logits))
+    after = expected_calibration_error(y_test, proba)
+    assert after < before
+    if isinstance(
+        calibrator, TemperatureScaler | HistogramBinningCalibrator | IsotonicCalibrator
+    ):
+        assert after < before / 2
+    if isinstance(calibrator, VectorScaler | MatrixScaler):
+        assert _nll(y_test, proba) < _nll(y_test, softmax(test_logits, axis=1))
+
+
+def test_platt_lowers_binary_ece():
+    X, y = make_classification(n_samples=4000, flip_y=0.2, random_state=3)
+    model = LogisticRegression(C=1e4).fit(X[:1000], y[:1000])
+    s = 4.0 * model.decision_function(X[1000:])
+    (s_cal, y_cal), (s_test, y_test) = (s[:1500], y[1000:2500]), (s[1500:], y[2500:])
+    before = expected_calibration_error(y_test, expit(s_test))
+    platt = PlattScaler().fit(s_cal, y_cal)
+    after = expected_calibration_error(y_test, platt.predict_proba(s_test))
+    assert after < before / 2
+
+
+def test_platt_is_the_maximum_likelihood_sigmoid():
+    rng = np.random.default_rng(0)
+    s = 1000 * rng.normal(size=500)  # large scores: standardised internally
+    y = (rng.uniform(size=500) < expit(0.002 * s - 0.5)).astype(int)
+
+    def nll(params):
+        t = params[0] * s / 1000 + params[1]
+        return np.mean(np.logaddexp(0, t) - y * t)
+
+    a, b = minimize(nll, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+    platt = PlattScaler().fit(s, y)
+    np.testing.assert_allclose(
+        [platt.coef_ * 1000, platt.intercept_], [a, b], rtol=1e-3
+    )
+    # two-column logits use their difference
+    two = PlattScaler().fit(np.column_stack([-s / 2, s / 2]), y)
+    np.testing.assert_allclose(two.coef_, platt.coef_, rtol=1e-6)
+    with pytest.raises(ValueError, match="Only binary"):
+        PlattScaler().fit(np.ones((6, 3)), [0, 1, 2, 0, 1, 2])
+
+
+def _finite_difference_check(calibrator, n_classes=3):
+    """The analytic NLL gradient: the fit reaches a stationary point."""
+    rng = np.random.default_rng(1)
+    z = 2 * rng.normal(size=(400, n_classes))
+    y = (rng.uniform(size=(400, 1)) > np.cumsum(softmax(z / 2, 1), 1)).sum(1)
+    calibrator.fit(z, y)
+    return z, y
+
+
+def test_vector_scaling_reaches_the_nll_minimum():
+    scaler = VectorScaler()
+    z, y = _finite_difference_check(scaler)
+
+    def nll(params):
+        return _nll(y, softmax(z * params[:3] + params[3:], axis=1))
+
+    fitted = np.r_[scaler.coef_, scaler.intercept_]
+    # central differences of the NLL vanish at the fitted parameters
+    for i in range(6):
+        step = np.zeros(6)
+        step[i] = 1e-5
+        slope = (nll(fitted + step) - nll(fitted - step)) / 2e-5
+        assert abs(slope) < 1e-5
+    # the target-agnostic truth here is w = 1/2, b = 0 (labels ~ softmax(z/2))
+    np.testing.assert_allclose(scaler.coef_, 0.5, atol=0.15)
+
+
+@pytest.mark.parametrize("reg", [0.0, 0.1])
+def test_matrix_scaling_reaches_the_penalised_nll_minimum(reg):
+    scaler = MatrixScaler(reg=reg)
+    z, y = _finite_difference_check(scaler)
+    off = ~np.eye(3, dtype=bool)
+
+    def objective(params):
+        W, b = params[:9].reshape(3, 3), params[9:]
+        return _nll(y, softmax(z @ W.T + b, axis=1)) + reg * np.sum(W[off] ** 2)
+
+    fitted = np.r_[scaler.coef_.ravel(), scaler.intercept_]
+    for i in range(12):
+        step = np.zeros(12)
+        step[i] = 1e-5
+        slope = (objective(fitted + step) - objective(fitted - step)) / 2e-5
+        assert abs(slope) < 1e-5
+    if reg > 0:  # the penalty shrinks the off-diagonal terms
+        unpenalised = MatrixScaler().fit(z, y).coef_
+        assert np.sum(scaler.coef_[off] ** 2) < np.sum(unpenalised[off] ** 2)
+
+
+def test_isotonic_matches_scikit_learn_one_vs_rest():
+    rng = np.random.default_rng(2)
+    proba = softmax(3 * rng.normal(size=(300, 3)), axis=1)
+    y = np.array([rng.choice(3, p=p) for p in softmax(np.log(proba) / 3, axis=1)])
+    iso = IsotonicCalibrator().fit(proba, y)
+    columns = np.column_stack(
+        [
+            IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1)
+            .fit(proba[:, k], y == k)
+            .predict(proba[:, k])
+            for k in range(3)
+        ]
+    )
+    expected = columns / columns.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(iso.predict_proba(proba), expected)
+
+
+def test_one_vs_rest_all_zero_rows_become_uniform():
+    # each class is seen only at p_k >= 0.5 and not seen up to p_k = 0.45, so
+    # every isotonic regression is 0 on (1/3, 1/3, 1/3): a row of zeros
+    proba = np.array([[0.5, 0.45, 0.05], [0.05, 0.5, 0.45], [0.45, 0.05, 0.5]])
+    y = np.array(["a", "b", "c"])
+    iso = IsotonicCalibrator().fit(proba, y)
+    middle = np.full((1, 3), 1 / 3)
+    assert [m.predict(middle[:, 0])[0] for m in iso.calibrators_] == [0, 0, 0]
+    np.testing.assert_allclose(iso.predict_proba(middle), 1 / 3)
+    np.testing.assert_allclose(iso.predict_proba(proba), np.eye(3))
+
+
+def test_histogram_binning_frequencies_and_empty_bins():
+    p1 = np.array([0.05, 0.1, 0.15, 0.6, 0.7, 0.95, 0.9, 0.99])
+    y = np.array([0, 0, 1, 1, 0, 1, 1, 1])
+    hb = HistogramBinningCalibrator(n_bins=4).fit(p1, y)
+    # bins (0, .25] (.25, .5] (.5, .75] (.75, 1]: frequencies 1/3, empty, 1/2, 1
+    np.testing.assert_allclose(hb.bin_values_[0], [1 / 3, 0.375, 0.5, 1.0])
+    np.testing.assert_allclose(
+        hb.predict_proba(np.array([0.0, 0.25, 0.3, 0.75, 1.0]))[:, 1],
+        [1 / 3, 1 / 3, 0.375, 0.5, 1.0],
+    )
+    quantile = HistogramBinningCalibrator(n_bins=2, strategy="quantile").fit(p1, y)
+    edges = quantile.bin_edges_[0]
+    assert edges[0] == 0 and edges[-1] == 1 and len(edges) == 3
+    # median edge 0.65: (0, .65] holds y 0, 0, 1, 1; (.65, 1] holds 0, 1, 1, 1
+    np.testing.assert_allclose(quantile.bin_values_[0], [0.5, 0.75])
+
+
+def test_netcal_adapters_are_clone_safe_and_lazy():
+    code = (
+        "import sys, sklcalib.calibration;"
+        "print('netcal' in sys.modules, 'torch' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["False", "False"]
+    bbq = BBQCalibrator(score_function="AIC")
+    assert clone(bbq).get_params() == {"score_function": "AIC", "equal_intervals": True}
+    assert not hasattr(bbq, "calibrators_")
+
+
+@pytest.mark.parametrize("cls", NETCAL_CALIBRATORS)
+def test_netcal_missing_names_the_extra(cls, monkeypatch):
+    monkeypatch.setitem(sys.modules, "netcal", None)
+    monkeypatch.delitem(sys.modules, "netcal.binning", raising=False)
+    monkeypatch.delitem(sys.modules, "netcal.scaling", raising=False)
+    with pytest.raises(ImportError, match=r'pip install "sklcalib\[netcal\]"'):
+        cls().fit(np.array([0.2, 0.8, 0.4, 0.6]), [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize("cls", NETCAL_CALIBRATORS)
+def test_netcal_binary_matches_netcal(cls):
+    import netcal.binning
+    import netcal.scaling
+
+    rng = np.random.default_rng(4)
+    p1 = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p1**2).astype(np.int64)
+    native = {
+        BBQCalibrator: netcal.binning.BBQ,
+        ENIRCalibrator: netcal.binning.ENIR,
+        BetaCalibrator: netcal.scaling.BetaCalibration,
+    }[cls]()
+    native.fit(p1.copy(), y)
+    ours = cls().fit(p1, np.where(y == 1, "yes", "no"))
+    np.testing.assert_allclose(
+        ours.predict_proba(p1)[:, 1], native.transform(p1.copy())
+    )
+    assert list(ours.classes_) == ["no", "yes"]
+
+
+ALL = [*LOGIT_CALIBRATORS, *PROBABILITY_CALIBRATORS, PlattScaler()]
+
+
+def _valid(calibrator, n=30):
+    rng = np.random.default_rng(0)
+    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    logits = rng.normal(size=(n, k))
+    y = np.arange(n) % k
+    return _scores(calibrator, logits), y
+
+
+@pytest.mark.parametrize("calibrator", ALL, ids=lambda c: repr(c))
+def test_bad_input(calibrator):
+    calibrator = clone(calibrator)
+    X, y = _valid(calibrator)
+    with pytest.raises(NotFittedError):
+        calibrator.predict_proba(X)
+    with pytest.raises(NotFittedError):
+        calibrator.predict(X)
+    for bad in (np.nan, np.inf, -np.inf):
+        broken = X.copy()
+        broken[3, 1] = bad
+        with pytest.raises(ValueError, match=r"NaN|infinity"):
+            calibrator.fit(broken, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        calibrator.fit(X, y[:-1])
+    with pytest.raises(ValueError, match="at least two classes"):
+        calibrator.fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match=r"0 sample|empty"):
+        calibrator.fit(X[:0], y[:0])
+    calibrator.fit(X, y)
+    broken = X.copy()
+    broken[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        calibrator.predict_proba(broken)
+    with pytest.raises(ValueError, match="features"):
+        calibrator.predict_proba(np.hstack([X, X[:, :1]]))
+    if not isinstance(calibrator, PlattScaler):
+        two = X[:, :2] / (
+            1 if calibrator._input == "logits" else X[:, :2].sum(1, keepdims=True)
+        )
+        with pytest.raises(ValueError, match="columns but y has"):
+            clone(calibrator).fit(two, y)
+
+
+@pytest.mark.parametrize("calibrator", PROBABILITY_CALIBRATORS, ids=lambda c: repr(c))
+def test_probability_calibrators_reject_non_probabilities(calibrator):
+    X, y = _valid(calibrator)
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        clone(calibrator).fit(X * 2, y)
+    with pytest.raises(ValueError, match="Negative values"):
+        clone(calibrator).fit(X - 0.5, y)
+    with pytest.raises(ValueError, match="sum to 1"):
+        clone(calibrator).fit(X * 0.9, y)
+    fitted = clone(calibrator).fit(X, y)
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        fitted.predict_proba(X * 2)
+    # one-column binary probabilities are not checked for a row sum
+    binary = clone(calibrator).fit(X[:, 0], y % 2)
+    assert binary.predict_proba(X[:, 0]).shape == (len(X), 2)
+
+
+@pytest.mark.parametrize("calibrator", [*LOGIT_CALIBRATORS, PlattScaler()], ids=repr)
+def test_logits_of_magnitude_1e4_are_finite(calibrator):
+    rng = np.random.default_rng(3)
+    k = 2 if isinstance(calibrator, PlattScaler) else 4
+    logits = 1e4 * rng.normal(size=(200, k))
+    y = np.argmax(logits + 1e4 * rng.gumbel(size=(200, k)), axis=1)
+    fitted = clone(calibrator).fit(logits, y)
+    proba = fitted.predict_proba(logits)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all(np.isfinite(log_softmax(np.log(np.maximum(proba, 1e-300)), axis=1)))
+
+
+@pytest.mark.parametrize(
+    ("calibrator", "match"),
+    [
+        (HistogramBinningCalibrator(n_bins=0), "n_bins"),
+        (HistogramBinningCalibrator(strategy="kmeans"), "strategy"),
+        (MatrixScaler(reg=-1.0), "reg"),
+        (VectorScaler(max_iter=0), "max_iter"),
+        (PlattScaler(C=0), "C"),
+        (BBQCalibrator(score_function="XIC"), "score_function"),
+        (ENIRCalibrator(quick_init="yes"), "quick_init"),
+    ],
+    ids=repr,
+)
+def test_invalid_parameters_are_named(calibrator, match):
+    X, y = _valid(calibrator)
+    with pytest.raises(ValueError, match=match):
+        calibrator.fit(X, y)
