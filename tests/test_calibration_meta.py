@@ -1,0 +1,196 @@
+"""CalibratedClassifier: scikit-learn's CalibratedClassifierCV semantics for
+any calibrator, prefit models, grid searches and NetClassifier."""
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.datasets import make_classification
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_predict
+from sklearn.naive_bayes import GaussianNB
+from sklearn.svm import LinearSVC
+
+from sklcalib.calibration import (
+    CalibratedClassifier,
+    HistogramBinningCalibrator,
+    IsotonicCalibrator,
+    MatrixScaler,
+    PlattScaler,
+    TemperatureScaler,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=900, n_features=10, n_informative=6, n_classes=3,
+        n_clusters_per_class=1, class_sep=0.8, random_state=0,
+    )  # fmt: skip
+    return X, np.array(["red", "green", "blue"])[y]
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_temperature_matches_calibrated_classifier_cv(data, ensemble):
+    X, y = data
+    model = LogisticRegression(C=100.0, max_iter=2000)
+    ours = CalibratedClassifier(model, TemperatureScaler(), cv=3, ensemble=ensemble)
+    theirs = CalibratedClassifierCV(
+        model, method="temperature", cv=3, ensemble=ensemble
+    )
+    ours.fit(X, y)
+    theirs.fit(X, y)
+    assert list(ours.classes_) == list(theirs.classes_)
+    assert len(ours.calibrated_classifiers_) == (3 if ensemble else 1)
+    np.testing.assert_allclose(
+        ours.predict_proba(X), theirs.predict_proba(X), atol=1e-6
+    )
+    assert np.array_equal(ours.predict(X), theirs.predict(X))
+
+
+def test_ensemble_false_fits_one_calibrator_on_out_of_fold_scores(data):
+    X, y = data
+    model = LogisticRegression(max_iter=2000)
+    clf = CalibratedClassifier(model, TemperatureScaler(), cv=4, ensemble=False)
+    clf.fit(X, y)
+    ((estimator, calibrator),) = clf.calibrated_classifiers_
+    oof = cross_val_predict(
+        clone(model), X, y, cv=StratifiedKFold(4), method="decision_function"
+    )
+    expected = TemperatureScaler().fit(oof, y).temperature_
+    np.testing.assert_allclose(calibrator.temperature_, expected, rtol=1e-10)
+    # the estimator is refitted on all data
+    full = clone(model).fit(X, y)
+    np.testing.assert_allclose(estimator.coef_, full.coef_)
+
+
+def test_prefit_model_through_frozen_estimator(data):
+    X, y = data
+    model = LogisticRegression(C=100.0, max_iter=2000).fit(X[:400], y[:400])
+    coef = model.coef_.copy()
+    clf = CalibratedClassifier(FrozenEstimator(model), TemperatureScaler(), cv=5)
+    clf.fit(X[400:], y[400:])
+    # "auto" ensemble is False for a frozen model: all data calibrates it
+    ((estimator, calibrator),) = clf.calibrated_classifiers_
+    assert estimator.estimator is model
+    np.testing.assert_array_equal(model.coef_, coef)  # not refitted
+    direct = TemperatureScaler().fit(model.decision_function(X[400:]), y[400:])
+    np.testing.assert_allclose(calibrator.temperature_, direct.temperature_)
+    np.testing.assert_allclose(
+        clf.predict_proba(X[:400]),
+        direct.predict_proba(model.decision_function(X[:400])),
+    )
+    assert clf.n_features_in_ == X.shape[1]
+
+
+def test_response_method_follows_the_calibrator(data):
+    X, y = data
+    binary = y != "blue"
+    Xb, yb = X[binary], y[binary]
+    model = LogisticRegression(max_iter=2000)
+    logits = CalibratedClassifier(model, PlattScaler(), cv=3).fit(Xb, yb)
+    # decision_function: one binary score column
+    assert all(cal.n_features_in_ == 1 for _, cal in logits.calibrated_classifiers_)
+    probs = CalibratedClassifier(model, IsotonicCalibrator(), cv=3).fit(Xb, yb)
+    # predict_proba: two probability columns
+    assert all(cal.n_features_in_ == 2 for _, cal in probs.calibrated_classifiers_)
+    for clf in (logits, probs):
+        proba = clf.predict_proba(Xb)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+        assert list(clf.classes_) == ["green", "red"]
+
+
+def test_estimators_without_the_preferred_response(data):
+    X, y = data
+    # GaussianNB has no decision_function: the log of its probabilities
+    nb = CalibratedClassifier(GaussianNB(), MatrixScaler(), cv=3).fit(X, y)
+    np.testing.assert_allclose(nb.predict_proba(X).sum(axis=1), 1.0)
+    frozen = FrozenEstimator(GaussianNB().fit(X, y))
+    direct = CalibratedClassifier(frozen, TemperatureScaler()).fit(X, y)
+    log_p = np.log(np.maximum(frozen.predict_proba(X), np.finfo(float).tiny))
+    expected = TemperatureScaler().fit(log_p, y).predict_proba(log_p)
+    np.testing.assert_allclose(direct.predict_proba(X), expected)
+    # LinearSVC has no predict_proba: the softmax of its decision function
+    svc = CalibratedClassifier(LinearSVC(), HistogramBinningCalibrator(), cv=3)
+    proba = svc.fit(X, y).predict_proba(X)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_calibration_improves_log_loss_of_an_overconfident_model():
+    X, y = make_classification(
+        n_samples=2000, n_features=20, n_informative=4, flip_y=0.2, random_state=2
+    )
+    model = LogisticRegression(C=1e4, max_iter=5000)
+    raw = model.fit(X[:1000], y[:1000]).predict_proba(X[1000:])
+    clf = CalibratedClassifier(model, TemperatureScaler(), cv=5).fit(X[:1000], y[:1000])
+    calibrated = clf.predict_proba(X[1000:])
+
+    def nll(p):
+        return -np.mean(np.log(p[np.arange(1000), y[1000:]]))
+
+    assert nll(calibrated) < nll(raw)
+
+
+def test_grid_search_over_calibrator_and_estimator_parameters(data):
+    X, y = data
+    clf = CalibratedClassifier(
+        LogisticRegression(max_iter=2000), HistogramBinningCalibrator(), cv=3
+    )
+    search = GridSearchCV(
+        clf,
+        {"calibrator__n_bins": [5, 10], "estimator__C": [0.1, 1.0]},
+        scoring="neg_log_loss",
+        cv=2,
+    ).fit(X, y)
+    assert search.best_params_["calibrator__n_bins"] in (5, 10)
+    assert len(search.cv_results_["params"]) == 4
+    best = search.best_estimator_
+    assert best.calibrator.n_bins == search.best_params_["calibrator__n_bins"]
+    assert all(
+        cal.n_bins == best.calibrator.n_bins for _, cal in best.calibrated_classifiers_
+    )
+    # the default calibrator is shared but never fitted in place
+    default = CalibratedClassifier(LogisticRegression(max_iter=2000), cv=3).fit(X, y)
+    assert not hasattr(default.calibrator, "temperature_")
+    assert isinstance(default.calibrated_classifiers_[0][1], TemperatureScaler)
+
+
+def test_invalid_input_is_named(data):
+    X, y = data
+    model = LogisticRegression()
+    with pytest.raises(ValueError, match="ensemble"):
+        CalibratedClassifier(model, ensemble="sometimes").fit(X, y)
+    with pytest.raises(ValueError, match="calibrator"):
+        CalibratedClassifier(model, calibrator="temperature").fit(X, y)
+    with pytest.raises(ValueError, match="estimator"):
+        CalibratedClassifier(None).fit(X, y)
+    rare = y.copy()
+    rare[:2] = "purple"
+    with pytest.raises(ValueError, match="only 2 samples"):
+        CalibratedClassifier(model, cv=3).fit(X, rare)
+    with pytest.raises(ValueError, match="two classes"):
+        CalibratedClassifier(model).fit(X, np.full(len(y), "red"))
+
+
+def test_net_classifier_logits_are_calibrated(data):
+    from sklcalib.net import NetClassifier
+
+    X, y = data
+    X = X.astype(np.float32)
+    net = NetClassifier(module__hidden_units=(16,), max_epochs=5, random_state=0)
+    net.fit(X[:500], y[:500])
+    clf = CalibratedClassifier(FrozenEstimator(net), TemperatureScaler()).fit(
+        X[500:], y[500:]
+    )
+    ((_, calibrator),) = clf.calibrated_classifiers_
+    logits = net.decision_function(X[500:])
+    assert calibrator.n_features_in_ == logits.shape[1] == 3
+    np.testing.assert_allclose(
+        clf.predict_proba(X[500:]),
+        softmax(logits.astype(np.float64) / calibrator.temperature_, axis=1),
+        rtol=1e-6,
+    )
+    assert list(clf.classes_) == list(net.classes_)
