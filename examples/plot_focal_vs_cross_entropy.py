@@ -60,11 +60,12 @@ X_train, X_valid, X_test = map(scaler.transform, (X_train, X_valid, X_test))
 # %%
 # One network per loss
 # --------------------
-# The criteria are given by their registry names (:func:`sklcalib.losses.
-# get_criterion`) with the papers' hyper-parameters: focal loss with γ = 3
-# (FL-3), FLSD-53 (γ = 5 below p_t = 0.2, else 3), dual focal loss with γ = 5,
-# and FCL with γ = 3, λ = 0.5 (the most frequent choice of Liang et al.,
-# appendix A.10). Everything else is identical, including the seed.
+# The criteria are given by their registry names
+# (:func:`sklcalib.losses.get_criterion`) with the papers' hyper-parameters:
+# focal loss with γ = 3 (FL-3), FLSD-53 (γ = 5 below p_t = 0.2, else 3), dual
+# focal loss with γ = 5, and FCL with γ = 3, λ = 0.5 (the most frequent choice
+# of Liang et al., appendix A.10). Everything else is identical, including the
+# seed.
 losses = {
     "cross-entropy": {"criterion": "ce"},
     "focal (γ=3)": {"criterion": "focal", "criterion__gamma": 3.0},
