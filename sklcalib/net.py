@@ -346,7 +346,10 @@ class NetClassifier(NeuralNetClassifier):
 
     def _validate_fit_data(self, X, y, reset, classes=None):
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed to fit.")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y "
+                "is None."
+            )
         y = column_or_1d(y, warn=True)
         X = self._validate_X(X, reset=reset)
         if y.shape[0] != X.shape[0]:
@@ -366,8 +369,8 @@ class NetClassifier(NeuralNetClassifier):
             n_classes = len(encoder.classes_)
             if n_classes < 2:
                 raise ValueError(
-                    f"y has a single class ({encoder.classes_[0]!r}); a "
-                    "classifier needs at least 2 classes."
+                    f"y has 1 class ({encoder.classes_[0]!r}); a classifier "
+                    "needs at least 2 classes."
                 )
             self.label_encoder_ = encoder
         unknown = np.setdiff1d(np.unique(y), self.label_encoder_.classes_)
@@ -564,4 +567,5 @@ class NetClassifier(NeuralNetClassifier):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.decision_function(X), axis=1)]
+        logits = self.decision_function(X)  # raises NotFittedError first
+        return self.classes_[np.argmax(logits, axis=1)]

@@ -345,19 +345,22 @@ def test_wrong_number_of_features_at_predict(data):
 
 def test_single_class_and_length_mismatch_raise(data):
     X, y = data
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="y has 1 class"):
         small_net(max_epochs=1).fit(X, np.zeros(200))
     with pytest.raises(ValueError, match="y has 199 samples but X has 200"):
         small_net(max_epochs=1).fit(X, y[:-1])
     with pytest.raises(ValueError, match="Unknown label type"):
         small_net(max_epochs=1).fit(X, np.linspace(0, 1, 200))
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        small_net(max_epochs=1).fit(X, None)
 
 
 def test_predict_before_fit_raises_not_fitted(data):
     from sklearn.exceptions import NotFittedError
 
-    with pytest.raises(NotFittedError):
-        NetClassifier().predict_proba(data[0])
+    for method in ("predict", "predict_proba", "decision_function"):
+        with pytest.raises(NotFittedError):
+            getattr(NetClassifier(), method)(data[0])
 
 
 # ----------------------------------------------------------------------
