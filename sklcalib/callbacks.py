@@ -64,11 +64,11 @@ class GammaSchedule(Callback):
     [5.0, 5.0, 1.0, 1.0]
     """
 
-    def __init__(self, schedule=None):
+    def __init__(self, schedule=FLS531):
         self.schedule = schedule
 
     def initialize(self):
-        schedule = FLS531 if self.schedule is None else self.schedule
+        schedule = self.schedule  # read only: the default is a module constant
         if not isinstance(schedule, dict) or not schedule:
             raise ValueError(
                 f"schedule must be a non-empty dict {{epoch: gamma}}, got {schedule!r}."

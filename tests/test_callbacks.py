@@ -78,7 +78,9 @@ def test_paper_schedules():
         2.0,
         2.0,
     ]
-    assert GammaSchedule().initialize().gamma_at(250) == 1.0  # FLS-531 default
+    default = GammaSchedule()
+    assert default.get_params() == {"schedule": FLS531}  # FLS-531
+    assert default.initialize().gamma_at(250) == 1.0
 
 
 def test_gamma_schedule_sets_gamma_at_scheduled_epochs(data):
