@@ -72,16 +72,23 @@ def _scalar_or_array(arr):
     return float(arr) if arr.ndim == 0 else arr
 
 
-def _focal_factor(v, w, gamma):
-    """w^γ - γ·w^(γ-1)·v·log v, evaluated without 0·inf at the edges.
+def _focal_factor(v, C, gamma):
+    """w^γ - γ·w^(γ-1)·v·log v with w = 1 - v + C, accurate at the edges.
 
-    Written as w^γ·(1 - γ·v·log(v)/w); v·log(v)/w has the limit -1 where w = 0
-    (only at v = 1 with no dual term), so φ tends to 0 there for γ > 0, and is 1
-    everywhere for γ = 0 (NumPy's 0**0 = 1).
+    Written as w^γ·(1 - γ·v·log(v)/w). w^γ is exp(γ·log1p(C - v)): 1 - v rounds
+    to 1 for v < 1e-16, which would lose all of (1 - v)^γ for the huge γ that
+    tiny thresholds need. v·log(v)/w has the limit -1 where w = 0 (only at v = 1
+    with no dual term), so φ tends to 0 there for γ > 0, and is 1 everywhere for
+    γ = 0.
     """
+    v, C, gamma = np.broadcast_arrays(v, C, gamma)
+    w = 1.0 - v + C
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(w > 0, xlogy(v, v) / np.where(w > 0, w, 1.0), -1.0)
-    return w**gamma * (1.0 - gamma * ratio)
+        # log1p near w = 1, log near w = 0 (where C - v would lose a tiny C)
+        log_w = np.where(w < 0.5, np.log(w), np.log1p(C - v))  # -inf at w = 0
+        w_pow = np.where(gamma == 0, 1.0, np.exp(gamma * log_w))
+    return w_pow * (1.0 - gamma * ratio)
 
 
 def focal_gradient_ratio(p, gamma):
@@ -118,7 +125,7 @@ def focal_gradient_ratio(p, gamma):
     """
     p = _as_float_array(p, "p", 0.0, 1.0)
     gamma = _as_float_array(gamma, "gamma", 0.0, np.inf)
-    return _scalar_or_array(_focal_factor(p, 1.0 - p, gamma))
+    return _scalar_or_array(_focal_factor(p, 0.0, gamma))
 
 
 # -(-1/e rounded towards 0): scipy's lambertw returns NaN at float(-1/e) itself
@@ -167,13 +174,17 @@ def gamma_for_threshold(p0):
     a = 1.0 - p0
     log_a = np.log1p(-p0)
     b = p0 * np.log(p0)
-    a_over_b = a / b
-    # log of |argument|, computed in log space so that a^(1 - a/b) cannot underflow
-    log_minus_arg = (1.0 - a_over_b) * log_a + np.log(log_a / b)
-    # rounding can push the argument a hair below the branch point -1/e
-    arg = -np.minimum(np.exp(log_minus_arg), _MINUS_BRANCH_POINT)
-    w = lambertw(arg, k=-1).real
-    gamma = a_over_b + w / log_a
+    # a/b overflows only for subnormal p0 (< 2.2e-308), where γ* ≈ 4/p0 is
+    # itself beyond the float range: those give inf below
+    with np.errstate(over="ignore", invalid="ignore"):
+        a_over_b = a / b
+        # log of |argument|, in log space so that a^(1 - a/b) cannot underflow
+        log_minus_arg = (1.0 - a_over_b) * log_a + np.log(log_a / b)
+        # rounding can push the argument a hair below the branch point -1/e
+        arg = -np.minimum(np.exp(log_minus_arg), _MINUS_BRANCH_POINT)
+        w = lambertw(np.nan_to_num(arg), k=-1).real
+        gamma = a_over_b + w / log_a
+    gamma = np.where(np.isfinite(gamma), gamma, np.inf)
     # for p0 >= 0.5 the exact answer is 0; rounding leaves ~1e-12 of either sign
     gamma = np.where(p0 >= 0.5, 0.0, np.maximum(gamma, 0.0))
     return _scalar_or_array(gamma)
@@ -215,7 +226,7 @@ def dual_focal_phi(v, C, gamma):
     v = _as_float_array(v, "v", 0.0, 1.0)
     C = _as_float_array(C, "C", 0.0, 1.0, high_open=True)
     gamma = _as_float_array(gamma, "gamma", 0.0, np.inf)
-    return _scalar_or_array(_focal_factor(v, 1.0 - v + C, gamma))
+    return _scalar_or_array(_focal_factor(v, C, gamma))
 
 
 class DualFocalRegions(NamedTuple):
@@ -294,7 +305,7 @@ def dual_focal_regions(C, gamma):
     v_max = brentq(s, tiny, v_min_s, xtol=1e-15, rtol=4 * np.finfo(float).eps)
 
     def phi(v):
-        return float(_focal_factor(np.float64(v), 1.0 - v + C, gamma))
+        return float(_focal_factor(np.float64(v), C, gamma))
 
     # φ decreases strictly from φ(v^m) > (1 + C)^γ >= 1 to φ(1) = C^γ < 1
     kw = {"xtol": 1e-15, "rtol": 4 * np.finfo(float).eps}

@@ -99,11 +99,24 @@ def test_g_rejects_bad_input(p, gamma, name):
 
 def test_gamma_star_solves_g_equal_one():
     # the defining property of Proposition 2, over the range of useful thresholds
-    p0 = np.unique(np.r_[np.logspace(-4, -1, 30), np.linspace(0.1, 0.5, 80)[:-1]])
+    # down to thresholds whose γ* is ~1e300
+    p0 = np.unique(np.r_[np.logspace(-300, -1, 60), np.linspace(0.1, 0.5, 80)[:-1]])
     gamma = gamma_for_threshold(p0)
     np.testing.assert_allclose(focal_gradient_ratio(p0, gamma), 1.0, atol=1e-8)
     assert np.all(gamma > 0)
     assert np.all(np.diff(gamma) < 0)  # a lower threshold needs a larger γ
+
+
+def test_gamma_star_beyond_float_range_is_inf():
+    # γ*(p0) ≈ 4/p0 overflows for subnormal p0
+    assert gamma_for_threshold(5e-324) == np.inf
+    assert np.isfinite(gamma_for_threshold(1e-300))
+
+
+def test_g_keeps_precision_where_one_minus_p_rounds_to_one():
+    # (1 - 1e-20)^(1e20) = e^-1, although 1 - 1e-20 == 1.0 in float64
+    expected = np.exp(-1.0) * (1 + 1e20 * 1e-20 * np.log(1e-20) / (1 - 1e-20) * -1)
+    assert focal_gradient_ratio(1e-20, 1e20) == pytest.approx(expected, rel=1e-12)
 
 
 def test_gamma_star_paper_value():
