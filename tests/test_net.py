@@ -195,6 +195,29 @@ def test_predict_proba_is_softmax_of_logits_for_a_custom_criterion(data):
     assert not np.allclose(raw.sum(axis=1), 1.0)
 
 
+@pytest.mark.parametrize("criterion", ["focal", "dual_focal", "fcl", "brier"])
+def test_predict_proba_is_softmax_for_registry_criteria(data, criterion):
+    X, y = data
+    net = small_net(criterion=criterion, max_epochs=2, random_state=0).fit(X, y)
+    proba = net.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        proba, softmax(net.decision_function(X).astype(np.float64), axis=1)
+    )
+
+
+def test_criterion_by_name(data):
+    X, y = data
+    net = small_net(criterion="ce", max_epochs=1).fit(X, y)
+    assert type(net.criterion_) is torch.nn.CrossEntropyLoss
+    assert net.criterion == "ce"  # the parameter is left as given
+    net.set_params(criterion="focal", criterion__gamma=1.5)
+    assert type(net.criterion_).__name__ == "FocalLoss"
+    assert net.criterion_.gamma == 1.5
+    with pytest.raises(ValueError, match="Unknown criterion name 'nope'"):
+        small_net(criterion="nope").fit(X, y)
+
+
 def test_string_labels(data):
     X, y = data
     names = np.array(["setosa", "versicolor", "virginica"], dtype=object)
