@@ -704,9 +704,10 @@ class CurvatureLogger(Callback):
         Rademacher probes per estimate.
     on : {"train", "valid"}, default="train"
         Which split to use; ``"valid"`` needs a ``train_split``.
-    random_state : int or None, default=0
-        Seeds the probes; the same probes are used at every logged epoch, so the
-        logged values are comparable across epochs.
+    random_state : int, RandomState instance or None, default=0
+        Seeds the probes. An int uses the same probes at every logged epoch, so
+        that the logged values are comparable across epochs; a RandomState
+        instance or None (NumPy's global state) draws fresh probes each time.
 
     Examples
     --------

@@ -172,7 +172,10 @@ CALIBRATORS = [
 @pytest.mark.parametrize(
     ("calibrator", "kind"),
     CALIBRATORS,
-    ids=[f"{type(c).__name__}-{getattr(c, 'objective', '')}" for c, _ in CALIBRATORS],
+    ids=[
+        type(c).__name__ + (f"-{c.objective}" if hasattr(c, "objective") else "")
+        for c, _ in CALIBRATORS
+    ],
 )
 def test_every_calibrator_cross_validates_the_same_on_dask(client, calibrator, kind):
     if kind == "binary":
