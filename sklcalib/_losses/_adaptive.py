@@ -13,8 +13,7 @@ from sklcalib._losses._base import (
     CalibrationLoss,
     check_real,
     check_reduction,
-    neg_pow_log,
-    one_minus_exp,
+    focal_term,
     target_logp,
 )
 from sklcalib._losses._focal import dual_logp
@@ -94,6 +93,11 @@ def _check_validation(y_prob, y_true):
     if y_true.min() < 0 or y_true.max() >= prob.shape[1]:
         raise ValueError(f"y_true must lie in [0, {prob.shape[1]}).")
     return prob, y_true.astype(np.int64)
+
+
+def _sign(gamma):
+    # γ >= 0: focal side (γ = 0 is cross-entropy either way)
+    return torch.where(gamma >= 0, 1.0, -1.0).to(gamma.dtype)
 
 
 class AdaFocalLoss(CalibrationLoss):
@@ -243,8 +247,7 @@ class AdaFocalLoss(CalibrationLoss):
         _, logp_t = target_logp(logits, target)
         p_t = logp_t.exp()
         gamma = self.sample_gamma(p_t)
-        base = torch.where(gamma >= 0, one_minus_exp(logp_t), 1.0 + p_t)
-        return neg_pow_log(base, logp_t, gamma.abs())
+        return focal_term(logp_t, gamma.abs(), sign=_sign(gamma))
 
     # -- the epoch update -------------------------------------------------------
 
@@ -359,8 +362,7 @@ class AdaDualFocalLoss(AdaFocalLoss):
         logp_t, p_j = dual_logp(logp, target)
         p_t = logp_t.exp()
         gamma = self.sample_gamma(p_t - p_j)
-        base = torch.where(gamma >= 0, one_minus_exp(logp_t) + p_j, 1.0 + p_t - p_j)
-        return neg_pow_log(base, logp_t, gamma.abs())
+        return focal_term(logp_t, gamma.abs(), sign=_sign(gamma), dual=p_j)
 
     def _validation_scores(self, prob, y_true):
         conf = prob.max(1)

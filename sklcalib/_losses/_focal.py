@@ -12,8 +12,8 @@ from sklcalib._losses._base import (
     CalibrationLoss,
     check_real,
     check_reduction,
-    neg_pow_log,
-    one_minus_exp,
+    focal_term,
+    plain_autograd_ok,
     target_logp,
 )
 
@@ -62,7 +62,7 @@ class FocalLoss(CalibrationLoss):
 
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
-        return neg_pow_log(one_minus_exp(logp_t), logp_t, float(self.gamma))
+        return focal_term(logp_t, float(self.gamma))
 
 
 # ---------------------------------------------------------------------------
@@ -258,7 +258,8 @@ default=((0.2, 5.0),)
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
         gamma = self.sample_gamma(logp_t.exp())
-        return neg_pow_log(one_minus_exp(logp_t), logp_t, gamma)
+        values = [g for _, g in self.gamma_table()] + [float(self.gamma)]
+        return focal_term(logp_t, gamma, plain=plain_autograd_ok(values))
 
 
 # ---------------------------------------------------------------------------
@@ -355,10 +356,17 @@ def dual_logp(logp, target):
     """
     detached = logp.detach()
     logp_t0 = detached.gather(1, target.unsqueeze(1))
-    values, index = detached.masked_fill(detached >= logp_t0, _NEG_INF).max(1)
+    # key = 1 / (log p_t - log p_k) is > 0 exactly for the classes strictly below
+    # p_t (a difference of distinct floats is never 0) and largest for the closest
+    # one; < 0 above p_t; +inf for ties, the target itself included, which are
+    # sent to -inf. Three arithmetic passes: a boolean mask with masked_fill or
+    # where costs several times more on CPU.
+    key = torch.sub(logp_t0, detached).reciprocal_()
+    torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
+    values, index = key.max(1)
     pair = logp.gather(1, torch.stack((target, index), dim=1))
     logp_t = pair[:, 0]
-    p_j = torch.where(values > _NEG_INF, pair[:, 1].exp(), torch.zeros_like(logp_t))
+    p_j = torch.where(values > 0, pair[:, 1].exp(), torch.zeros_like(logp_t))
     return logp_t, p_j
 
 
@@ -421,8 +429,7 @@ class DualFocalLoss(CalibrationLoss):
         else:
             logp_t = logp.gather(1, target.unsqueeze(1)).squeeze(1)
             p_j = dual_probability(logp, logp_t, target, self.dual)
-        base = one_minus_exp(logp_t) + p_j
-        return neg_pow_log(base, logp_t, float(self.gamma))
+        return focal_term(logp_t, float(self.gamma), dual=p_j)
 
 
 # ---------------------------------------------------------------------------
@@ -486,7 +493,7 @@ class FocalCalibrationLoss(CalibrationLoss):
 
     def _per_sample(self, logits, target):
         logp, logp_t = target_logp(logits, target)
-        focal = neg_pow_log(one_minus_exp(logp_t), logp_t, float(self.gamma))
+        focal = focal_term(logp_t, float(self.gamma))
         lam = float(self.lam)
         if lam == 0.0:
             return focal
@@ -533,5 +540,4 @@ class InverseFocalLoss(CalibrationLoss):
 
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
-        # base >= 1: plain autograd is finite here
-        return -torch.pow(1.0 + logp_t.exp(), float(self.gamma)) * logp_t
+        return focal_term(logp_t, float(self.gamma), sign=-1.0)

@@ -121,7 +121,7 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4):
         m_w = (~correct).sum().to(dtype)
         scale = torch.where(correct, 1.0 / m_c.clamp_min(1), -1.0 / m_w.clamp_min(1))
     else:
-        scale = torch.where(correct, 1.0 / n, -1.0 / n).to(dtype)
+        scale = torch.where(correct, 1.0, -1.0).to(dtype) / n
     # correct: (1 - r) / m ; wrong: -r / m
     w = torch.where(correct, 1.0 - conf, conf) * scale
     kernel = torch.exp(-torch.abs(conf.unsqueeze(1) - conf.unsqueeze(0)) / bandwidth)

@@ -1,0 +1,149 @@
+"""Speed of the sklcalib criteria relative to torch.nn.CrossEntropyLoss.
+
+Forward plus backward on float32 logits (default 4096 x 100), every criterion
+timed in the same run as ``torch.nn.CrossEntropyLoss``; the table gives the
+median over many repeats after a warm-up and the ratio to cross-entropy.
+Targets (issue 3): focal <= 1.2x, FLSD <= 1.3x, FCL <= 1.5x, dual focal <= 2.0x.
+
+Run::
+
+    python benchmarks/bench_losses.py [--threads 1] [--n 4096] [--k 100]
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+
+from sklcalib.losses import (
+    AdaDualFocalLoss,
+    AdaFocalLoss,
+    BrierLoss,
+    DualFocalLoss,
+    FocalCalibrationLoss,
+    FocalLoss,
+    InverseFocalLoss,
+    LabelSmoothingLoss,
+    MMCELoss,
+    SampleDependentFocalLoss,
+)
+
+# name, criterion, target ratio to cross-entropy (None: no target)
+CASES = [
+    ("cross-entropy (torch)", torch.nn.CrossEntropyLoss(), None),
+    ("focal γ=3", FocalLoss(gamma=3.0), 1.2),
+    ("FLSD-53", SampleDependentFocalLoss(), 1.3),
+    ("FLSD-532", SampleDependentFocalLoss(2.0, ((0.2, 5.0), (0.5, 3.0))), 1.3),
+    ("FLSD lambert", SampleDependentFocalLoss(thresholds="lambert"), 1.3),
+    ("FCL γ=2 λ=1", FocalCalibrationLoss(), 1.5),
+    ("dual focal γ=5", DualFocalLoss(), 2.0),
+    ("dual focal ('mean', 3)", DualFocalLoss(dual=("mean", 3)), None),
+    ("dual focal mean_all", DualFocalLoss(dual="mean_all"), None),
+    ("inverse focal", InverseFocalLoss(), None),
+    ("Brier", BrierLoss(), None),
+    ("label smoothing", LabelSmoothingLoss(), None),
+    ("AdaFocal", AdaFocalLoss(), None),
+    ("AdaDualFocal", AdaDualFocalLoss(), None),
+]
+
+
+def run_table(cases, n, k, args, clock):
+    """Median time per case and median of its per-repeat ratio to the first case.
+
+    Every repeat times all cases back to back (after a common warm-up), so a
+    ratio compares runs made under the same machine load; the reported ratio is
+    the median over repeats of time(case) / time(cross-entropy).
+    """
+    gen = torch.Generator().manual_seed(0)
+    logits = (3 * torch.randn(n, k, generator=gen)).requires_grad_()
+    target = torch.randint(0, k, (n,), generator=gen)
+
+    def step(criterion):
+        logits.grad = None
+        criterion(logits, target).backward()
+
+    for _, criterion, _ in cases:
+        for _ in range(args.warmup):
+            step(criterion)
+    times = {name: [] for name, _, _ in cases}
+    for _ in range(args.repeats):
+        for name, criterion, _ in cases:
+            start = clock()
+            step(criterion)
+            times[name].append(clock() - start)
+    ref = times[cases[0][0]]
+    best = {name: statistics.median(t) for name, t in times.items()}
+    ratios = {
+        name: statistics.median(a / b for a, b in zip(t, ref, strict=True))
+        for name, t in times.items()
+    }
+    return best, ratios
+
+
+def print_table(title, cases, best, ratios):
+    print(title)
+    header = f"{'criterion':<26} {'ms':>8} {'x CE':>7} {'target':>7}  ok"
+    print(header)
+    print("-" * len(header))
+    failed = []
+    for name, _, target_ratio in cases:
+        ratio = ratios[name]
+        tgt = "" if target_ratio is None else f"{target_ratio:.1f}"
+        ok = "" if target_ratio is None else ("yes" if ratio <= target_ratio else "NO")
+        if ok == "NO":
+            failed.append(name)
+        print(f"{name:<26} {best[name] * 1e3:8.3f} {ratio:7.2f} {tgt:>7}  {ok}")
+    print()
+    return failed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=4096)
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--mmce-n", type=int, default=256, help="batch for MMCE")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument(
+        "--clock",
+        choices=("thread", "wall"),
+        default="thread",
+        help="thread: CPU time of this thread (robust on a shared machine, valid "
+        "with --threads 1); wall: perf_counter",
+    )
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.clock == "thread" and args.threads != 1:
+        parser.error("--clock thread measures one thread: use --threads 1")
+    clock = time.thread_time if args.clock == "thread" else time.perf_counter
+
+    common = (
+        f"torch {torch.__version__}, torch.set_num_threads({args.threads}), "
+        f"{args.clock} clock, medians of {args.repeats} interleaved repeats "
+        f"after {args.warmup} warm-up"
+    )
+    best, ratios = run_table(CASES, args.n, args.k, args, clock)
+    failed = print_table(
+        f"forward+backward, {args.n} x {args.k} float32 logits; {common}",
+        CASES,
+        best,
+        ratios,
+    )
+    mmce_cases = [CASES[0], ("MMCE λ=2 (O(N²))", MMCELoss(), None)]
+    best, ratios = run_table(mmce_cases, args.mmce_n, args.k, args, clock)
+    print_table(
+        f"MMCE is quadratic in the batch: {args.mmce_n} x {args.k}",
+        mmce_cases,
+        best,
+        ratios,
+    )
+    if failed:
+        print("over target:", ", ".join(failed))
+    else:
+        print("all targets met")
+
+
+if __name__ == "__main__":
+    main()
