@@ -628,3 +628,16 @@ def test_curvature_logger_does_not_change_training():
         plain.module_.parameters(), logged.module_.parameters(), strict=True
     ):
         assert torch.equal(a, b)
+
+
+def test_hessian_follows_the_criterion_reduction():
+    # the Hessian is that of the loss as configured: "sum" is N times "mean"
+    X, y = _net_data()
+    net = _net(criterion="focal", max_epochs=2).fit(X, y)
+    mean = hessian_trace(net, X, y, n_samples=8, random_state=0)
+    net.set_params(criterion__reduction="sum")  # new criterion_, same module_
+    total = hessian_trace(net, X, y, n_samples=8, random_state=0)
+    assert total == pytest.approx(len(X) * mean, rel=1e-5)
+    net.set_params(criterion__reduction="none")
+    with pytest.raises(ValueError, match="scalar"):
+        hessian_trace(net, X, y, n_samples=2)
