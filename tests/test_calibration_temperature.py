@@ -196,3 +196,35 @@ def test_invalid_parameters_are_named(params, match):
     scaler = TemperatureScaler(**params)
     with pytest.raises(ValueError, match=match):
         scaler.fit(logits, y)
+
+
+def test_compiled_kernel_matches_the_numpy_reference():
+    from sklcalib._calibration import _temperature as core
+    from sklcalib._calibration._temperature_fused import exp_nonpositive
+
+    rng = np.random.default_rng(8)
+    x = -np.abs(rng.normal(size=5000)) * rng.choice([1e-3, 1.0, 30.0, 300.0], 5000)
+    x[:3] = [0.0, -700.0, -1e6]
+    # below -700 the kernel floors at exp(-700) ~ 1e-304: 0 next to a row's 1
+    floored = np.maximum(x, -700.0)
+    np.testing.assert_allclose(exp_nonpositive(x), np.exp(floored), rtol=1e-13)
+    logits, y = _overconfident_logits(n=3000, n_classes=7, scale=5.0, seed=9)
+    logits[0] = 1e4 * np.sign(logits[0])  # extreme rows too
+    for beta in (1e-4, 0.2, 1.0, 30.0, 1e4):
+        fused = core.nll_derivatives(logits, y, fused=True)(beta)
+        reference = core.nll_derivatives(logits, y, fused=False)(beta)
+        np.testing.assert_allclose(fused, reference, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        core.fit_temperature_nll(logits, y, fused=True),
+        core.fit_temperature_nll(logits, y, fused=False),
+        rtol=1e-10,
+    )
+
+
+def test_large_inputs_start_from_a_subsample_and_stay_exact():
+    # above 4 * SUBSAMPLE_ROWS rows: subsample start, compiled kernel
+    logits, y = _overconfident_logits(n=25_000, n_classes=40, scale=2.5, seed=10)
+    fitted = TemperatureScaler().fit(logits, y).temperature_
+    np.testing.assert_allclose(
+        fitted, _bounded_search_temperature(logits, y), rtol=1e-6
+    )
