@@ -24,6 +24,15 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+def pytest_configure(config):
+    # One intra-op thread per test process: CI has two cores and pytest-xdist
+    # already runs two processes; more threads only fight over the cores (the
+    # tiny nets of the tests run 10x slower oversubscribed).
+    import torch
+
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
