@@ -362,9 +362,9 @@ def main(argv=None):
 
     Examples
     --------
-    >>> from sklcalib.benchmark.cli import main
     A usage error returns 2 and explains itself on stderr:
 
+    >>> from sklcalib.benchmark.cli import main
     >>> main(["benchmark", "--datasets", "no_such_data"])
     2
     """
