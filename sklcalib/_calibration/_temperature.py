@@ -149,9 +149,12 @@ def fit_temperature_nll(
     lo, hi = 1.0 / bounds[1], 1.0 / bounds[0]
     beta = 1.0
     n = len(y_idx)
+    if fused is None:  # decided once, so the subsample uses the same kernel
+        fused = logits.size >= FUSED_MIN_SIZE
     if n >= 4 * SUBSAMPLE_ROWS:
         rows = slice(None, None, n // SUBSAMPLE_ROWS)
-        start = nll_derivatives(logits[rows], y_idx[rows], fused=False)
+        sub = np.ascontiguousarray(logits[rows])
+        start = nll_derivatives(sub, y_idx[rows], fused=fused)
         beta = _safeguarded_newton(start, beta, lo, hi, max_iter)
     derivatives = nll_derivatives(logits, y_idx, fused=fused)
     beta = _safeguarded_newton(derivatives, beta, lo, hi, max_iter)
