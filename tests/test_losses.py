@@ -270,9 +270,12 @@ def _with_reduction(criterion, reduction):
     ("label", "criterion", "ref"), CASES, ids=[c[0] for c in CASES]
 )
 @pytest.mark.parametrize("seed", [0, 1])
-def test_matches_per_sample_formula(label, criterion, ref, seed):
+@pytest.mark.parametrize("requires_grad", [False, True], ids=["eval", "train"])
+def test_matches_per_sample_formula(label, criterion, ref, seed, requires_grad):
+    # "train": logits that require grad take the fused training path
     z, y = make_logits(seed)
-    got = _with_reduction(criterion, "none")(torch.from_numpy(z), torch.from_numpy(y))
+    logits = torch.tensor(z, requires_grad=requires_grad)
+    got = _with_reduction(criterion, "none")(logits, torch.from_numpy(y)).detach()
     assert got.dtype == torch.float64
     np.testing.assert_allclose(got.numpy(), ref(z, y), rtol=1e-9, atol=1e-12)
 
@@ -290,9 +293,11 @@ def test_adafocal_forward_matches_formula(cls):
     gammas = np.array([3.0, -1.5, 0.5, -0.2, 2.0])
     z, y = make_logits(3, scale=1.5)
     loss = _ada_with_state(cls, edges, gammas)
-    got = loss(torch.from_numpy(z), torch.from_numpy(y)).numpy()
     want = ref_ada(z, y, edges, gammas, dual=cls is AdaDualFocalLoss)
-    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+    for requires_grad in (False, True):
+        logits = torch.tensor(z, requires_grad=requires_grad)
+        got = loss(logits, torch.from_numpy(y)).detach().numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
     # every bin is exercised by this data, both signs
     _, _, pt, _ = _pt(z, y)
     assert len(np.unique(np.searchsorted(edges[1:-1], pt, side="left"))) >= 3

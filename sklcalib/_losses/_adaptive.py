@@ -17,6 +17,7 @@ from sklcalib._losses._base import (
     target_logp,
 )
 from sklcalib._losses._focal import dual_logp
+from sklcalib._losses._fused import FocalSpec
 
 
 def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
@@ -249,6 +250,13 @@ class AdaFocalLoss(CalibrationLoss):
         gamma = self.sample_gamma(p_t)
         return focal_term(logp_t, gamma.abs(), sign=_sign(gamma))
 
+    def _fused_spec(self):
+        def gamma_sign(logp_t, p_j):
+            gamma = self.sample_gamma(logp_t.exp())
+            return gamma.abs(), _sign(gamma)
+
+        return FocalSpec(gamma_sign, self._per_sample)
+
     # -- the epoch update -------------------------------------------------------
 
     def _validation_scores(self, prob, y_true):
@@ -363,6 +371,13 @@ class AdaDualFocalLoss(AdaFocalLoss):
         p_t = logp_t.exp()
         gamma = self.sample_gamma(p_t - p_j)
         return focal_term(logp_t, gamma.abs(), sign=_sign(gamma), dual=p_j)
+
+    def _fused_spec(self):
+        def gamma_sign(logp_t, p_j):
+            gamma = self.sample_gamma(logp_t.exp() - p_j)
+            return gamma.abs(), _sign(gamma)
+
+        return FocalSpec(gamma_sign, self._per_sample, dual=True)
 
     def _validation_scores(self, prob, y_true):
         conf = prob.max(1)

@@ -118,7 +118,7 @@ class _FocalTerm(torch.autograd.Function):
             if isinstance(value, torch.Tensor):
                 saved.append(value)
         ctx.save_for_backward(*saved)
-        base = _focal_base(logp_t, sign, dual)
+        base = focal_base(logp_t, sign, dual)
         return base.pow_(gamma).mul_(logp_t).neg_()
 
     @staticmethod
@@ -128,7 +128,7 @@ class _FocalTerm(torch.autograd.Function):
         gamma = next(rest) if isinstance(ctx.gamma, torch.Tensor) else ctx.gamma
         sign = next(rest) if isinstance(ctx.sign, torch.Tensor) else ctx.sign
         dual = next(rest) if ctx.has_dual else None
-        base = _focal_base(logp_t, sign, dual)
+        base = focal_base(logp_t, sign, dual)
         positive = base > 0
         safe_base = torch.where(positive, base, torch.ones_like(base))
         # B^γ, with the value 0^γ (1 if γ = 0 else 0) at B = 0 as a constant, so
@@ -143,7 +143,7 @@ class _FocalTerm(torch.autograd.Function):
         return grad_logp, None, None, grad_dual
 
 
-def _focal_base(logp_t, sign, dual):
+def focal_base(logp_t, sign, dual):
     if isinstance(sign, torch.Tensor):
         base = torch.where(sign > 0, -torch.expm1(logp_t), 1.0 + logp_t.exp())
     elif sign > 0:
@@ -190,7 +190,7 @@ def focal_term(logp_t, gamma, *, sign=1.0, dual=None, plain=None):
         return _FocalTerm.apply(logp_t, gamma, sign, dual)
     if not isinstance(gamma, torch.Tensor) and gamma == 0.0:
         return -logp_t
-    base = _focal_base(logp_t, sign, dual)
+    base = focal_base(logp_t, sign, dual)
     return -(base.pow(gamma) * logp_t)
 
 
@@ -213,7 +213,19 @@ class CalibrationLoss(nn.Module):
     def forward(self, logits, target):
         target = check_input(logits, target)
         self._check_params()
-        return reduce(self._per_sample(logits, target), self.reduction)
+        spec = self._fused_spec() if logits.requires_grad else None
+        if spec is None:
+            loss = self._per_sample(logits, target)
+        else:
+            from sklcalib._losses._fused import fused_focal
+
+            loss = fused_focal(logits, target, spec)
+        return reduce(loss, self.reduction)
+
+    def _fused_spec(self):
+        """A :class:`~sklcalib._losses._fused.FocalSpec` for the fused training
+        path, or None to differentiate ``_per_sample`` with autograd."""
+        return None
 
     def _per_sample(self, logits, target):  # pragma: no cover - abstract
         raise NotImplementedError

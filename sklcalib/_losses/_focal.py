@@ -16,6 +16,7 @@ from sklcalib._losses._base import (
     plain_autograd_ok,
     target_logp,
 )
+from sklcalib._losses._fused import FocalSpec, dual_index
 
 _NEG_INF = float("-inf")
 
@@ -63,6 +64,10 @@ class FocalLoss(CalibrationLoss):
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
         return focal_term(logp_t, float(self.gamma))
+
+    def _fused_spec(self):
+        gamma = float(self.gamma)
+        return FocalSpec(lambda logp_t, p_j: (gamma, 1.0), self._per_sample)
 
 
 # ---------------------------------------------------------------------------
@@ -261,6 +266,12 @@ default=((0.2, 5.0),)
         values = [g for _, g in self.gamma_table()] + [float(self.gamma)]
         return focal_term(logp_t, gamma, plain=plain_autograd_ok(values))
 
+    def _fused_spec(self):
+        def gamma_sign(logp_t, p_j):
+            return self.sample_gamma(logp_t.exp()), 1.0
+
+        return FocalSpec(gamma_sign, self._per_sample)
+
 
 # ---------------------------------------------------------------------------
 # dual focal
@@ -355,18 +366,11 @@ def dual_logp(logp, target):
     together, which halves the gather's backward (the hot path of DualFocalLoss).
     """
     detached = logp.detach()
-    logp_t0 = detached.gather(1, target.unsqueeze(1))
-    # key = 1 / (log p_t - log p_k) is > 0 exactly for the classes strictly below
-    # p_t (a difference of distinct floats is never 0) and largest for the closest
-    # one; < 0 above p_t; +inf for ties, the target itself included, which are
-    # sent to -inf. Three arithmetic passes: a boolean mask with masked_fill or
-    # where costs several times more on CPU.
-    key = torch.sub(logp_t0, detached).reciprocal_()
-    torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
-    values, index = key.max(1)
+    logp_t0 = detached.gather(1, target.unsqueeze(1)).squeeze(1)
+    index, has = dual_index(detached, logp_t0)
     pair = logp.gather(1, torch.stack((target, index), dim=1))
     logp_t = pair[:, 0]
-    p_j = torch.where(values > 0, pair[:, 1].exp(), torch.zeros_like(logp_t))
+    p_j = torch.where(has, pair[:, 1].exp(), torch.zeros_like(logp_t))
     return logp_t, p_j
 
 
@@ -430,6 +434,12 @@ class DualFocalLoss(CalibrationLoss):
             logp_t = logp.gather(1, target.unsqueeze(1)).squeeze(1)
             p_j = dual_probability(logp, logp_t, target, self.dual)
         return focal_term(logp_t, float(self.gamma), dual=p_j)
+
+    def _fused_spec(self):
+        if self.dual != "max":
+            return None  # the ablation variants take the composed path
+        gamma = float(self.gamma)
+        return FocalSpec(lambda logp_t, p_j: (gamma, 1.0), self._per_sample, dual=True)
 
 
 # ---------------------------------------------------------------------------
@@ -499,6 +509,12 @@ class FocalCalibrationLoss(CalibrationLoss):
             return focal
         return focal + lam * squared_error(logp, target)
 
+    def _fused_spec(self):
+        gamma = float(self.gamma)
+        return FocalSpec(
+            lambda logp_t, p_j: (gamma, 1.0), self._per_sample, lam=float(self.lam)
+        )
+
 
 class InverseFocalLoss(CalibrationLoss):
     __doc__ = f"""Inverse focal loss (Wang et al. 2021).
@@ -541,3 +557,7 @@ class InverseFocalLoss(CalibrationLoss):
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
         return focal_term(logp_t, float(self.gamma), sign=-1.0)
+
+    def _fused_spec(self):
+        gamma = float(self.gamma)
+        return FocalSpec(lambda logp_t, p_j: (gamma, -1.0), self._per_sample)

@@ -1,0 +1,138 @@
+"""One autograd node for the focal family: log-softmax, the target term, the dual
+term and the squared-error term in the forward, the logits' gradient in closed
+form in the backward.
+
+Why: composed from torch operations, these losses pay for several (N, K)
+temporaries in the backward (gather, exp and product backwards, gradient
+accumulation) and for a dozen small nodes. Here the backward is one exp of the
+saved log-probabilities, one in-place scaling and one or two scatters, which is
+what cross-entropy costs. For second derivatives (``create_graph=True``, used by
+:mod:`sklcalib.diagnostics`) the backward differentiates the composed reference
+implementation instead, so Hessian-vector products stay exact.
+
+The per-sample loss is ``-B^γ·log p_t + λ·(Σ_k p_k² - 2 p_t + 1)`` with
+``B = 1 - s·p_t + s·c``, where ``c`` is 0 or the dual term p_j (the largest
+probability strictly below p_t) and ``s = ±1`` (focal / inverse focal). With
+``w = B^γ`` and ``r = log p_t / B`` (0 where B = 0):
+
+    ∂L/∂log p_t = -w + γ·w·r·s·p_t - 2λ·p_t,   ∂L/∂c = -γ·w·r·s,   ∂L/∂S = λ,
+
+and with dp_k/dz = p_k (e_k - p) and dS/dz = 2 p ⊙ (p - S), for upstream g:
+
+    ∂L/∂z = p ⊙ (2λg·p - (a + b·p_j + 2λg·S)) + a·e_t + b·p_j·e_j,
+
+where a = g·∂L/∂log p_t and b = g·∂L/∂c.
+"""
+
+import torch
+
+from sklcalib._losses._base import focal_base
+
+_NEG_INF = float("-inf")
+
+
+def dual_index(logp, logp_t):
+    """Index of the largest log-probability strictly below ``logp_t`` per row,
+    and whether there is one (no gradient).
+
+    ``1 / (log p_t - log p_k)`` is > 0 exactly for the classes strictly below p_t
+    (a difference of distinct floats is never 0) and largest for the closest one;
+    < 0 above p_t; +inf for ties, the target itself included, which are sent to
+    -inf. Three arithmetic passes: a boolean mask with ``masked_fill`` or
+    ``where`` costs several times more on CPU.
+    """
+    key = torch.sub(logp_t.unsqueeze(1), logp).reciprocal_()
+    torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
+    values, index = key.max(1)
+    return index, values > 0
+
+
+class FocalSpec:
+    """What the fused node computes; ``gamma_sign(logp_t, p_j)`` gives (γ, s).
+
+    ``reference(logits, target)`` is the composed per-sample implementation used
+    for second derivatives.
+    """
+
+    __slots__ = ("dual", "gamma_sign", "lam", "reference")
+
+    def __init__(self, gamma_sign, reference, *, dual=False, lam=0.0):
+        self.gamma_sign = gamma_sign
+        self.reference = reference
+        self.dual = dual
+        self.lam = lam
+
+
+class _FusedFocal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, logits, target, spec):
+        logp = torch.log_softmax(logits, dim=1)
+        target_col = target.unsqueeze(1)
+        logp_t = logp.gather(1, target_col).squeeze(1)
+        p_j = index = None
+        if spec.dual:
+            index, has = dual_index(logp, logp_t)
+            p_j = torch.where(
+                has, logp.gather(1, index.unsqueeze(1)).squeeze(1).exp(), 0.0
+            )
+        gamma, sign = spec.gamma_sign(logp_t, p_j)
+        base = focal_base(logp_t, sign, p_j)
+        weight = base.pow(gamma)
+        loss = -(weight * logp_t)
+        p = sq = None
+        if spec.lam:
+            p = logp.exp()
+            sq = torch.linalg.vecdot(p, p)
+            loss = loss + spec.lam * (sq - 2.0 * logp_t.exp() + 1.0)
+        ctx.spec = spec
+        ctx.gamma, ctx.sign = gamma, sign
+        # the saved (N, K) tensor: p when it is already there, else log p
+        ctx.save_for_backward(
+            logits, target, logp if p is None else p, logp_t, base, weight
+        )
+        ctx.extra = (p_j, index, sq)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, target, probs_or_logp, logp_t, base, weight = ctx.saved_tensors
+        spec = ctx.spec
+        if torch.is_grad_enabled():
+            # create_graph=True: differentiate the composed implementation, so
+            # that second derivatives are those of the loss itself
+            with torch.enable_grad():
+                loss = spec.reference(logits, target)
+                (g,) = torch.autograd.grad(loss, logits, grad, create_graph=True)
+            return g, None, None
+        p_j, index, sq = ctx.extra
+        gamma, sign = ctx.gamma, ctx.sign
+        p_t = logp_t.exp()
+        safe_base = torch.where(base > 0, base, 1.0)
+        gwr = grad * gamma * weight * (logp_t / safe_base)  # g·γ·w·r
+        a = gwr * sign * p_t - grad * weight
+        lam = spec.lam
+        if lam:
+            a = a - (2.0 * lam) * grad * p_t
+            p = probs_or_logp
+            two_lam_g = (2.0 * lam) * grad
+            coef = a + two_lam_g * sq
+        else:
+            p = probs_or_logp.exp()
+            coef = a
+        if p_j is not None:
+            b_pj = -gwr * sign * p_j  # g·∂L/∂c·p_j
+            coef = coef + b_pj
+        if lam:
+            out = p * two_lam_g.unsqueeze(1)
+            out.sub_(coef.unsqueeze(1)).mul_(p)
+        else:
+            out = p.mul_(-coef.unsqueeze(1))
+        out.scatter_add_(1, target.unsqueeze(1), a.unsqueeze(1))
+        if p_j is not None:
+            out.scatter_add_(1, index.unsqueeze(1), b_pj.unsqueeze(1))
+        return out, None, None
+
+
+def fused_focal(logits, target, spec):
+    """Per-sample losses of ``spec`` through the fused node (see the module)."""
+    return _FusedFocal.apply(logits, target, spec)
