@@ -6,6 +6,13 @@ eps)``), and returns the ``"mean"`` (default, skorch's convention), ``"sum"``
 (what the authors' training code uses) or ``"none"`` (per-sample) reduction.
 Loss and gradients stay finite for float32 logits in [-1e4, 1e4].
 
+When the logits require grad, the focal family (focal, FLSD, dual focal with
+``dual="max"``, FCL, inverse focal, AdaFocal, AdaDualFocal) runs through one
+fused autograd node whose backward gives the logits' gradient in closed form
+(about the cost of cross-entropy; ``benchmarks/bench_losses.py``); second
+derivatives (``create_graph=True``) differentiate the composed implementation,
+which is also what runs when no gradient is needed.
+
 Hyper-parameters are plain public attributes with the constructor's names, so
 that skorch routes ``criterion__gamma``, ``criterion__lam``, ... and
 ``set_params`` works; they are validated at construction and at every call
