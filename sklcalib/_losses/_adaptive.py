@@ -367,7 +367,7 @@ class AdaDualFocalLoss(AdaFocalLoss):
 
     def _per_sample(self, logits, target):
         logp = torch.log_softmax(logits, dim=1)
-        logp_t, p_j = dual_logp(logp, target)
+        logp_t, p_j = dual_logp(logits, logp, target)
         p_t = logp_t.exp()
         gamma = self.sample_gamma(p_t - p_j)
         return focal_term(logp_t, gamma.abs(), sign=_sign(gamma), dual=p_j)

@@ -359,15 +359,13 @@ def dual_probability(logp, logp_t, target, dual="max"):
     return p.sum(1) / valid.sum(1).clamp_min(1).to(p.dtype)
 
 
-def dual_logp(logp, target):
+def dual_logp(logits, logp, target):
     """(log p_t, p_j) for the paper's dual term with a single gather.
 
     Same as ``dual_probability(..., dual="max")`` but gathers log p_t and log p_j
-    together, which halves the gather's backward (the hot path of DualFocalLoss).
+    together, which halves the gather's backward.
     """
-    detached = logp.detach()
-    logp_t0 = detached.gather(1, target.unsqueeze(1)).squeeze(1)
-    index, has = dual_index(detached, logp_t0)
+    index, has = dual_index(logits, logits.gather(1, target.unsqueeze(1)).squeeze(1))
     pair = logp.gather(1, torch.stack((target, index), dim=1))
     logp_t = pair[:, 0]
     p_j = torch.where(has, pair[:, 1].exp(), torch.zeros_like(logp_t))
@@ -399,7 +397,8 @@ class DualFocalLoss(CalibrationLoss):
 
     Notes
     -----
-    {INPUT_DOC} "Strictly below" is decided on the computed log-probabilities.
+    {INPUT_DOC} "Strictly below" is decided on the logits, which order like
+    the probabilities (exact ties of logits are exact ties of probabilities).
 
     Examples
     --------
@@ -429,7 +428,7 @@ class DualFocalLoss(CalibrationLoss):
     def _per_sample(self, logits, target):
         logp = torch.log_softmax(logits, dim=1)
         if self.dual == "max":
-            logp_t, p_j = dual_logp(logp, target)
+            logp_t, p_j = dual_logp(logits, logp, target)
         else:
             logp_t = logp.gather(1, target.unsqueeze(1)).squeeze(1)
             p_j = dual_probability(logp, logp_t, target, self.dual)

@@ -4,9 +4,10 @@ form in the backward.
 
 Why: composed from torch operations, these losses pay for several (N, K)
 temporaries in the backward (gather, exp and product backwards, gradient
-accumulation) and for a dozen small nodes. Here the backward is one exp of the
-saved log-probabilities, one in-place scaling and one or two scatters, which is
-what cross-entropy costs. For second derivatives (``create_graph=True``, used by
+accumulation) and for a dozen small nodes. Here the backward is one scaling of the
+saved probabilities (the forward computes them instead of log-probabilities:
+log p is needed only at the target) and one or two scatters, less than
+cross-entropy's backward. For second derivatives (``create_graph=True``, used by
 :mod:`sklcalib.diagnostics`) the backward differentiates the composed reference
 implementation instead, so Hessian-vector products stay exact.
 
@@ -31,17 +32,19 @@ from sklcalib._losses._base import focal_base
 _NEG_INF = float("-inf")
 
 
-def dual_index(logp, logp_t):
-    """Index of the largest log-probability strictly below ``logp_t`` per row,
-    and whether there is one (no gradient).
+def dual_index(logits, logits_t):
+    """Index of the largest logit strictly below the target's per row, and
+    whether there is one (no gradient).
 
-    ``1 / (log p_t - log p_k)`` is > 0 exactly for the classes strictly below p_t
-    (a difference of distinct floats is never 0) and largest for the closest one;
-    < 0 above p_t; +inf for ties, the target itself included, which are sent to
-    -inf. Three arithmetic passes: a boolean mask with ``masked_fill`` or
-    ``where`` costs several times more on CPU.
+    Logits order like the probabilities, and exact ties of logits are exact ties
+    of probabilities. ``1 / (z_t - z_k)`` is > 0 exactly for the classes
+    strictly below the target (a difference of distinct floats is never 0) and
+    largest for the closest one; < 0 above; +inf for ties, the target itself
+    included, which are sent to -inf. Three arithmetic passes: a boolean mask
+    with ``masked_fill`` or ``where`` costs several times more on CPU.
     """
-    key = torch.sub(logp_t.unsqueeze(1), logp).reciprocal_()
+    logits = logits.detach()
+    key = torch.sub(logits_t.detach().unsqueeze(1), logits).reciprocal_()
     torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
     values, index = key.max(1)
     return index, values > 0
@@ -66,36 +69,36 @@ class FocalSpec:
 class _FusedFocal(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, target, spec):
-        logp = torch.log_softmax(logits, dim=1)
+        # softmax by hand: p is what the backward needs, and log p is needed
+        # only at the target, z_t - max - log Σ exp(z - max) as log_softmax does
         target_col = target.unsqueeze(1)
-        logp_t = logp.gather(1, target_col).squeeze(1)
+        zmax = logits.amax(1, keepdim=True)
+        p = torch.sub(logits, zmax).exp_()
+        total = p.sum(1, keepdim=True)
+        p.div_(total)
+        logits_t = logits.gather(1, target_col)
+        logp_t = (logits_t - zmax - total.log()).squeeze(1)
         p_j = index = None
         if spec.dual:
-            index, has = dual_index(logp, logp_t)
-            p_j = torch.where(
-                has, logp.gather(1, index.unsqueeze(1)).squeeze(1).exp(), 0.0
-            )
+            index, has = dual_index(logits, logits_t.squeeze(1))
+            p_j = torch.where(has, p.gather(1, index.unsqueeze(1)).squeeze(1), 0.0)
         gamma, sign = spec.gamma_sign(logp_t, p_j)
         base = focal_base(logp_t, sign, p_j)
         weight = base.pow(gamma)
         loss = -(weight * logp_t)
-        p = sq = None
+        sq = None
         if spec.lam:
-            p = logp.exp()
             sq = torch.linalg.vecdot(p, p)
             loss = loss + spec.lam * (sq - 2.0 * logp_t.exp() + 1.0)
         ctx.spec = spec
         ctx.gamma, ctx.sign = gamma, sign
-        # the saved (N, K) tensor: p when it is already there, else log p
-        ctx.save_for_backward(
-            logits, target, logp if p is None else p, logp_t, base, weight
-        )
+        ctx.save_for_backward(logits, target, p, logp_t, base, weight)
         ctx.extra = (p_j, index, sq)
         return loss
 
     @staticmethod
     def backward(ctx, grad):
-        logits, target, probs_or_logp, logp_t, base, weight = ctx.saved_tensors
+        logits, target, p, logp_t, base, weight = ctx.saved_tensors
         spec = ctx.spec
         if torch.is_grad_enabled():
             # create_graph=True: differentiate the composed implementation, so
@@ -113,11 +116,9 @@ class _FusedFocal(torch.autograd.Function):
         lam = spec.lam
         if lam:
             a = a - (2.0 * lam) * grad * p_t
-            p = probs_or_logp
             two_lam_g = (2.0 * lam) * grad
             coef = a + two_lam_g * sq
         else:
-            p = probs_or_logp.exp()
             coef = a
         if p_j is not None:
             b_pj = -gwr * sign * p_j  # g·∂L/∂c·p_j
@@ -126,7 +127,7 @@ class _FusedFocal(torch.autograd.Function):
             out = p * two_lam_g.unsqueeze(1)
             out.sub_(coef.unsqueeze(1)).mul_(p)
         else:
-            out = p.mul_(-coef.unsqueeze(1))
+            out = p * (-coef).unsqueeze(1)
         out.scatter_add_(1, target.unsqueeze(1), a.unsqueeze(1))
         if p_j is not None:
             out.scatter_add_(1, index.unsqueeze(1), b_pj.unsqueeze(1))
