@@ -111,26 +111,25 @@ def _scan_row(p, bits, i, tol, one_bits):
 
 
 @njit(parallel=True, cache=True, fastmath=False)
-def _top_label_kernel(p, bits, one_bits, y_idx, tol, n_chunks, conf, correct, status):
-    n = p.shape[0]
-    chunk = (n + n_chunks - 1) // n_chunks
-    for c in prange(n_chunks):
-        start = c * chunk
-        stop = min(n, start + chunk)
-        for i in range(start, stop):
-            code, m, arg = _scan_row(p, bits, i, tol, one_bits)
-            if code != _OK:
-                status[c, 0] = code
-                status[c, 1] = i
-                break
-            conf[i] = m
-            correct[i] = arg == y_idx[i]
-
-
-@njit(parallel=True, cache=True, fastmath=False)
-def _uniform_kernel(
-    p, bits, one_bits, y_idx, w, has_w, edges, tol, n_chunks, sums, status
+def _kernel(
+    p,
+    bits,
+    one_bits,
+    y_idx,
+    w,
+    has_w,
+    edges,
+    tol,
+    n_chunks,
+    sums,
+    status,
+    pairs,
+    conf,
+    correct,
 ):
+    """The one pass: checks, top label, uniform-bin sums and, if ``pairs``,
+    the per-row (confidence, correct). One kernel for both uses halves the
+    compilation time of a fresh install."""
     n = p.shape[0]
     n_bins = edges.shape[0] - 1
     chunk = (n + n_chunks - 1) // n_chunks
@@ -141,12 +140,15 @@ def _uniform_kernel(
         # lines between threads
         local = np.zeros((3, n_bins))
         for i in range(start, stop):
-            code, m, arg = _scan_row(p, bits, i, tol, one_bits)
+            code, x, arg = _scan_row(p, bits, i, tol, one_bits)
             if code != _OK:
                 status[c, 0] = code
                 status[c, 1] = i
                 break
-            x = m
+            hit = arg == y_idx[i]
+            if pairs:
+                conf[i] = x
+                correct[i] = hit
             # right-closed bins (edges[b], edges[b + 1]] on the float64 edges:
             # guess from x * n_bins, then settle against the exact edges
             b = min(int(x * n_bins), n_bins - 1)
@@ -157,7 +159,7 @@ def _uniform_kernel(
             wi = w[i] if has_w else 1.0
             local[0, b] += wi
             local[1, b] += wi * x
-            if arg == y_idx[i]:
+            if hit:
                 local[2, b] += wi
         sums[c] = local
 
@@ -191,24 +193,7 @@ def _bit_view(p):
     return p.view(int_type), p.dtype.type(1.0).view(int_type)
 
 
-def fused_top_label(p, y_idx):
-    """Validated top-label ``(confidence, correct)`` of a 2-D float ``p``."""
-    p = np.ascontiguousarray(p)
-    bits, one_bits = _bit_view(p)
-    n = p.shape[0]
-    n_chunks = _n_chunks(n)
-    conf = np.empty(n, dtype=p.dtype)
-    correct = np.empty(n, dtype=np.bool_)
-    status = np.zeros((n_chunks, 2), dtype=np.int64)
-    tol = row_sum_tolerance(p.dtype)
-    y_idx = y_idx.astype(np.intp, copy=False)
-    _top_label_kernel(p, bits, one_bits, y_idx, tol, n_chunks, conf, correct, status)
-    _raise_status(status, p)
-    return conf, correct
-
-
-def fused_uniform_statistics(p, y_idx, n_bins, sample_weight=None):
-    """Validated top-label uniform-bin :class:`BinStatistics` of a 2-D ``p``."""
+def _run(p, y_idx, n_bins, sample_weight, pairs):
     p = np.ascontiguousarray(p)
     bits, one_bits = _bit_view(p)
     n = p.shape[0]
@@ -218,11 +203,38 @@ def fused_uniform_statistics(p, y_idx, n_bins, sample_weight=None):
     w = sample_weight if has_w else np.ones(1)
     sums = np.zeros((n_chunks, 3, n_bins))
     status = np.zeros((n_chunks, 2), dtype=np.int64)
+    size = n if pairs else 1
+    conf = np.empty(size, dtype=p.dtype)
+    correct = np.empty(size, dtype=np.bool_)
     tol = row_sum_tolerance(p.dtype)
     y_idx = y_idx.astype(np.intp, copy=False)
-    _uniform_kernel(
-        p, bits, one_bits, y_idx, w, has_w, edges, tol, n_chunks, sums, status
+    _kernel(
+        p,
+        bits,
+        one_bits,
+        y_idx,
+        w,
+        has_w,
+        edges,
+        tol,
+        n_chunks,
+        sums,
+        status,
+        pairs,
+        conf,
+        correct,
     )
     _raise_status(status, p)
     total = sums.sum(axis=0)
-    return BinStatistics(total[0], total[1], total[2], edges)
+    return BinStatistics(total[0], total[1], total[2], edges), conf, correct
+
+
+def fused_top_label(p, y_idx):
+    """Validated top-label ``(confidence, correct)`` of a 2-D float ``p``."""
+    _, conf, correct = _run(p, y_idx, 1, None, True)
+    return conf, correct
+
+
+def fused_uniform_statistics(p, y_idx, n_bins, sample_weight=None):
+    """Validated top-label uniform-bin :class:`BinStatistics` of a 2-D ``p``."""
+    return _run(p, y_idx, n_bins, sample_weight, False)[0]
