@@ -268,7 +268,8 @@ class AdaFocalLoss(CalibrationLoss):
     def update_from_validation(self, y_prob, y_true):
         """Update the per-bin γ and the bin edges from validation predictions.
 
-        Sorts the validation scores (top-1 confidence here) with a stable sort,
+        Sorts the validation scores (the top-1 confidence for AdaFocal, the
+        top-1 margin for :class:`AdaDualFocalLoss`) with a stable sort,
         splits them into ``n_bins`` consecutive groups whose sizes differ by at
         most one, larger first (the order of ``numpy.array_split``, as the metrics'
         adaptive ECE), and for each non-empty group applies :func:`adafocal_step`

@@ -201,7 +201,24 @@ class CalibrationLoss(nn.Module):
     skorch's ``criterion__<name>`` routing and ``set_params`` work), implement
     ``_check_params`` (called at construction and at every forward, so that a
     value changed in place, e.g. by :class:`sklcalib.callbacks.GammaSchedule`,
-    is checked too) and ``_per_sample(logits, target)``.
+    is checked too) and ``_per_sample(logits, target)``; ``_fused_spec`` may
+    return a fused training path (see :mod:`sklcalib._losses._fused`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklcalib.losses import CalibrationLoss
+    >>> class SquaredLogLoss(CalibrationLoss):
+    ...     name = "squared_log"
+    ...     def __init__(self, reduction="mean"):
+    ...         super().__init__()
+    ...         self.reduction = reduction
+    ...     def _per_sample(self, logits, target):
+    ...         logp = torch.log_softmax(logits, 1)
+    ...         return logp.gather(1, target[:, None]).squeeze(1) ** 2
+    >>> loss = SquaredLogLoss()(torch.zeros(2, 2), torch.tensor([0, 1]))
+    >>> round(loss.item(), 6)
+    0.480453
     """
 
     #: registry name (see :func:`sklcalib.losses.get_criterion`)
