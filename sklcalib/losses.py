@@ -7,7 +7,7 @@ eps)``), and returns the ``"mean"`` (default, skorch's convention), ``"sum"``
 Loss and gradients stay finite for float32 logits in [-1e4, 1e4].
 
 When the logits require grad, the focal family (focal, FLSD, dual focal with
-``dual="max"``, FCL, inverse focal, AdaFocal, AdaDualFocal) runs through one
+``dual="max"``, FCL, inverse focal, AdaFocal, AdaDualFocal) and Brier run through one
 fused autograd node whose backward gives the logits' gradient in closed form
 (about the cost of cross-entropy; ``benchmarks/bench_losses.py``); second
 derivatives (``create_graph=True``) differentiate the composed implementation,

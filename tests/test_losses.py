@@ -393,6 +393,7 @@ def test_gradients_match_finite_differences(label, criterion, ref):
         InverseFocalLoss(0.5),
         AdaFocalLoss(n_bins=3, gamma_init=-0.4),
         FocalCalibrationLoss(1.5, 2.0),
+        BrierLoss(),
     ],
     ids=repr,
 )

@@ -60,6 +60,7 @@ class FocalSpec:
     __slots__ = ("dual", "gamma_sign", "lam", "reference")
 
     def __init__(self, gamma_sign, reference, *, dual=False, lam=0.0):
+        # gamma_sign=None: no focal term (the Brier score, with lam=1)
         self.gamma_sign = gamma_sign
         self.reference = reference
         self.dual = dual
@@ -82,11 +83,13 @@ class _FusedFocal(torch.autograd.Function):
         if spec.dual:
             index, has = dual_index(logits, logits_t.squeeze(1))
             p_j = torch.where(has, p.gather(1, index.unsqueeze(1)).squeeze(1), 0.0)
-        gamma, sign = spec.gamma_sign(logp_t, p_j)
-        base = focal_base(logp_t, sign, p_j)
-        weight = base.pow(gamma)
-        loss = -(weight * logp_t)
-        sq = None
+        sq = base = weight = gamma = sign = None
+        loss = 0.0
+        if spec.gamma_sign is not None:
+            gamma, sign = spec.gamma_sign(logp_t, p_j)
+            base = focal_base(logp_t, sign, p_j)
+            weight = base.pow(gamma)
+            loss = -(weight * logp_t)
         if spec.lam:
             sq = torch.linalg.vecdot(p, p)
             loss = loss + spec.lam * (sq - 2.0 * logp_t.exp() + 1.0)
@@ -110,9 +113,12 @@ class _FusedFocal(torch.autograd.Function):
         p_j, index, sq = ctx.extra
         gamma, sign = ctx.gamma, ctx.sign
         p_t = logp_t.exp()
-        safe_base = torch.where(base > 0, base, 1.0)
-        gwr = grad * gamma * weight * (logp_t / safe_base)  # g·γ·w·r
-        a = gwr * sign * p_t - grad * weight
+        if spec.gamma_sign is not None:
+            safe_base = torch.where(base > 0, base, 1.0)
+            gwr = grad * gamma * weight * (logp_t / safe_base)  # g·γ·w·r
+            a = gwr * sign * p_t - grad * weight
+        else:
+            a = torch.zeros_like(p_t)
         lam = spec.lam
         if lam:
             a = a - (2.0 * lam) * grad * p_t

@@ -11,6 +11,7 @@ from sklcalib._losses._base import (
     check_reduction,
 )
 from sklcalib._losses._focal import squared_error
+from sklcalib._losses._fused import FocalSpec
 
 
 class BrierLoss(CalibrationLoss):
@@ -45,6 +46,9 @@ class BrierLoss(CalibrationLoss):
 
     def _per_sample(self, logits, target):
         return squared_error(torch.log_softmax(logits, dim=1), target)
+
+    def _fused_spec(self):
+        return FocalSpec(None, self._per_sample, lam=1.0)
 
 
 class _SafeSqrt(torch.autograd.Function):
