@@ -250,6 +250,53 @@ def load_classification(random_state=0):
     )
 
 
+def load_classification_hard(random_state=0):
+    """A harder :func:`sklearn.datasets.make_classification` preset with label noise.
+
+    2 000 samples, 30 features (10 informative, no redundant ones), 6 classes
+    with 2 clusters each, ``class_sep=1.5`` and ``flip_y=0.1``. A 64-64 network
+    interpolates the training labels while the test error stays near 40 %: the
+    regime where cross-entropy is most over-confident.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the samples and of the split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        See :func:`load_dataset`.
+
+    Examples
+    --------
+    >>> from sklcalib.datasets import load_classification_hard
+    >>> d = load_classification_hard()
+    >>> d.X_train.shape, d.n_classes
+    ((1200, 30), 6)
+    """
+    X, y = skdatasets.make_classification(
+        n_samples=2000,
+        n_features=30,
+        n_informative=10,
+        n_redundant=0,
+        n_classes=6,
+        n_clusters_per_class=2,
+        class_sep=1.5,
+        flip_y=0.1,
+        random_state=random_state,
+    )
+    return _bunch(
+        "classification_hard",
+        X,
+        y,
+        random_state=random_state,
+        n_classes=6,
+        description="make_classification: 30 features (10 informative), 6 classes, "
+        "flip_y=0.1, 2000 samples.",
+    )
+
+
 def _load_bundled(name, loader, random_state=0):
     raw = loader()
     n_classes = len(np.unique(raw.target))
@@ -342,6 +389,7 @@ DATASETS = {
     "moons": load_moons,
     "blobs": load_blobs,
     "classification": load_classification,
+    "classification_hard": load_classification_hard,
     "digits": load_digits,
     "breast_cancer": load_breast_cancer,
     "wine": load_wine,
@@ -359,8 +407,9 @@ def list_datasets():
     Examples
     --------
     >>> from sklcalib.datasets import list_datasets
-    >>> list_datasets()
-    ['moons', 'blobs', 'classification', 'digits', 'breast_cancer', 'wine']
+    >>> list_datasets()  # doctest: +NORMALIZE_WHITESPACE
+    ['moons', 'blobs', 'classification', 'classification_hard', 'digits',
+     'breast_cancer', 'wine']
     """
     return list(DATASETS)
 

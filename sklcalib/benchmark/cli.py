@@ -21,16 +21,17 @@ __all__ = ["build_parser", "main"]
 #: the (noisy) training labels hard, the over-confident regime the papers study
 DEFAULT_EPOCHS = {
     "moons": 300,
-    "blobs": 300,
+    "blobs": 500,
     "classification": 300,
+    "classification_hard": 300,
     "digits": 150,
     "breast_cancer": 150,
     "wine": 300,
 }
 DEFAULT_SEEDS = 3
 
-QUICK_DATASETS = ("moons", "classification")
-QUICK_EPOCHS = 150
+QUICK_DATASETS = ("classification", "classification_hard")
+QUICK_EPOCHS = 300
 QUICK_SEEDS = 1
 
 _DEFAULT_WALL = "about 12 minutes"
