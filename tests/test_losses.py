@@ -886,3 +886,20 @@ def test_losses_are_nonnegative(z, data):
     for criterion in ONE_PER_CLASS:
         loss = _with_reduction(criterion, "none")(zt, yt)
         assert torch.all(loss >= -1e-12), criterion
+
+
+@pytest.mark.parametrize("criterion", ALL_CRITERIA, ids=repr)
+def test_fused_training_path_matches_composed_implementation(criterion):
+    # the fused node's closed-form gradient vs autograd through _per_sample (the
+    # implementation second derivatives use), on float32 logits of all scales
+    rng = np.random.default_rng(11)
+    z = rng.standard_normal((64, 7)) * rng.choice([0.1, 3.0, 30.0], size=(64, 1))
+    z[:4, 1] = z[:4, 0]  # ties
+    y = rng.integers(0, 7, 64)
+    y[:4] = 0
+    logits = torch.tensor(z, dtype=torch.float32, requires_grad=True)
+    target = torch.from_numpy(y)
+    (fused,) = torch.autograd.grad(criterion(logits, target), logits)
+    composed_loss = criterion._per_sample(logits, target).mean()
+    (composed,) = torch.autograd.grad(composed_loss, logits)
+    torch.testing.assert_close(fused, composed, rtol=1e-4, atol=1e-6)
