@@ -162,3 +162,18 @@ def test_metrics_take_the_fused_path_for_large_inputs(monkeypatch):
     monkeypatch.setattr(ce, "_FUSED_MIN_SIZE", 0)
     fused = [f(y, p) for f in (expected_calibration_error, adaptive_calibration_error)]
     np.testing.assert_allclose(fused, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_from_bits_is_exact(dtype):
+    from sklcalib.metrics._fused import _bit_view, _float_from_bits
+
+    info = np.finfo(dtype)
+    values = np.array(
+        [0.0, 1.0, 0.5, 1 / 3, 0.1, info.tiny, info.smallest_subnormal, 0.999999],
+        dtype=dtype,
+    )
+    values = np.concatenate([values, np.random.default_rng(0).random(50).astype(dtype)])
+    bits, _, mant_bits, bias = _bit_view(values[None, :])
+    for b, v in zip(bits[0], values, strict=True):
+        assert _float_from_bits(b, mant_bits, bias) == np.float64(v)

@@ -1,12 +1,14 @@
 """Fused compiled path for large probability matrices.
 
 One parallel pass over the rows of ``y_prob`` checks every value (finite, in
-[0, 1]), sums each row in float64 (as the brief of DESIGN.md asks for float32),
-finds the top-label confidence and the first argmax, and accumulates the
-uniform-bin sums of :func:`~sklcalib.metrics.bin_statistics` on the fly. Each
-row is loaded from memory once by a vectorised loop (sum and bit range); a
-second vectorised loop finds the first argmax in L1 cache.
-numpy needs one pass per check plus max, argmax and bincount (about eight
+[0, 1]), sums each row in float64 (float32 sums would blur the tolerance),
+finds the top-label confidence and whether the first argmax is the true
+class, and accumulates the uniform-bin sums of
+:func:`~sklcalib.metrics.bin_statistics` on the fly. Each row is loaded from
+memory once, by one vectorised loop (sum and range of the bit patterns); the
+correctness then needs one look at the true class's column (and, only when it
+holds the maximum, a short vectorised scan of the columns before it). numpy
+needs one pass per check plus max, argmax and bincount (about eight
 reads of the array); this reads it once, which is what makes the validated
 ECE about as fast as a bare ``max`` over the rows.
 
@@ -15,6 +17,8 @@ this module is tested against. This module imports numba at import time; it is
 itself imported only when a large input arrives, so ``import sklcalib`` stays
 free of numba.
 """
+
+import math
 
 import numba
 import numpy as np
@@ -60,23 +64,32 @@ def _row_sum_and_bit_range(p, bits, i):
 
 
 @njit(fastmath=False)
-def _first_index(bits, i, value):
-    """First column of row ``i`` holding ``value``: a branch-free min over int32
-    lanes, which vectorises (an early-exit loop does not); the row is in L1
-    cache by now."""
-    k = np.int32(bits.shape[1])
-    first = k
-    for j in range(bits.shape[1]):
-        candidate = np.int32(j) if bits[i, j] == value else k
-        first = candidate if candidate < first else first
-    return first
+def _tie_before(bits, i, value, stop):
+    """Whether a column before ``stop`` of row ``i`` holds ``value`` (branch
+    free, so it vectorises; the row is in L1 cache by now)."""
+    found = False
+    for j in range(stop):
+        found |= bits[i, j] == value
+    return found
 
 
 @njit(fastmath=False)
-def _slow_row(p, i, tol):
+def _float_from_bits(b, mant_bits, bias):
+    """The non-negative float whose IEEE-754 bit pattern is ``b``, exactly, as
+    float64 (numba has no scalar bit cast; ldexp of the integer mantissa is
+    exact for float32 and float64)."""
+    e = b >> mant_bits
+    m = b & ((1 << mant_bits) - 1)
+    if e == 0:  # subnormal
+        return math.ldexp(np.float64(m), 1 - bias - mant_bits)
+    return math.ldexp(np.float64(m + (1 << mant_bits)), e - bias - mant_bits)
+
+
+@njit(fastmath=False)
+def _slow_row(p, i, tol, y):
     """Exact float checks of a row the fast test flagged (the rare path).
 
-    Returns (status, max, first argmax): the first bad value's status, the
+    Returns (status, confidence, correct): the first bad value's status, the
     row-sum status, or OK for a valid row holding -0.0 (sign bit set).
     """
     m = p[i, 0]
@@ -85,29 +98,33 @@ def _slow_row(p, i, tol):
     for j in range(p.shape[1]):
         v = p[i, j]
         if not np.isfinite(v):
-            return _NOT_FINITE, 0.0, 0
+            return _NOT_FINITE, 0.0, False
         if v < 0.0:
-            return _NEGATIVE, 0.0, 0
+            return _NEGATIVE, 0.0, False
         if v > 1.0:
-            return _ABOVE_ONE, 0.0, 0
+            return _ABOVE_ONE, 0.0, False
         total += np.float64(v)
         if v > m:
             m = v
             arg = j
     if not abs(total - 1.0) <= tol:
-        return _ROW_SUM, 0.0, 0
-    return _OK, np.float64(m), arg
+        return _ROW_SUM, 0.0, False
+    return _OK, np.float64(m), arg == y
 
 
 @njit(fastmath=False)
-def _scan_row(p, bits, i, tol, one_bits):
-    """Check row ``i`` and return (status, max, first argmax)."""
+def _scan_row(p, bits, i, tol, one_bits, y, mant_bits, bias):
+    """Check row ``i``; return (status, top-label confidence, whether the first
+    argmax is column ``y``)."""
     total, hi, lo = _row_sum_and_bit_range(p, bits, i)
     # "not <=" is also true for a NaN sum
     if not abs(total - 1.0) <= tol or lo < 0 or hi > one_bits:
-        return _slow_row(p, i, tol)
-    arg = _first_index(bits, i, hi)
-    return _OK, np.float64(p[i, arg]), arg
+        return _slow_row(p, i, tol, y)
+    confidence = _float_from_bits(hi, mant_bits, bias)
+    # column y is the first argmax iff it holds the max and no column before
+    # it does: no argmax search over the row
+    correct = bits[i, y] == hi and not _tie_before(bits, i, hi, y)
+    return _OK, confidence, correct
 
 
 @njit(parallel=True, cache=True, fastmath=False)
@@ -115,6 +132,8 @@ def _kernel(
     p,
     bits,
     one_bits,
+    mant_bits,
+    bias,
     y_idx,
     w,
     has_w,
@@ -140,12 +159,13 @@ def _kernel(
         # lines between threads
         local = np.zeros((3, n_bins))
         for i in range(start, stop):
-            code, x, arg = _scan_row(p, bits, i, tol, one_bits)
+            code, x, hit = _scan_row(
+                p, bits, i, tol, one_bits, y_idx[i], mant_bits, bias
+            )
             if code != _OK:
                 status[c, 0] = code
                 status[c, 1] = i
                 break
-            hit = arg == y_idx[i]
             if pairs:
                 conf[i] = x
                 correct[i] = hit
@@ -188,14 +208,18 @@ def _raise_status(status, p):
 
 
 def _bit_view(p):
-    """``p`` as C-contiguous signed integers of its width, and the bits of 1.0."""
+    """``p`` as signed integers of its width, the bits of 1.0, the number of
+    mantissa bits and the exponent bias of the dtype."""
     int_type = np.int32 if p.dtype == np.float32 else np.int64
-    return p.view(int_type), p.dtype.type(1.0).view(int_type)
+    info = np.finfo(p.dtype)
+    bias = 2 ** (info.nexp - 1) - 1
+    one_bits = p.dtype.type(1.0).view(int_type)
+    return p.view(int_type), one_bits, int_type(info.nmant), int_type(bias)
 
 
 def _run(p, y_idx, n_bins, sample_weight, pairs):
     p = np.ascontiguousarray(p)
-    bits, one_bits = _bit_view(p)
+    bits, one_bits, mant_bits, bias = _bit_view(p)
     n = p.shape[0]
     n_chunks = _n_chunks(n)
     edges = uniform_edges(n_bins)
@@ -212,6 +236,8 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
         p,
         bits,
         one_bits,
+        mant_bits,
+        bias,
         y_idx,
         w,
         has_w,
