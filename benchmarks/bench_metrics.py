@@ -13,7 +13,10 @@ default):
 - ``netcal.metrics.ECE``.
 
 Every method gets one warm-up call (numba compilation, caches) and then the
-median of ``--repeats`` timed calls. Run::
+median of ``--repeats`` timed calls. Targets: sklcalib within 2x of one read,
+at least 5x faster than torchmetrics and 10x faster than netcal. Validating
+every probability needs at least one read of the array, so the netcal target
+is reachable only where netcal takes more than 10 reads. Run::
 
     python benchmarks/bench_metrics.py [--n 1000000] [--k 100] [--repeats 7]
 """
@@ -124,7 +127,11 @@ def main(argv=None):
     print()
     print(f"sklcalib / one read      : {ours / floor:.2f}  (target <= 2)")
     print(f"torchmetrics / sklcalib  : {tm[0] / ours:.1f}  (target >= 5)")
-    print(f"netcal / sklcalib        : {nc[0] / ours:.1f}  (target >= 10)")
+    print(
+        f"netcal / sklcalib        : {nc[0] / ours:.1f}  (target >= 10; netcal "
+        f"takes {nc[0] / floor:.1f} reads of the array, so 10x means finishing "
+        f"in {nc[0] / floor / 10:.2f} of one read)"
+    )
     ece = results["sklcalib ECE, fused (validated)"][1]
     print(
         f"ECE agreement: |sklcalib - torchmetrics| = {abs(ece - tm[1]):.1e}, "

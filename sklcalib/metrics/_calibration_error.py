@@ -12,9 +12,10 @@ from ._validation import (
     check_targets,
 )
 
-# Below this many probabilities the numpy path is as fast as the compiled one
-# and spares the numba import; tests move it to exercise both paths.
-_FUSED_MIN_SIZE = 1 << 16
+# Below this many probabilities the numpy path takes milliseconds: it spares
+# the numba import and, on a fresh install, the kernel's one-off compilation
+# (~10 s, cached on disk afterwards). Tests move it to exercise both paths.
+_FUSED_MIN_SIZE = 1 << 20
 
 
 def _use_fused(p):
