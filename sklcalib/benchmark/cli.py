@@ -34,8 +34,8 @@ QUICK_DATASETS = ("classification", "classification_hard")
 QUICK_EPOCHS = 300
 QUICK_SEEDS = 1
 
-_DEFAULT_WALL = "about 12 minutes"
-_QUICK_WALL = "about 1-2 minutes"
+_DEFAULT_WALL = "about 10-15 minutes"
+_QUICK_WALL = "about 1.5 minutes"
 
 
 def _csv_list(tokens):
