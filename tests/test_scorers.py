@@ -188,3 +188,13 @@ def test_scorers_pickle_and_clone_with_estimators(iris):
     for scorer, _ in PAIRS:
         again = pickle.loads(pickle.dumps(scorer))
         assert again(model, X, y) == scorer(model, X, y)
+
+
+def test_binary_string_labels_in_cross_val_score(cancer):
+    X, y = cancer
+    names = np.array(["no", "yes"])[y]
+    scores = cross_val_score(LogisticRegression(), X, names, scoring=ece_scorer, cv=3)
+    expected = cross_val_score(LogisticRegression(), X, y, scoring=ece_scorer, cv=3)
+    # relabelling the classes consistently changes nothing
+    np.testing.assert_allclose(scores, expected)
+    assert get_scorer(None) is None  # as sklearn.metrics.get_scorer
