@@ -135,6 +135,7 @@ def test_fused_kernel_equals_numpy_reference(dtype, k, weighted):
     p = rng.dirichlet(np.full(k, 0.3), size=n).astype(dtype)
     p[:10] = 0.0
     p[:10, 0] = 1.0  # confidence exactly 1
+    p[:5, 1] = -0.0  # a valid probability with its sign bit set
     p[10:20, :2] = 0.5  # ties: first column wins
     p[10:20, 2:] = 0.0
     edges = np.linspace(0, 1, 16)

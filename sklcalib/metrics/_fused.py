@@ -28,8 +28,8 @@ from ._binning import BinStatistics, uniform_edges
 from ._validation import row_sum_tolerance
 
 # The row helpers below are not cached themselves: a cached function is linked
-# into its caller as machine code, which LLVM cannot inline (measured 1.5x
-# slower). They are compiled into the cached kernels that call them.
+# into its caller as machine code, which LLVM cannot inline (measured about
+# 1.5x slower). They are compiled into the cached kernels that call them.
 
 # status codes written by the kernels, per chunk: (code, row)
 _OK, _NOT_FINITE, _NEGATIVE, _ABOVE_ONE, _ROW_SUM = 0, 1, 2, 3, 4
@@ -37,8 +37,8 @@ _OK, _NOT_FINITE, _NEGATIVE, _ABOVE_ONE, _ROW_SUM = 0, 1, 2, 3, 4
 
 # One loop over the row computes its float64 sum and the range of its bit
 # patterns (see below). The float64 sum may be reordered ("reassoc") so that
-# LLVM vectorises it: only the order of the additions changes (a float64 sum of
-# at most float64 values; the difference is far below the sqrt(eps) tolerance).
+# LLVM vectorises it: only the order of the float64 additions changes, which
+# moves the sum by a few ulps, far below the sqrt(eps) tolerance.
 # There is deliberately no "nnan"/"ninf" flag: NaN and infinity still reach the
 # sum, and the integer max/min are exact whatever the flags.
 @njit(fastmath={"reassoc", "nsz", "contract"})
