@@ -370,3 +370,26 @@ def test_small_inputs_do_not_import_numba():
         "assert 'numba' not in sys.modules, 'numba imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "sklcalib.metrics._binning",
+        "sklcalib.metrics._calibration_error",
+        "sklcalib.metrics._smooth",
+        "sklcalib.metrics._report",
+        "sklcalib.metrics._scorers",
+        "sklcalib.plotting",
+    ],
+)
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(
+        importlib.import_module(module),
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+    )
+    assert result.attempted > 0
+    assert result.failed == 0
