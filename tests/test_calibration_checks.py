@@ -17,11 +17,13 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    CalibratedClassifier,
     ENIRCalibrator,
     HistogramBinningCalibrator,
     IsotonicCalibrator,
@@ -129,10 +131,20 @@ EXPECTED_FAILS = {
 }
 
 ALL_CALIBRATORS = [cls() for cls in EXPECTED_FAILS]
+EXPECTED_FAILS[CalibratedClassifier] = {
+    "check_parameters_default_constructible": (
+        "the default calibrator is a TemperatureScaler() instance (DESIGN.md fixes "
+        "calibrator=TemperatureScaler()); fit only ever uses clones of it, which "
+        "test_calibration_meta.py checks"
+    )
+}
 
 
+# ~550 checks: a minute or more on two shared cores, so they run with the slow
+# tests (CI runs them); the contract tests below cover the same ground fast.
+@pytest.mark.slow
 @parametrize_with_checks(
-    ALL_CALIBRATORS,
+    [*ALL_CALIBRATORS, CalibratedClassifier(LogisticRegression(), cv=3)],
     expected_failed_checks=lambda est: EXPECTED_FAILS[type(est)],
     xfail_strict=True,
 )
@@ -196,8 +208,7 @@ def test_contract_data_frames(calibrator):
     frame = pd.DataFrame(X, columns=[f"score_{k}" for k in range(X.shape[1])])
     calibrator.fit(frame, pd.Series(y))
     assert list(calibrator.feature_names_in_) == list(frame.columns)
-    np.testing.assert_allclose(
-        calibrator.predict_proba(frame), calibrator.predict_proba(X)
-    )
+    on_arrays = clone(calibrator).fit(X, y).predict_proba(X)
+    np.testing.assert_allclose(calibrator.predict_proba(frame), on_arrays)
     with pytest.raises(ValueError, match="feature names"):
         calibrator.predict_proba(frame.rename(columns=lambda c: c + "_renamed"))

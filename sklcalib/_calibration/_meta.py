@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import check_cv, cross_val_predict
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, indexable
 
@@ -125,6 +125,12 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.ensemble = ensemble
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the estimator validates X: it decides which input is accepted
+        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
+
     def _check_params(self):
         if self.estimator is None or not hasattr(self.estimator, "fit"):
             raise ValueError(f"estimator must be a classifier; got {self.estimator!r}.")
@@ -163,7 +169,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.classes_ = np.unique(y)
         if len(self.classes_) < 2:
             raise ValueError(
-                f"y must hold at least two classes; got only {self.classes_.tolist()}."
+                "y must hold at least two classes; got 1 class: "
+                f"{self.classes_.tolist()}."
             )
         ensemble = self.ensemble
         frozen = isinstance(self.estimator, FrozenEstimator)
@@ -284,4 +291,5 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # first: NotFittedError before classes_
+        return self.classes_[np.argmax(proba, axis=1)]

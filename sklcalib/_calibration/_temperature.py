@@ -76,6 +76,22 @@ def nll_derivatives(logits, y_idx, *, fused=None):
     return (_fused_derivatives if fused else _numpy_derivatives)(logits, y_idx)
 
 
+def _step(beta, grad, hess, third):
+    """Halley's step, Newton's where Halley's is undefined; NaN if neither.
+
+    A tiny curvature can overflow the division: an infinite step simply
+    fails the bracket test and the caller bisects instead.
+    """
+    grad, hess, third = np.float64(grad), np.float64(hess), np.float64(third)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        denominator = 2 * hess**2 - grad * third
+        if hess > 0 and denominator > 0:
+            return beta - 2 * grad * hess / denominator
+        if hess > 0:
+            return beta - grad / hess
+    return np.nan
+
+
 def _safeguarded_newton(derivatives, beta, lo, hi, max_iter):
     """Minimise a convex function of beta on [lo, hi] from ``beta``.
 
@@ -97,11 +113,7 @@ def _safeguarded_newton(derivatives, beta, lo, hi, max_iter):
             hi = beta
         else:
             lo = beta
-        denominator = 2 * hess**2 - grad * third
-        if hess > 0 and denominator > 0:
-            step = beta - 2 * grad * hess / denominator
-        else:
-            step = beta - grad / hess if hess > 0 else np.nan
+        step = _step(beta, grad, hess, third)
         if abs(step - beta) <= 1e-5 * beta:  # converged (also when rounding
             return min(max(step, lo), hi)  # puts the step on a bracket end)
         if lo < step < hi:
