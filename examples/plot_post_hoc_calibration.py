@@ -71,28 +71,29 @@ print(f"uncalibrated ECE {expected_calibration_error(y_test, uncalibrated):.4f}"
 # Each one is fitted on the calibration split only and judged on the test
 # split. The netcal adapters need the optional extra
 # ``pip install "sklcalib[netcal]"``.
-calibrators = {
+logit_calibrators = {
     "temperature": TemperatureScaler(),
     "vector scaling": VectorScaler(),
     "matrix scaling": MatrixScaler(reg=1e-3),
+}
+probability_calibrators = {
     "histogram binning": HistogramBinningCalibrator(n_bins=15),
     "isotonic": IsotonicCalibrator(),
 }
 if importlib.util.find_spec("netcal") is not None:
-    calibrators.update(
+    probability_calibrators.update(
         {"BBQ": BBQCalibrator(), "ENIR": ENIRCalibrator(), "beta": BetaCalibrator()}
     )
 
 test_proba = {"uncalibrated": uncalibrated}
-for name, calibrator in calibrators.items():
-    if calibrator._input == "logits":
-        calibrator.fit(cal_logits, y_cal)
-        test_proba[name] = calibrator.predict_proba(test_logits)
-    else:
-        calibrator.fit(softmax(cal_logits, axis=1), y_cal)
-        test_proba[name] = calibrator.predict_proba(uncalibrated)
+for name, calibrator in logit_calibrators.items():
+    calibrator.fit(cal_logits, y_cal)
+    test_proba[name] = calibrator.predict_proba(test_logits)
+for name, calibrator in probability_calibrators.items():
+    calibrator.fit(softmax(cal_logits, axis=1), y_cal)
+    test_proba[name] = calibrator.predict_proba(uncalibrated)
 
-print(f"fitted temperature: {calibrators['temperature'].temperature_:.3f}")
+print(f"fitted temperature: {logit_calibrators['temperature'].temperature_:.3f}")
 print(f"{'method':20s} {'ECE':>7s} {'NLL':>7s}")
 for name, proba in test_proba.items():
     ece = expected_calibration_error(y_test, proba)
