@@ -51,6 +51,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(?!sklcalib\b).*"),
     (r"py:.*", r"sklcalib\..*\.(BaseEstimator|Module|Callback).*"),
+    # private modules (``sklcalib._losses._fused``) are not documented
+    (r"py:.*", r"sklcalib(\.\w+)*\._\w+.*"),
 ]
 
 # -- autodoc / autosummary / numpydoc ---------------------------------------
