@@ -6,19 +6,19 @@ another classifier: ``fit(scores, y)``, ``predict_proba(scores)``,
 ``decision_function``; probability calibrators take ``predict_proba``.
 Binary problems accept 1-D positive-class scores.
 
-================================  =============  ==============================
-calibrator                        scores         method
-================================  =============  ==============================
-:class:`TemperatureScaler`        logits         ``softmax(z / T)``
-:class:`VectorScaler`             logits         ``softmax(w * z + b)``
-:class:`MatrixScaler`             logits         ``softmax(W z + b)``
-:class:`PlattScaler`              binary score   ``sigmoid(a s + b)``
-:class:`HistogramBinningCalibrator` probabilities one-vs-rest bin frequencies
-:class:`IsotonicCalibrator`       probabilities  one-vs-rest isotonic regression
-:class:`BBQCalibrator`            probabilities  netcal's BBQ
-:class:`ENIRCalibrator`           probabilities  netcal's ENIR
-:class:`BetaCalibrator`           probabilities  netcal's beta calibration
-================================  =============  ==============================
+===================================  =============  =================================
+calibrator                           scores         method
+===================================  =============  =================================
+:class:`TemperatureScaler`           logits         ``softmax(z / T)``
+:class:`VectorScaler`                logits         ``softmax(w * z + b)``
+:class:`MatrixScaler`                logits         ``softmax(W z + b)``
+:class:`PlattScaler`                 binary score   ``sigmoid(a s + b)``
+:class:`HistogramBinningCalibrator`  probabilities  one-vs-rest bin frequencies
+:class:`IsotonicCalibrator`          probabilities  one-vs-rest isotonic regression
+:class:`BBQCalibrator`               probabilities  netcal's BBQ, one-vs-rest
+:class:`ENIRCalibrator`              probabilities  netcal's ENIR, one-vs-rest
+:class:`BetaCalibrator`              probabilities  netcal's beta, one-vs-rest
+===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
 the way scikit-learn's ``CalibratedClassifierCV`` does.
