@@ -131,7 +131,7 @@ class ENIRCalibrator(_NetcalCalibrator):
     score_function : {"BIC", "AIC"}, default="BIC"
         Score weighting the near-isotonic models (netcal's ``score_function``).
     quick_init : bool, default=True
-        netcal's ``quick_init``: start the regularisation path from a
+        The ``quick_init`` of netcal: start the regularisation path from a
         pre-binned solution, much faster on large calibration sets.
 
     Attributes
