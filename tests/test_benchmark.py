@@ -1,3 +1,5 @@
+import contextlib
+import io
 import math
 import re
 import subprocess
@@ -166,7 +168,10 @@ def test_derive_seed_depends_on_dataset_and_seed_only():
 @pytest.fixture(scope="module")
 def sequential_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("seq")
-    assert main([*TINY, "--n-jobs", "1", "--out", str(out)]) == 0
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main([*TINY, "--n-jobs", "1", "--out", str(out)]) == 0
+    (out / "stdout.txt").write_text(stdout.getvalue())
     return out
 
 
@@ -176,7 +181,7 @@ def _numbers(out):
 
 
 @pytest.mark.slow
-def test_end_to_end_outputs(sequential_run, capsys):
+def test_end_to_end_outputs(sequential_run):
     out = sequential_run
     rows = read_csv(out / "results.csv")
     assert list(rows[0]) == row_columns()
@@ -198,8 +203,12 @@ def test_end_to_end_outputs(sequential_run, capsys):
         assert row["error_pre"] == row["error_post"]
     md = (out / "results.md").read_text()
     assert "| moons |" in md and "focal pre T" in md
-    pngs = list(out.glob("*.png"))
-    assert pngs and all(p.stat().st_size > 1000 for p in pngs)
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs == ["curvature.png", "reliability_moons.png"]
+    assert all((out / p).stat().st_size > 1000 for p in pngs)
+    printed = (out / "stdout.txt").read_text()
+    assert printed.startswith(md)  # the command prints the markdown report
+    assert "Wrote results.csv, results.md, reliability_*.png, curvature.png" in printed
 
 
 @pytest.mark.slow

@@ -341,9 +341,11 @@ def _benchmark(args, parser):
                 rows, out / "curvature.png", datasets=datasets, losses=losses
             )
     print(text)
-    written = "results.csv, results.md" + (
-        "" if args.no_plots else ", reliability_*.png"
-    )
+    written = "results.csv, results.md"
+    if not args.no_plots:
+        written += ", reliability_*.png"
+        if args.hessian_samples > 0:
+            written += ", curvature.png"
     print(f"Wrote {written} to {out}")
     return 0
 
