@@ -238,3 +238,21 @@ def test_tiny_run_through_python_dash_m(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "| wine |" in out.stdout
     assert len(read_csv(tmp_path / "results.csv")) == 1
+
+
+def test_adafocal_trains_on_the_datasets_validation_split():
+    from sklcalib.benchmark.runner import _build_net, _dataset, run_one
+    from sklcalib.callbacks import AdaFocalUpdater
+
+    data = _dataset("wine")
+    kwargs = dict(seed=0, epochs=2, batch_size=32, lr=1e-3, hidden_units=(8,))
+    assert _build_net("ce", data, **kwargs).train_split is None
+    net = _build_net("adafocal", data, **kwargs)
+    assert any(isinstance(cb, AdaFocalUpdater) for cb in net.callbacks)
+    net.fit(data.X_train, data.y_train)
+    # the per-bin γ were updated from the validation split given to skorch
+    _, valid = net.get_split_datasets(data.X_train, data.y_train)
+    assert len(valid) == len(data.y_val)
+    assert len(net.history[-1, "adafocal_gammas"]) == 15
+    row = run_one("wine", "adafocal", 0, epochs=2, hessian_samples=0)
+    assert math.isfinite(row["ece_pre"]) and math.isnan(row["hessian_trace"])
