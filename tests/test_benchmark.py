@@ -226,6 +226,24 @@ def test_same_numbers_on_a_local_dask_cluster(sequential_run, tmp_path):
 
 
 @pytest.mark.slow
+def test_same_numbers_on_a_scheduler_address(sequential_run, tmp_path):
+    distributed = pytest.importorskip(
+        "distributed", reason="--scheduler needs dask.distributed"
+    )
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        argv = [*TINY, "--scheduler", cluster.scheduler_address, "--no-plots"]
+        assert main([*argv, "--out", str(tmp_path)]) == 0
+        # the command closes its client, not the cluster it was pointed at
+        assert cluster.status.name == "running"
+    assert _numbers(tmp_path) == _numbers(sequential_run)
+
+
+@pytest.mark.slow
 def test_tiny_run_through_python_dash_m(tmp_path):
     argv = ["--datasets", "wine", "--losses", "ce", "--seeds", "1", "--epochs", "2"]
     argv += ["--no-plots", "--n-jobs", "1", "--out", str(tmp_path)]
