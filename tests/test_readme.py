@@ -34,3 +34,21 @@ def test_ci_runs_the_readme_test_command_verbatim():
     install_and_test = tests_cmd.split("&& ", 2)[-1]
     ci_lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert install_and_test in ci_lines
+
+
+def test_readme_quickstart_runs(tmp_path, monkeypatch):
+    """The README's Python quickstart is executed as it stands."""
+    blocks = re.findall(
+        r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S
+    )
+    assert blocks, "the README has a Python quickstart"
+    monkeypatch.chdir(tmp_path)
+    namespace = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+    search, scaler = namespace["search"], namespace["scaler"]
+    assert set(search.best_params_) == {
+        "netclassifier__criterion__gamma",
+        "netclassifier__criterion__lam",
+    }
+    assert 0.0 <= namespace["report"]["ece"] <= 1.0
+    assert scaler.temperature_ > 0
