@@ -44,7 +44,7 @@ def test_readme_quickstart_runs(tmp_path, monkeypatch):
     assert blocks, "the README has a Python quickstart"
     monkeypatch.chdir(tmp_path)
     namespace = {}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+    exec(compile(blocks[0], "README.md", "exec"), namespace)
     search, scaler = namespace["search"], namespace["scaler"]
     assert set(search.best_params_) == {
         "netclassifier__criterion__gamma",
