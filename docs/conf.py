@@ -177,6 +177,33 @@ def _skip_sklearn_generated(app, what, name, obj, skip, options):
     return None
 
 
+# -- Values of the benchmark command, read from its code ----------------------
+# benchmark.rst quotes the defaults of ``sklcalib benchmark``; taking them from
+# the command's module keeps the page true when the defaults are retuned.
+def _benchmark_substitutions():
+    from sklcalib.benchmark import cli, runner
+    from sklcalib.datasets import list_datasets
+
+    def literals(names):
+        return ", ".join(f"``{n}``" for n in names)
+
+    values = {
+        "bench_datasets": literals(list_datasets()),
+        "bench_losses": literals(runner.DEFAULT_LOSSES),
+        "bench_seeds": str(cli.DEFAULT_SEEDS),
+        "bench_epochs": ", ".join(
+            f"{d} {e}" for d, e in cli.DEFAULT_EPOCHS.items() if d in list_datasets()
+        ),
+        "quick_datasets": literals(cli.QUICK_DATASETS),
+        "quick_seeds": str(cli.QUICK_SEEDS),
+        "quick_epochs": str(cli.QUICK_EPOCHS),
+    }
+    return "\n".join(f".. |{k}| replace:: {v}" for k, v in values.items())
+
+
+rst_epilog = _benchmark_substitutions()
+
+
 # -- Workarounds for docstrings owned by other modules ------------------------
 # Targeted, and no-ops once the docstrings are fixed at their source.
 #
