@@ -204,37 +204,7 @@ def _benchmark_substitutions():
 rst_epilog = _benchmark_substitutions()
 
 
-# -- Workarounds for docstrings owned by other modules ------------------------
-# Targeted, and no-ops once the docstrings are fixed at their source.
-#
-# sklcalib.losses (AdaFocalLoss, adafocal_step, mmce) writes absolute values
-# in plain text, ``|γ|`` and ``|r - r'|``, which reStructuredText parses as
-# undefined substitution references (an error under -W): define them as
-# their own text.
-rst_prolog = r"""
-.. |γ| replace:: \|γ\|
-.. |r - r'| replace:: \|r - r'\|
-"""
-
-
-# sklcalib.losses.mmce indents its MMCE_w formula under a paragraph ending in
-# ":"; its continuation lines start with "+" and "-", which reStructuredText
-# reads as a bullet list (a warning). Show such formula blocks verbatim.
-def _formula_blocks_verbatim(app, what, name, obj, options, lines):
-    if name != "sklcalib.losses.mmce":
-        return
-    for i, line in enumerate(lines[:-2]):
-        following = lines[i + 2] if not lines[i + 1].strip() else ""
-        if (
-            line.rstrip().endswith(":")
-            and not line.rstrip().endswith("::")
-            and following.startswith(" " * (len(line) - len(line.lstrip()) + 1))
-        ):
-            lines[i] = line.rstrip() + ":"
-
-
 def setup(app):
-    app.connect("autodoc-process-docstring", _formula_blocks_verbatim, priority=100)
     app.connect("autodoc-skip-member", _skip_sklearn_generated)
     app.connect("missing-reference", _resolve_toplevel_alias)
     app.connect("autodoc-process-docstring", _drop_type_docstring, priority=100)

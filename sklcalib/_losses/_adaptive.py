@@ -29,7 +29,7 @@ def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
     1. γ > 0 (focal): γ ← γ·exp(λ·E_b), more focal when over-confident;
        γ <= 0 (inverse focal): γ ← γ·exp(-λ·E_b), more inverse-focal when
        under-confident;
-    2. if then |γ| < switch_threshold the loss switches type: a positive γ becomes
+    2. if then ``|γ| < switch_threshold`` the loss switches type: a positive γ becomes
        -switch_threshold, a negative (or zero) one +switch_threshold;
     3. clip to [gamma_min, gamma_max].
 
@@ -114,7 +114,7 @@ class AdaFocalLoss(CalibrationLoss):
     :class:`sklcalib.callbacks.AdaFocalUpdater`) bins the validation top-1
     confidence into ``n_bins`` equal-mass bins, takes each bin's gap E_b = mean
     confidence - accuracy and updates its γ (:func:`adafocal_step`):
-    ``γ·exp(λE_b)`` if γ > 0 else ``γ·exp(-λE_b)``; if then |γ| <
+    ``γ·exp(λE_b)`` if γ > 0 else ``γ·exp(-λE_b)``; if then ``|γ|`` <
     ``switch_threshold`` the sign flips (a positive γ becomes -0.2, a negative one
     +0.2: focal switches to inverse focal when it keeps making the bin
     under-confident, and back); clip to [``gamma_min``, ``gamma_max``]. The
@@ -132,7 +132,7 @@ class AdaFocalLoss(CalibrationLoss):
     gamma_min, gamma_max : float, default=-2.0, 20.0
         Clipping range of γ.
     switch_threshold : float, default=0.2
-        |γ| below which focal and inverse focal are switched, >= 0.
+        ``|γ|`` below which focal and inverse focal are switched, >= 0.
     {REDUCTION_DOC}
 
     Attributes

@@ -75,11 +75,11 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4):
     """Maximum mean calibration error (Kumar et al. 2018) of a batch, with gradient.
 
     r_i is the top-1 confidence (with gradient), c_i = [argmax = y_i] (without), and
-    k(r, r') = exp(-|r - r'| / bandwidth) the Laplacian kernel. Unweighted:
+    ``k(r, r') = exp(-|r - r'| / bandwidth)`` the Laplacian kernel. Unweighted::
 
         MMCE² = Σ_ij (c_i - r_i)(c_j - r_j) k(r_i, r_j) / N².
 
-    Weighted (MMCE_w of Kumar et al.), with m_c correct and m_w wrong samples:
+    Weighted (MMCE_w of Kumar et al.), with m_c correct and m_w wrong samples::
 
         MMCE_w² = Σ_{i,j correct} (1-r_i)(1-r_j) k / m_c²
                   + Σ_{i,j wrong} r_i r_j k / m_w²
