@@ -24,14 +24,6 @@ from sklcalib.metrics import (
 from sklcalib.net import NetClassifier
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def data():
     X, y = make_classification(

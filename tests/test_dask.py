@@ -12,7 +12,6 @@ are skipped.
 import joblib
 import numpy as np
 import pytest
-import torch
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
@@ -54,16 +53,6 @@ def client():
     finally:
         client.close()
         cluster.close()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    # dask's nanny starts workers with OMP_NUM_THREADS=1; the local reference run
-    # uses one thread too (and a second one only adds contention on 2 cores)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n_threads)
 
 
 def _on_dask(search_or_fn):

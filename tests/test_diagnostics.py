@@ -29,17 +29,6 @@ from sklcalib.diagnostics import (
     top_hessian_eigenvalue,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    # tiny nets: a second thread only adds contention on the shared CI cores (it
-    # made these tests 10x slower under load)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n_threads)
-
-
 # ---------------------------------------------------------------------------
 # g(p, γ) and γ*(p0)
 # ---------------------------------------------------------------------------

@@ -19,14 +19,6 @@ from skorch.callbacks import ProgressBar
 from sklcalib.net import MLP, NetClassifier
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def data():
     X, y = make_classification(

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import torch
 from scipy.stats import uniform
 from sklearn.datasets import make_classification
 from sklearn.model_selection import (
@@ -17,14 +16,6 @@ from sklearn.preprocessing import StandardScaler
 
 from sklcalib.metrics import CALIBRATION_SCORERS, ece_scorer
 from sklcalib.net import NetClassifier
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
