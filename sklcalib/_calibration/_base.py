@@ -13,6 +13,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib.metrics._validation import row_sum_tolerance
+
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
 
@@ -192,7 +194,7 @@ def _check_probabilities(X):
             f"values in [{low:.6g}, {high:.6g}]."
         )
     if X.shape[1] > 1:
-        tol = np.sqrt(np.finfo(X.dtype).eps)
+        tol = row_sum_tolerance(X.dtype)
         sums = X.sum(axis=1, dtype=np.float64)
         if np.max(np.abs(sums - 1)) > tol:
             raise ValueError(

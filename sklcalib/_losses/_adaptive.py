@@ -18,6 +18,7 @@ from sklcalib._losses._base import (
 )
 from sklcalib._losses._focal import dual_logp
 from sklcalib._losses._fused import FocalSpec
+from sklcalib.metrics._binning import quantile_groups
 
 
 def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
@@ -294,7 +295,9 @@ class AdaFocalLoss(CalibrationLoss):
         prob, y_true = _check_validation(y_prob, y_true)
         score, conf, correct = self._validation_scores(prob, y_true)
         n_bins = self.n_bins
-        groups = np.array_split(np.argsort(score, kind="stable"), n_bins)
+        # the metrics' equal-mass grouping, so AdaFocal bins as adaptive ECE does
+        _, order, sizes = quantile_groups(score, n_bins)
+        groups = np.split(order, np.cumsum(sizes)[:-1])
         gammas = self.gammas.detach().cpu().numpy().copy()
         edges = np.empty(n_bins + 1)
         edges[0], edges[-1] = 0.0, 1.0
