@@ -12,6 +12,7 @@ import zlib
 from functools import lru_cache
 
 import numpy as np
+from scipy.special import softmax
 
 __all__ = ["DEFAULT_LOSSES", "METRICS", "derive_seed", "run_one"]
 
@@ -193,7 +194,8 @@ def run_one(
 
         logits_val = np.asarray(net.decision_function(data.X_val), dtype=np.float64)
         logits_test = np.asarray(net.decision_function(data.X_test), dtype=np.float64)
-        proba_pre = np.asarray(net.predict_proba(data.X_test), dtype=np.float64)
+        # NetClassifier.predict_proba is this softmax; reuse the test forward pass
+        proba_pre = softmax(logits_test, axis=1)
         scaler = TemperatureScaler(objective="ece").fit(logits_val, data.y_val)
         proba_post = np.asarray(scaler.predict_proba(logits_test), dtype=np.float64)
         pre = calibration_report(data.y_test, proba_pre)
