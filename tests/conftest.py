@@ -33,6 +33,22 @@ def pytest_configure(config):
     torch.set_num_threads(1)
 
 
+@pytest.fixture(scope="module")
+def data():
+    """A tiny 3-class problem (200 x 5) for the net and callback tests; a test
+    module may override it with its own ``data``."""
+    from sklearn.datasets import make_classification
+
+    return make_classification(
+        n_samples=200,
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+
+
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 import torch
 from sklearn.base import clone
-from sklearn.datasets import make_classification
 
 from sklcalib import losses
 from sklcalib.callbacks import (
@@ -22,19 +21,6 @@ from sklcalib.metrics import (
     maximum_calibration_error,
 )
 from sklcalib.net import NetClassifier
-
-
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(
-        n_samples=200,
-        n_features=5,
-        n_informative=4,
-        n_redundant=0,
-        n_classes=3,
-        random_state=0,
-    )
-    return X, y
 
 
 def small_net(**params):

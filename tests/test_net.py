@@ -19,19 +19,6 @@ from skorch.callbacks import ProgressBar
 from sklcalib.net import MLP, NetClassifier
 
 
-@pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(
-        n_samples=200,
-        n_features=5,
-        n_informative=4,
-        n_redundant=0,
-        n_classes=3,
-        random_state=0,
-    )
-    return X, y
-
-
 def small_net(**params):
     params = {"module__hidden_units": (16,), "max_epochs": 5, **params}
     return NetClassifier(**params)
