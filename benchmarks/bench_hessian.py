@@ -23,7 +23,8 @@ import torch
 from sklearn.datasets import make_classification
 from torch.func import functional_call, hessian
 
-from sklcalib.diagnostics import _hutchinson, _operator_for, hessian_trace
+from sklcalib.diagnostics import hessian_trace
+from sklcalib.diagnostics._curvature import _hutchinson, _operator_for
 from sklcalib.net import NetClassifier
 
 SIZES = [(8,), (32,), (64,), (32, 32)]

@@ -82,8 +82,8 @@ def main(argv=None):
     from sklearn.calibration import CalibratedClassifierCV, _TemperatureScaling
     from sklearn.frozen import FrozenEstimator
 
-    from sklcalib._calibration._temperature import fit_temperature_nll
     from sklcalib.calibration import TemperatureScaler
+    from sklcalib.calibration._temperature import fit_temperature_nll
 
     logits, y = make_data(args.n, args.k)
     rows = np.arange(args.n).reshape(-1, 1)

@@ -51,7 +51,7 @@ nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(?!sklcalib\b).*"),
     (r"py:.*", r"sklcalib\..*\.(BaseEstimator|Module|Callback).*"),
-    # private modules (``sklcalib._losses._fused``) are not documented
+    # private modules (``sklcalib.losses._autograd``) are not documented
     (r"py:.*", r"sklcalib(\.\w+)*\._\w+.*"),
 ]
 

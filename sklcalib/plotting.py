@@ -10,9 +10,8 @@ numbers come from :func:`sklcalib.metrics.bin_statistics`.
 import numpy as np
 from scipy.stats import beta
 
-from .metrics._binning import _bin_statistics, error_from_stats
-from .metrics._calibration_error import top_label_inputs
-from .metrics._validation import (
+from ._utils._binning import _bin_statistics, error_from_stats, top_label
+from ._utils._validation import (
     STRATEGIES,
     check_n_bins,
     check_option,
@@ -310,13 +309,13 @@ class ReliabilityDisplay:
                 f"confidence_level must lie in (0, 1), got {confidence_level!r}."
             )
         class_label = None
+        if kind == "top-label" and class_index is not None:
+            raise ValueError("class_index is only used with kind='classwise'.")
+        y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
+        check_prob_values(p)
         if kind == "top-label":
-            if class_index is not None:
-                raise ValueError("class_index is only used with kind='classwise'.")
-            conf, correct, _, _, _ = top_label_inputs(y_true, y_prob, labels)
+            conf, correct = top_label(p, y_idx)
         else:
-            y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
-            check_prob_values(p)
             columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
             n_classes = columns.shape[1]
             if class_index is None and n_classes == 2:

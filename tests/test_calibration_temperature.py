@@ -201,8 +201,8 @@ def test_invalid_parameters_are_named(params, match):
 
 
 def test_compiled_kernel_matches_the_numpy_reference():
-    from sklcalib._calibration import _temperature as core
-    from sklcalib._calibration._temperature_fused import exp_nonpositive
+    from sklcalib.calibration import _temperature as core
+    from sklcalib.calibration._temperature_fused import exp_nonpositive
 
     rng = np.random.default_rng(8)
     x = -np.abs(rng.normal(size=5000)) * rng.choice([1e-3, 1.0, 30.0, 300.0], 5000)

@@ -19,8 +19,6 @@ from torch.func import functional_call
 
 from sklcalib.diagnostics import (
     CurvatureLogger,
-    _largest_eigenvalue,
-    _operator_for,
     dual_focal_phi,
     dual_focal_regions,
     focal_gradient_ratio,
@@ -28,6 +26,7 @@ from sklcalib.diagnostics import (
     hessian_trace,
     top_hessian_eigenvalue,
 )
+from sklcalib.diagnostics._curvature import _largest_eigenvalue, _operator_for
 
 # ---------------------------------------------------------------------------
 # g(p, γ) and γ*(p0)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import sklcalib.metrics._calibration_error as ce
+from sklcalib._utils._binning import top_label
 from sklcalib.metrics import (
     adaptive_calibration_error,
     bin_statistics,
@@ -17,7 +18,6 @@ from sklcalib.metrics import (
     maximum_calibration_error,
     smooth_calibration_error,
 )
-from sklcalib.metrics._binning import top_label
 from sklcalib.metrics._fused import fused_top_label, fused_uniform_statistics
 
 

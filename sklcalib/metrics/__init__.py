@@ -7,7 +7,8 @@ Every binned metric is computed from :func:`bin_statistics`. The functions take
 positive-class probabilities of a binary problem.
 """
 
-from ._binning import BinStatistics, bin_statistics
+from sklcalib._utils._binning import BinStatistics, bin_statistics
+
 from ._calibration_error import (
     adaptive_calibration_error,
     classwise_calibration_error,

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ._binning import _bin_statistics, error_from_stats, top_label
-from ._validation import (
+from sklcalib._utils._binning import _bin_statistics, error_from_stats, top_label
+from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
     check_n_bins,

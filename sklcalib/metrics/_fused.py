@@ -24,8 +24,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._binning import BinStatistics, uniform_edges
-from ._validation import row_sum_tolerance
+from sklcalib._utils._binning import BinStatistics, uniform_edges
+from sklcalib._utils._validation import row_sum_tolerance
 
 # The row helpers below are not cached themselves: a cached function is linked
 # into its caller as machine code, which LLVM cannot inline (measured about

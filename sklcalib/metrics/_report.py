@@ -2,10 +2,11 @@
 
 import numpy as np
 
-from ._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._validation import check_n_bins
+
 from ._calibration_error import top_label_inputs
 from ._smooth import smooth_ece_fixed_point
-from ._validation import check_n_bins
 
 S99_THRESHOLD = 0.99
 

@@ -1,11 +1,13 @@
-"""Shared pieces of the criteria: parameter checks, input checks, reductions,
-and the one autograd function that keeps focal-type gradients finite."""
+"""Shared pieces of the criteria: parameter checks, input checks, reductions and
+the :class:`CalibrationLoss` base class."""
 
 import math
 import numbers
 
 import torch
 from torch import nn
+
+from sklcalib.losses._autograd import fused_focal
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -88,112 +90,6 @@ def reduce(loss, reduction):
     return loss
 
 
-class _FocalTerm(torch.autograd.Function):
-    """Per-sample ``-B^γ · log p_t`` with ``B = 1 - s·p_t + s·c``, in one node.
-
-    ``s = +1`` gives focal (``c = 0``) and dual focal (``c = p_j``); ``s = -1``
-    gives inverse focal (and its dual variant); ``γ`` and ``s`` are floats or
-    per-sample tensors without gradient, ``c`` an optional tensor with gradient.
-    ``1 - p_t`` is computed as ``-expm1(log p_t)``.
-
-    Why a hand-written backward: autograd on ``B ** γ`` gives
-    ``γ·B^(γ-1)·log p_t``, which is ``inf · 0 = nan`` at ``B = 0`` (p_t = 1, no
-    dual term) when ``γ < 1``. ``B >= 1 - p_t`` and ``B = 0`` only where
-    ``log p_t = 0``, so writing the gradient as ``γ·B^γ·(log p_t / B)`` keeps it
-    finite (the ratio is bounded, -1 as p_t -> 1, and is taken as 0 where
-    ``B = 0``), and the second derivative too (where ``B = 0`` the weight is
-    the constant ``0^γ``). One node also saves a dozen small autograd nodes per call.
-
-    The backward uses differentiable torch operations on the saved inputs, so
-    Hessian-vector products (``create_graph=True``, as in
-    :mod:`sklcalib.diagnostics`) work too.
-    """
-
-    @staticmethod
-    def forward(ctx, logp_t, gamma, sign, dual):
-        ctx.gamma, ctx.sign = gamma, sign
-        ctx.has_dual = dual is not None
-        saved = [logp_t]
-        for value in (gamma, sign, dual):
-            if isinstance(value, torch.Tensor):
-                saved.append(value)
-        ctx.save_for_backward(*saved)
-        base = focal_base(logp_t, sign, dual)
-        return base.pow_(gamma).mul_(logp_t).neg_()
-
-    @staticmethod
-    def backward(ctx, grad):
-        logp_t, *rest = ctx.saved_tensors
-        rest = iter(rest)
-        gamma = next(rest) if isinstance(ctx.gamma, torch.Tensor) else ctx.gamma
-        sign = next(rest) if isinstance(ctx.sign, torch.Tensor) else ctx.sign
-        dual = next(rest) if ctx.has_dual else None
-        base = focal_base(logp_t, sign, dual)
-        positive = base > 0
-        safe_base = torch.where(positive, base, torch.ones_like(base))
-        # B^γ, with the value 0^γ (1 if γ = 0 else 0) at B = 0 as a constant, so
-        # that a second derivative does not meet γ·0^(γ-1) = inf there either
-        at_zero = (torch.as_tensor(gamma) == 0).to(base.dtype)
-        weight = torch.where(positive, safe_base.pow(gamma), at_zero)
-        # dL/dB = -γ·B^(γ-1)·log p_t, written without B^(γ-1)
-        grad_base = grad * gamma * weight * (logp_t / safe_base)
-        # dB/dlog p_t = -s·p_t, dB/dc = s
-        grad_logp = grad_base * sign * logp_t.exp() - grad * weight
-        grad_dual = -grad_base * sign if ctx.needs_input_grad[3] else None
-        return grad_logp, None, None, grad_dual
-
-
-def focal_base(logp_t, sign, dual):
-    if isinstance(sign, torch.Tensor):
-        base = torch.where(sign > 0, -torch.expm1(logp_t), 1.0 + logp_t.exp())
-    elif sign > 0:
-        base = -torch.expm1(logp_t)
-    else:
-        base = 1.0 + logp_t.exp()
-    if dual is not None:
-        base = base + sign * dual
-    return base
-
-
-def plain_autograd_ok(gammas):
-    """Whether autograd on ``B ** γ`` is finite to second order at ``B = 0``.
-
-    ``γ·B^(γ-1)`` is finite at B = 0 for γ = 1 and γ >= 1, and its derivative
-    ``γ(γ-1)·B^(γ-2)`` for γ = 1 and γ >= 2 (torch's pow backward returns 0 for
-    a Python-scalar exponent 0, not for a tensor exponent).
-    """
-    return all(g == 1.0 or g >= 2.0 for g in gammas)
-
-
-def focal_term(logp_t, gamma, *, sign=1.0, dual=None, plain=None):
-    """Per-sample ``-(1 - s·p_t + s·c)^γ · log p_t``.
-
-    ``gamma`` and ``sign`` are floats or (N,) tensors (no gradient, same dtype
-    as ``logp_t``); ``dual`` (c) is None or an (N,) tensor with gradient.
-
-    Where plain autograd is finite (γ = 0, γ = 1, γ >= 2, or ``s = -1`` where
-    B >= 1) the loss is built from a handful of autograd nodes, which is
-    cheaper than a Python autograd function; otherwise (γ in (0, 1) or (1, 2),
-    e.g. AdaFocal's γ) :class:`_FocalTerm` keeps the gradients finite.
-    ``plain`` says whether a tensor ``gamma`` takes the plain path (the caller
-    knows its values); ``None`` decides from a float ``gamma``.
-    """
-    if plain is None:
-        scalar = not isinstance(gamma, torch.Tensor)
-        scalar_sign = not isinstance(sign, torch.Tensor)
-        plain = (
-            scalar
-            and scalar_sign
-            and (gamma == 0.0 or sign < 0 or plain_autograd_ok((gamma,)))
-        )
-    if not plain:
-        return _FocalTerm.apply(logp_t, gamma, sign, dual)
-    if not isinstance(gamma, torch.Tensor) and gamma == 0.0:
-        return -logp_t
-    base = focal_base(logp_t, sign, dual)
-    return -(base.pow(gamma) * logp_t)
-
-
 class CalibrationLoss(nn.Module):
     """Base class: ``forward`` validates, computes per-sample losses, reduces.
 
@@ -202,7 +98,7 @@ class CalibrationLoss(nn.Module):
     ``_check_params`` (called at construction and at every forward, so that a
     value changed in place, e.g. by :class:`sklcalib.callbacks.GammaSchedule`,
     is checked too) and ``_per_sample(logits, target)``; ``_fused_spec`` may
-    return a fused training path (see :mod:`sklcalib._losses._fused`).
+    return a fused training path (see :mod:`sklcalib.losses._autograd`).
 
     Examples
     --------
@@ -234,13 +130,11 @@ class CalibrationLoss(nn.Module):
         if spec is None:
             loss = self._per_sample(logits, target)
         else:
-            from sklcalib._losses._fused import fused_focal
-
             loss = fused_focal(logits, target, spec)
         return reduce(loss, self.reduction)
 
     def _fused_spec(self):
-        """A :class:`~sklcalib._losses._fused.FocalSpec` for the fused training
+        """A :class:`~sklcalib.losses._autograd.FocalSpec` for the fused training
         path, or None to differentiate ``_per_sample`` with autograd."""
         return None
 

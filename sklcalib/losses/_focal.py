@@ -6,17 +6,20 @@ import numbers
 
 import torch
 
-from sklcalib._losses._base import (
+from sklcalib.losses._autograd import (
+    FocalSpec,
+    dual_index,
+    focal_term,
+    plain_autograd_ok,
+)
+from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
-    focal_term,
-    plain_autograd_ok,
     target_logp,
 )
-from sklcalib._losses._fused import FocalSpec, dual_index
 
 _NEG_INF = float("-inf")
 

@@ -37,9 +37,9 @@ torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
 
 import torch
 
-from sklcalib._losses._adaptive import AdaDualFocalLoss, AdaFocalLoss, adafocal_step
-from sklcalib._losses._base import CalibrationLoss
-from sklcalib._losses._focal import (
+from sklcalib.losses._adaptive import AdaDualFocalLoss, AdaFocalLoss, adafocal_step
+from sklcalib.losses._base import CalibrationLoss
+from sklcalib.losses._focal import (
     DualFocalLoss,
     FocalCalibrationLoss,
     FocalLoss,
@@ -47,7 +47,7 @@ from sklcalib._losses._focal import (
     SampleDependentFocalLoss,
     dual_probability,
 )
-from sklcalib._losses._other import BrierLoss, LabelSmoothingLoss, MMCELoss, mmce
+from sklcalib.losses._other import BrierLoss, LabelSmoothingLoss, MMCELoss, mmce
 
 __all__ = [
     "CRITERIA",

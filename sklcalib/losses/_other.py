@@ -3,15 +3,15 @@
 import torch
 import torch.nn.functional as F
 
-from sklcalib._losses._base import (
+from sklcalib.losses._autograd import FocalSpec
+from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
 )
-from sklcalib._losses._focal import squared_error
-from sklcalib._losses._fused import FocalSpec
+from sklcalib.losses._focal import squared_error
 
 
 class BrierLoss(CalibrationLoss):

@@ -7,18 +7,17 @@ import numbers
 import numpy as np
 import torch
 
-from sklcalib._losses._base import (
+from sklcalib._utils._binning import quantile_groups
+from sklcalib.losses._autograd import FocalSpec, focal_term
+from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
-    focal_term,
     target_logp,
 )
-from sklcalib._losses._focal import dual_logp
-from sklcalib._losses._fused import FocalSpec
-from sklcalib.metrics._binning import quantile_groups
+from sklcalib.losses._focal import dual_logp
 
 
 def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib.metrics._validation import row_sum_tolerance
+from sklcalib._utils._validation import row_sum_tolerance
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"

@@ -24,11 +24,11 @@ calibrator                           scores         method
 the way scikit-learn's ``CalibratedClassifierCV`` does.
 """
 
-from ._calibration._binning import HistogramBinningCalibrator, IsotonicCalibrator
-from ._calibration._meta import CalibratedClassifier
-from ._calibration._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
-from ._calibration._scaling import MatrixScaler, PlattScaler, VectorScaler
-from ._calibration._temperature import (
+from ._binning import HistogramBinningCalibrator, IsotonicCalibrator
+from ._meta import CalibratedClassifier
+from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._scaling import MatrixScaler, PlattScaler, VectorScaler
+from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
     TemperatureScaler,

@@ -1,1 +1,0 @@
-"""Implementation of :mod:`sklcalib.losses` (the public names live there)."""
