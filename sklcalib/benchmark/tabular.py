@@ -277,7 +277,9 @@ def boosting_markdown(rows, *, settings=None):
         "probabilities); test-split metrics, mean ± std over "
         f"{len(seeds)} seed(s) ({', '.join(map(str, seeds))}); each seed draws "
         "its own 60/20/20 split and booster seed. ECE: 15 equal-width bins, "
-        f"top-label. Training rows: {n_train}. Lowest mean per line in bold.",
+        "top-label; NLL: mean negative log-likelihood; Brier: the multiclass "
+        "score, summed over the classes (twice the binary Brier score). "
+        f"Training rows: {n_train}. Lowest mean per line in bold.",
         "",
     ]
     if settings:
