@@ -192,8 +192,8 @@ def run_one(
         net.fit(data.X_train, data.y_train)
         train_seconds = time.perf_counter() - start
 
-        logits_val = np.asarray(net.decision_function(data.X_val), dtype=np.float64)
-        logits_test = np.asarray(net.decision_function(data.X_test), dtype=np.float64)
+        logits_val = np.asarray(net.predict_logits(data.X_val), dtype=np.float64)
+        logits_test = np.asarray(net.predict_logits(data.X_test), dtype=np.float64)
         # NetClassifier.predict_proba is this softmax; reuse the test forward pass
         proba_pre = softmax(logits_test, axis=1)
         scaler = TemperatureScaler(objective="ece").fit(logits_val, data.y_val)
