@@ -137,6 +137,10 @@ class AdaFocalUpdater(Callback):
     the update is recorded in the history under ``"adafocal_gammas"``.
 
     Needs a validation split (``train_split`` not None).
+    :class:`~sklcalib.NetClassifier` adds one automatically, named
+    ``"adafocal_updater"``, when its criterion is ``"adafocal"`` or
+    ``"adadualfocal"`` (or any criterion with an ``update_from_validation``
+    method) and ``callbacks`` holds no ``AdaFocalUpdater`` already.
 
     Examples
     --------
@@ -154,7 +158,8 @@ class AdaFocalUpdater(Callback):
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         if not net.train_split:
             raise ValueError(
-                "AdaFocalUpdater needs the validation split: set train_split "
+                "AdaFocalUpdater (added automatically for criterion='adafocal' "
+                "or 'adadualfocal') needs the validation split: set train_split "
                 "(e.g. NetClassifier's default ValidSplit(0.2, stratified=True)), "
                 "not None."
             )

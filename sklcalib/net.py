@@ -131,6 +131,11 @@ def _resolve_criterion(criterion):
 
 def _needs_adafocal_updater(criterion):
     # AdaFocal-type criteria adapt only through their update_from_validation
+    if isinstance(criterion, str):
+        from sklcalib.losses import CRITERIA
+
+        # an unknown name is reported by initialize_criterion, not here
+        criterion = CRITERIA.get(criterion)
     return callable(getattr(criterion, "update_from_validation", None))
 
 
@@ -331,15 +336,13 @@ class NetClassifier(NeuralNetClassifier):
             ),
             ("finite_loss", FiniteLossCheck()),
         ]
-        if _needs_adafocal_updater(self.criterion) or (
-            isinstance(self.criterion, str)
-            and _needs_adafocal_updater(_resolve_criterion(self.criterion))
-        ):
+        if _needs_adafocal_updater(self.criterion):
             # without it AdaFocal's γ never moves from its start; one the
             # user gave (any name) replaces this one rather than doubling it
             if not any(_is_adafocal_updater(cb) for cb in self.callbacks or []):
                 callbacks.append(("adafocal_updater", AdaFocalUpdater()))
-        callbacks.append(("print_log", PrintLog()))
+        # the 15 per-bin γ of AdaFocal are history, not a column of the table
+        callbacks.append(("print_log", PrintLog(keys_ignored=["adafocal_gammas"])))
         return callbacks
 
     @property
