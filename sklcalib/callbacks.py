@@ -288,14 +288,23 @@ class CalibrationScoring(EpochScoring):
             lower_is_better=True,
             on_train=on_train,
             name=name,
-            # training-split predictions cached during the epoch come from
-            # moving weights (and dropout): re-predict on the training split
-            use_caching=not on_train,
+            use_caching=not on_train,  # derived again at initialize
         )
 
     def _get_param_names(self):
         # skorch lists every attribute; EpochScoring's others are fixed here
         return ["scoring", "on_train", "name", "n_bins"]
+
+    def _derive_use_caching(self):
+        # from on_train whenever it may have changed (set_params): training-
+        # split predictions cached during the epoch come from moving weights
+        # (and dropout), so the training split is re-predicted instead
+        self.use_caching = not self.on_train
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self._derive_use_caching()
+        self.name_ = self._get_name()
+        super().on_train_begin(net, X, y, **kwargs)
 
     def get_test_data(self, dataset_train, dataset_valid, use_caching):
         if use_caching:
@@ -323,6 +332,7 @@ class CalibrationScoring(EpochScoring):
         ):
             raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
         metric = _resolve_metric(self.scoring)
+        self._derive_use_caching()
         self.best_score_ = np.inf
         self.scoring_ = _CalibrationMetric(metric, self.n_bins)
         self.name_ = self._get_name()

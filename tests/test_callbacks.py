@@ -322,3 +322,26 @@ def test_automatic_adafocal_updater_still_needs_the_validation_split(data):
     X, y = data
     with pytest.raises(ValueError, match=r"added automatically.*validation split"):
         small_net(criterion="adafocal", train_split=None).fit(X, y)
+
+
+@pytest.mark.parametrize("via", ["callback", "net"])
+def test_calibration_scoring_follows_on_train_set_after_construction(data, via):
+    # use_caching used to be fixed in __init__: after set_params(on_train=True)
+    # the cached training-mode predictions (dropout, moving weights) were scored
+    X, y = data
+    net = small_net(
+        max_epochs=1,
+        module__dropout=0.3,
+        callbacks=[("calib", CalibrationScoring("mce", n_bins=5))],
+    )
+    if via == "callback":
+        net.fit(X, y)
+        dict(net.callbacks_)["calib"].set_params(on_train=True)
+        net.partial_fit(X, y)  # continues: the callbacks are not re-initialized
+    else:
+        net.set_params(callbacks__calib__on_train=True).fit(X, y)
+    cb = dict(net.callbacks_)["calib"]
+    assert cb.on_train and not cb.use_caching
+    X_train, y_train = split_of(net, X, y, valid=False)
+    expected = maximum_calibration_error(y_train, net.predict_proba(X_train), n_bins=5)
+    assert net.history[-1, "train_mce"] == pytest.approx(expected, rel=1e-6)
