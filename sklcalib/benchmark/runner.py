@@ -89,17 +89,14 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
     from sklcalib.net import NetClassifier
 
     kwargs = {}
-    callbacks = []
     if loss in _NEEDS_VALIDATION:
         from skorch.dataset import Dataset
         from skorch.helper import predefined_split
 
-        from sklcalib.callbacks import AdaFocalUpdater
-
-        # AdaFocal updates its γ from the validation split during training:
-        # give it the dataset's own validation split.
+        # AdaFocal updates its γ from the validation split during training
+        # (NetClassifier adds the AdaFocalUpdater itself): give it the
+        # dataset's own validation split.
         kwargs["train_split"] = predefined_split(Dataset(data.X_val, data.y_val))
-        callbacks.append(AdaFocalUpdater())
     else:
         kwargs["train_split"] = None
     return NetClassifier(
@@ -109,7 +106,6 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
         batch_size=batch_size,
         lr=lr,
         random_state=seed,
-        callbacks=callbacks,
         verbose=0,
         **kwargs,
     )
