@@ -47,7 +47,9 @@ def as_numpy(x):
     torch is looked up in ``sys.modules`` only: a tensor cannot exist unless
     torch was imported, so other inputs never import it. A tensor that
     requires grad is detached; a CUDA (or other device) tensor is copied to
-    the host; bfloat16, which numpy lacks, becomes float32 (a copy).
+    the host; half precision (float16, and bfloat16, which numpy lacks)
+    becomes float32 (a copy), so that the rows of a half-precision softmax
+    are held to the float32 row-sum tolerance, not to float64's.
     """
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
@@ -55,7 +57,7 @@ def as_numpy(x):
     x = x.detach()
     if x.device.type != "cpu":
         x = x.cpu()
-    if x.dtype == torch.bfloat16:
+    if x.dtype in (torch.float16, torch.bfloat16):
         x = x.float()
     return x.numpy()
 
