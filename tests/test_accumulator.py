@@ -2,6 +2,7 @@
 order and grouping, picklable; the fused kernel's sums do not depend on the
 number of threads."""
 
+import itertools
 import pickle
 
 import numba
@@ -126,7 +127,7 @@ def test_bad_construction_and_merges():
 def _split_accumulators(y, p, w, cuts):
     bounds = [0, *sorted(cuts), len(y)]
     accs = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+    for lo, hi in itertools.pairwise(bounds):
         acc = CalibrationAccumulator(n_bins=7, labels=[0, 1, 2])
         if hi > lo:
             acc.update(y[lo:hi], p[lo:hi], w[lo:hi])
