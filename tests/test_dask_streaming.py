@@ -275,3 +275,24 @@ def test_calibrators_on_bad_dask_input():
             TemperatureScaler().fit(da.from_array(bad, chunks=(100, 3)), dy)
         with pytest.raises(ValueError, match="scores has 3 columns but y has 2"):
             TemperatureScaler().fit(dz, dy.clip(0, 1))
+
+
+def test_reliability_diagram_and_accumulator_update_stream(scheduler):
+    from sklcalib.metrics import CalibrationAccumulator
+    from sklcalib.plotting import ReliabilityDisplay
+
+    y, p, w = _problem(2000, 3, 9)
+    dy, dp = da.from_array(y, chunks=300), da.from_array(p, chunks=(300, 3))
+    for kw in ({}, {"kind": "classwise", "class_index": 2}):
+        ours = ReliabilityDisplay.from_predictions(dy, dp, n_bins=8, **kw)
+        ref = ReliabilityDisplay.from_predictions(y, p, n_bins=8, **kw)
+        np.testing.assert_allclose(ours.prob_true, ref.prob_true, rtol=1e-12)
+        np.testing.assert_allclose(ours.prob_pred, ref.prob_pred, rtol=1e-12)
+        np.testing.assert_array_equal(ours.counts, ref.counts)
+    with pytest.raises(ValueError, match="strategy='uniform'"):
+        ReliabilityDisplay.from_predictions(dy, dp, strategy="quantile")
+    acc = CalibrationAccumulator(labels=[0, 1, 2]).update(y[:500], p[:500], w[:500])
+    acc.update(dy[500:], dp[500:], sample_weight=da.from_array(w[500:], chunks=700))
+    whole = calibration_report(y, p, sample_weight=w)
+    for key, value in acc.compute().items():
+        assert value == pytest.approx(whole[key], rel=1e-12), key

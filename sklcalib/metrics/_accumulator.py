@@ -9,6 +9,7 @@ from sklcalib._utils._binning import (
     uniform_edges,
 )
 from sklcalib._utils._validation import (
+    any_dask,
     check_labels_for,
     check_n_bins,
     check_prob_values,
@@ -125,11 +126,29 @@ class CalibrationAccumulator:
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights (a piece may weigh zero in all; the total may not).
 
+            Dask arrays (rows chunked) are reduced block by block on the
+            active Dask scheduler, one accumulator per block merged in row
+            order; an invalid block raises a ValueError naming the argument
+            and the block.
+
         Returns
         -------
         self : CalibrationAccumulator
             The accumulator, updated.
         """
+        if any_dask(y_true, y_prob, sample_weight):
+            from ._streaming import stream_statistics
+
+            return self.merge(
+                stream_statistics(
+                    y_true,
+                    y_prob,
+                    n_bins=self.n_bins,
+                    labels=self.labels_,
+                    sample_weight=sample_weight,
+                    parts=self._parts,
+                )
+            )
         y_idx, p, _, w = check_targets(
             y_true, y_prob, self.labels_, sample_weight, allow_zero_weight=True
         )
