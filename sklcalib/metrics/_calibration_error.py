@@ -268,6 +268,12 @@ def maximum_calibration_error(
     mce : float
         In [0, 1]; lower is better.
 
+    Notes
+    -----
+    Dask arrays are reduced block by block on the active Dask scheduler
+    (uniform bins only), torch tensors read without a copy where possible; see
+    :func:`expected_calibration_error`.
+
     Examples
     --------
     >>> import numpy as np
@@ -326,6 +332,12 @@ def classwise_calibration_error(
     -------
     cw_ece : float
         In [0, 1]; lower is better.
+
+    Notes
+    -----
+    Dask arrays are reduced block by block on the active Dask scheduler
+    (uniform bins only), torch tensors read without a copy where possible; see
+    :func:`expected_calibration_error`.
 
     Examples
     --------
