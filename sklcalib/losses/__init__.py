@@ -37,7 +37,11 @@ torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
 
 import torch
 
-from sklcalib.losses._adaptive import AdaDualFocalLoss, AdaFocalLoss, adafocal_step
+from sklcalib.losses._adaptive import (
+    AdaDualFocalLoss,
+    AdaFocalLoss,
+    adafocal_step,
+)
 from sklcalib.losses._base import CalibrationLoss
 from sklcalib.losses._focal import (
     DualFocalLoss,
