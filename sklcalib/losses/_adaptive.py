@@ -12,6 +12,7 @@ from sklcalib.losses._autograd import FocalSpec, focal_term
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -373,7 +374,7 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         Update rate λ >= 0.
     gamma_max : float, default=20.0
         Upper clip of γ (20 in the authors' training scripts).
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Attributes
     ----------

@@ -16,6 +16,8 @@ from sklcalib.losses._autograd import (
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_MEAN_DOC,
+    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -34,7 +36,7 @@ class FocalLoss(CalibrationLoss):
     ----------
     gamma : float, default=3.0
         Focusing parameter γ >= 0.
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -199,7 +201,7 @@ class SampleDependentFocalLoss(CalibrationLoss):
     thresholds : sequence of (float, float or "lambert") pairs, or "lambert", \
 default=((0.2, 5.0),)
         Thresholds p0 in (0, 1) (distinct; any order) with their γ >= 0.
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -417,7 +419,7 @@ class DualFocalLoss(CalibrationLoss):
         computes (``torch.mean`` over the batch of the summed terms), so they
         couple the samples of a batch: a sample's loss, and ``reduction="none"``,
         depend on the others. ``("kth", 1)`` equals ``"max"``.
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -493,7 +495,7 @@ class FocalCalibrationLoss(CalibrationLoss):
         Focal γ >= 0.
     lam : float, default=1.0
         Weight λ >= 0 of the squared-error term.
-    {REDUCTION_DOC}
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----

@@ -7,6 +7,7 @@ from sklcalib.losses._autograd import FocalSpec
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_MEAN_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -22,7 +23,7 @@ class BrierLoss(CalibrationLoss):
 
     Parameters
     ----------
-    {REDUCTION_DOC}
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----
@@ -193,8 +194,9 @@ class MMCELoss(CalibrationLoss):
       (4 to 40 times on batches of 128), which can overwhelm the cross-entropy.
 
     The unweighted MMCE is ``Σ_ij (c_i - r_i)(c_j - r_j) k / N²``. The loss takes
-    the square root (MMCE itself), as both codes do; its gradient is set to 0
-    where MMCE = 0 instead of 1/0.
+    the square root (MMCE itself), as Kumar et al. and Mukhoti et al.'s weighted
+    code do (their unweighted code omits it); its gradient is set to 0 where
+    MMCE = 0 instead of 1/0.
 
     Per sample, ``-log p_t + λ · MMCE(batch)``: the batch term is shared by every
     sample, so ``"mean"`` gives ``mean CE + λ·MMCE`` (the authors' form) and
@@ -210,7 +212,7 @@ class MMCELoss(CalibrationLoss):
         Width of the Laplacian kernel, > 0.
     normalisation : {{"mukhoti", "kumar"}}, default="mukhoti"
         Normalisation of MMCE_w (see above); ignored when ``weighted=False``.
-    {REDUCTION_DOC}
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----
