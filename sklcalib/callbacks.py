@@ -133,8 +133,10 @@ class AdaFocalUpdater(Callback):
     ``net.criterion_.update_from_validation(y_prob, y_true)``, where the
     criterion (:class:`sklcalib.losses.AdaFocalLoss` or
     :class:`~sklcalib.losses.AdaDualFocalLoss`) bins the validation top-1
-    confidence and applies the update of DESIGN.md. The γ of each bin after
-    the update is recorded in the history under ``"adafocal_gammas"``.
+    confidence and applies its own update: AdaFocal's signed γ with the switch
+    to inverse focal, or AdaDualFocal's γ >= 0 (Tao et al.'s rule). The γ of
+    each bin after the update is recorded in the history under
+    ``"adafocal_gammas"``.
 
     Needs a validation split (``train_split`` not None).
     :class:`~sklcalib.NetClassifier` adds one automatically, named

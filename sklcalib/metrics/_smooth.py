@@ -1,7 +1,7 @@
 """Smooth ECE (smECE) of Błasiok & Nakkiran, "Smooth ECE: Principled Reliability
 Diagrams via Kernel Smoothing" (2023).
 
-This is the algorithm of ``relplot.smECE`` 1.0.3 (Apple, MIT licence), written
+This is the algorithm of ``relplot.smECE`` 1.0.3 (Apple's sample-code licence), written
 again here because relplot is a reference for the tests, not a runtime
 dependency, and because it lacks sample weights. Steps, as in relplot:
 
