@@ -120,17 +120,14 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
     from sklcalib.net import NetClassifier
 
     kwargs = {}
-    callbacks = []
     if loss in _NEEDS_VALIDATION:
         from skorch.dataset import Dataset
         from skorch.helper import predefined_split
 
-        from sklcalib.callbacks import AdaFocalUpdater
-
-        # AdaFocal updates its γ from the validation split during training:
-        # give it the dataset's own validation split.
+        # AdaFocal updates its γ from the validation split during training
+        # (NetClassifier adds the AdaFocalUpdater itself): give it the
+        # dataset's own validation split.
         kwargs["train_split"] = predefined_split(Dataset(data.X_val, data.y_val))
-        callbacks.append(AdaFocalUpdater())
     else:
         kwargs["train_split"] = None
     return NetClassifier(
@@ -140,7 +137,6 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
         batch_size=batch_size,
         lr=lr,
         random_state=seed,
-        callbacks=callbacks,
         verbose=0,
         **kwargs,
     )
@@ -229,8 +225,8 @@ def run_one(
         net.fit(data.X_train, data.y_train)
         train_seconds = time.perf_counter() - start
 
-        logits_val = np.asarray(net.decision_function(data.X_val), dtype=np.float64)
-        logits_test = np.asarray(net.decision_function(data.X_test), dtype=np.float64)
+        logits_val = np.asarray(net.predict_logits(data.X_val), dtype=np.float64)
+        logits_test = np.asarray(net.predict_logits(data.X_test), dtype=np.float64)
         # NetClassifier.predict_proba is this softmax; reuse the test forward pass
         proba_pre = softmax(logits_test, axis=1)
         scaler = TemperatureScaler(objective="ece").fit(logits_val, data.y_val)
