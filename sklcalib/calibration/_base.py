@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib._utils._validation import row_sum_tolerance
+from sklcalib._utils._validation import check_sample_weight, row_sum_tolerance
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
@@ -71,9 +71,10 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
     Subclasses set ``_input`` (``"logits"`` or ``"probabilities"``: which
     response of a classifier they calibrate, used by
     :class:`~sklcalib.calibration.CalibratedClassifier`) and implement
-    ``_check_params()``, ``_fit(scores, y_idx)`` and ``_predict_proba(scores)``
-    on validated float64 scores of shape (n, n_features_in_) and integer
-    targets indexing ``classes_``.
+    ``_check_params()``, ``_fit(scores, y_idx, sample_weight)`` and
+    ``_predict_proba(scores)`` on validated float64 scores of shape
+    (n, n_features_in_), integer targets indexing ``classes_`` and float64
+    weights (None when not given).
     """
 
     _input = LOGITS
@@ -101,7 +102,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         X = X.astype(np.float64, copy=False)
         return X if isinstance(y, str) else (X, out[1])
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the calibrator on held-out scores.
 
         Parameters
@@ -113,6 +114,10 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             holds the score of the positive class ``classes_[1]``.
         y : array-like of shape (n_samples,)
             Targets; any labels a scikit-learn classifier accepts.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples, with scikit-learn's meaning:
+            an integer weight gives the same fit as repeating the row that
+            many times. None weights every sample 1.
 
         Returns
         -------
@@ -124,6 +129,8 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             validate_data(self, _as_2d(X), y)
         # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
+        # weights next: scikit-learn reports weight problems before score ones
+        sample_weight = check_sample_weight(sample_weight, len(y))
         classes = np.unique(np.asarray(y))
         if len(classes) == 1:  # (no class at all: validate_data's empty error)
             raise ValueError(
@@ -140,7 +147,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
                 "give one score column per class (or, for a binary problem, "
                 "the positive-class score as one column)."
             )
-        self._fit(X, y_idx)
+        self._fit(X, y_idx, sample_weight)
         return self
 
     def predict_proba(self, X):
