@@ -55,6 +55,7 @@ ONE_D = "1-D X is accepted by design: it holds the positive-class scores"
 WEIGHTS = (
     "; test_calibration_sample_weight.py runs this check through an adapter that "
     "turns its features into valid scores"
+)
 
 _LOGIT_FAILS = {
     "check_classifiers_classes": COLUMNS,
