@@ -177,7 +177,10 @@ def test_calibrated_classifier_weights_reach_both_fits(tabular, ensemble):
     split_w = [
         (np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(3)
     ]
-    split_r = [(np.flatnonzero(folds[rep] != f), np.flatnonzero(folds[rep] == f)) for f in range(3)]  # fmt: skip
+    split_r = [
+        (np.flatnonzero(folds[rep] != f), np.flatnonzero(folds[rep] == f))
+        for f in range(3)
+    ]
     model = LogisticRegression(tol=1e-12, C=10.0)
     weighted = CalibratedClassifier(
         model, TemperatureScaler(), cv=split_w, ensemble=ensemble
