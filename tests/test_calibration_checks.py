@@ -129,6 +129,7 @@ _PROBABILITY_FAILS = {
         "check_classifiers_one_label_sample_weights",
         "check_sample_weight_equivalence_on_dense_data",
         "check_sample_weights_list",
+        "check_sample_weights_not_an_array",
         "check_sample_weights_not_overwritten",
         "check_sample_weights_pandas_series",
         "check_sample_weights_shape",

@@ -130,7 +130,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
         # weights next: scikit-learn reports weight problems before score ones
-        sample_weight = check_sample_weight(sample_weight, len(y))
+        sample_weight = check_sample_weight(sample_weight, np.asarray(y).shape[0])
         classes = np.unique(np.asarray(y))
         if len(classes) == 1:  # (no class at all: validate_data's empty error)
             raise ValueError(
