@@ -263,6 +263,19 @@ def test_venn_abers_is_two_isotonic_fits_per_test_point(rows, test):
     assert p0[0] <= p1[0]
 
 
+def test_venn_abers_compiled_kernel_equals_the_interpreted_one():
+    pytest.importorskip("numba", reason="the compiled kernel needs numba")
+    from sklcalib.calibration._venn_abers_core import venn_abers_table
+
+    p, y = _binary(3000, seed=11, decimals=3)
+    w = np.random.default_rng(12).integers(0, 3, size=len(y)).astype(float)
+    for weights in (None, w):
+        compiled = venn_abers_table(p, y, weights, compiled=True)
+        interpreted = venn_abers_table(p, y, weights, compiled=False)
+        for a, b in zip(compiled, interpreted, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_venn_abers_multiclass_is_one_vs_rest_renormalised():
     logits, y = _drawn(600, 3, seed=6)
     proba = softmax(logits, axis=1)
