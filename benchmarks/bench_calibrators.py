@@ -5,8 +5,9 @@ against the ``venn-abers`` package's ``VennAbers().fit(...).predict_proba(...)``
 on the same binary data (``--n-cal`` calibration and ``--n-test`` test
 probabilities, labels drawn from ``p**1.5``; ``--decimals`` rounds the scores to
 create ties). Both get one untimed warm-up call (sklcalib's numba kernel, used
-from 2 000 distinct calibration scores on, loads from its disk cache). Each repeat times both back to back (interleaved, alternating
-which goes first), so machine load hits both alike; the table gives the
+from 2 000 distinct calibration scores on, loads from its disk cache). Each
+repeat times both back to back (interleaved, alternating which goes first),
+so machine load hits both alike; the table gives the
 median seconds, the median of the per-repeat ratios and their spread, and the
 largest difference of the outputs (p0, p1).
 
