@@ -24,7 +24,8 @@ class VennAbersCalibrator(_OneVsRestCalibrator):
     scores come from one sweep over convex hulls of the cumulative sum
     diagram, and each test score is a binary search, O((n + m) log n) for n
     calibration and m test scores, instead of two isotonic fits per test
-    score.
+    score. With numba installed, the sweep over 2 000 or more distinct
+    calibration scores runs compiled (cached on disk after the first call).
 
     Attributes
     ----------
