@@ -28,6 +28,10 @@ _LAZY = {
     "BBQCalibrator": "sklcalib.calibration",
     "ENIRCalibrator": "sklcalib.calibration",
     "BetaCalibrator": "sklcalib.calibration",
+    "DirichletCalibrator": "sklcalib.calibration",
+    "EnsembleTemperatureScaler": "sklcalib.calibration",
+    "ScalingBinningCalibrator": "sklcalib.calibration",
+    "VennAbersCalibrator": "sklcalib.calibration",
     "CalibratedClassifier": "sklcalib.calibration",
     # metrics
     "expected_calibration_error": "sklcalib.metrics",
