@@ -90,12 +90,11 @@ class _Resampler:
                     self.total[:, v] += np.bincount(
                         p.codes[:, j], weights=p.values[:, j, v], minlength=p.n_cells
                     )
-            self.estimate = float(p.finalize(self.total))
-        else:
-            if self.named and "labels" not in self.params:
-                # a resample may miss a class: fix the columns' labels once
-                self.params["labels"] = self._labels()
-            self.estimate = float(self.func(self.y_true, self.y_prob, **self.params))
+        elif self.named and "labels" not in self.params:
+            # a resample may miss a class: fix the columns' labels once
+            self.params["labels"] = self._labels()
+        # the metric's own value (a plan's sums agree to rounding)
+        self.estimate = float(self.func(self.y_true, self.y_prob, **self.params))
         self.n = self.y_true.shape[0]
 
     def _labels(self):
