@@ -319,3 +319,65 @@ def test_bad_input(call, match):
     y, p = _data(12, n=30)
     with pytest.raises(ValueError, match=match):
         call(y, p)
+
+
+def test_report_new_entries_and_intervals():
+    from sklcalib.metrics import (
+        debiased_calibration_error,
+        ece_sweep,
+        kernel_calibration_error,
+    )
+
+    y, p = _data(13, n=300)
+    w = np.random.default_rng(0).uniform(0.5, 2, size=300)
+    plain = calibration_report(y, p, sample_weight=w, n_bins=10)
+    assert "ece_ci" not in plain
+    assert plain["debiased_ece"] == debiased_calibration_error(
+        y, p, sample_weight=w, n_bins=10
+    )
+    assert plain["ece_sweep"] == pytest.approx(ece_sweep(y, p, sample_weight=w))
+    assert plain["skce"] == kernel_calibration_error(y, p, sample_weight=w)
+    report = calibration_report(
+        y,
+        p,
+        sample_weight=w,
+        n_bins=10,
+        confidence_level=0.9,
+        n_resamples=40,
+        random_state=0,
+    )
+    again = calibration_report(
+        y,
+        p,
+        sample_weight=w,
+        n_bins=10,
+        confidence_level=0.9,
+        n_resamples=40,
+        random_state=0,
+    )
+    for key in (
+        "ece",
+        "adaptive_ece",
+        "classwise_ece",
+        "smooth_ece",
+        "debiased_ece",
+        "nll",
+        "brier",
+    ):
+        low, high = report[f"{key}_ci"]
+        assert low <= high and report[f"{key}_ci"] == again[f"{key}_ci"]
+    ci = bootstrap_interval(
+        "ece",
+        y,
+        p,
+        n_resamples=40,
+        confidence_level=0.9,
+        n_bins=10,
+        sample_weight=w,
+        random_state=int(resampling.stream_seeds(0, 1)[0] % 2**32),
+    )
+    assert report["ece_ci"] == (ci.low, ci.high)
+    with pytest.raises(ValueError, match="confidence_level"):
+        calibration_report(y, p, confidence_level=95)
+    with pytest.raises(ValueError, match="n_resamples"):
+        calibration_report(y, p, confidence_level=0.95, n_resamples=0)
