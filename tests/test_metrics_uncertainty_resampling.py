@@ -32,13 +32,7 @@ def _data(seed, n=300, k=4, calibrated=True, sharpen=1.0):
 
 
 def _totals(plan):
-    total = np.zeros((plan.n_cells, plan.values.shape[2]))
-    for j in range(plan.codes.shape[1]):
-        for v in range(plan.values.shape[2]):
-            total[:, v] += np.bincount(
-                plan.codes[:, j], weights=plan.values[:, j, v], minlength=plan.n_cells
-            )
-    return total
+    return resampling.full_sums(plan.codes, plan.values, plan.n_cells)
 
 
 @pytest.mark.parametrize(
@@ -74,20 +68,33 @@ def test_plan_on_the_full_data_is_the_metric(name, params, reference, weighted):
 def test_compiled_kernels_draw_and_add_exactly_as_numpy(monkeypatch):
     y, p = _data(2, n=200, k=3)
     seeds = resampling.stream_seeds(0, 20)
-    plan = bootstrap_plan("classwise_ece", y, p, {})
-    test_plan = consistency_plan("ece", y, p, {})
-    numpy_boot = resampling.bootstrap_sums(plan.codes, plan.values, plan.n_cells, seeds)
-    args = (test_plan.codes, test_plan.values, test_plan.cumulative, test_plan.n_cells)
-    numpy_test = resampling.consistency_sums(*args, seeds)
+    monkeypatch.setattr(resampling, "_ROW_BLOCK", 64)  # several blocks
+    plans = [bootstrap_plan("classwise_ece", y, p, {})]
+    tests = [consistency_plan(m, y, p, {}) for m in ("ece", "classwise_ece")]
+    numpy_boot = [
+        resampling.bootstrap_sums(q.codes, q.values, q.n_cells, seeds) for q in plans
+    ]
+    numpy_test = [resampling.consistency_sums(q, seeds) for q in tests]
     monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)
-    compiled_boot = resampling.bootstrap_sums(
-        plan.codes, plan.values, plan.n_cells, seeds
-    )
-    np.testing.assert_array_equal(compiled_boot, numpy_boot)
-    np.testing.assert_array_equal(resampling.consistency_sums(*args, seeds), numpy_test)
+    for q, expected in zip(plans, numpy_boot, strict=True):
+        got = resampling.bootstrap_sums(q.codes, q.values, q.n_cells, seeds)
+        np.testing.assert_array_equal(got, expected)
+    for q, expected in zip(tests, numpy_test, strict=True):
+        np.testing.assert_array_equal(resampling.consistency_sums(q, seeds), expected)
 
 
-def test_resampled_indices_are_uniform():
+def test_top_label_shortcut_is_the_class_draw():
+    y, p = _data(14, n=500, k=5)
+    p[:5] = [0.2, 0.2, 0.2, 0.2, 0.2]  # ties: the first maximum is the top label
+    plan = consistency_plan("ece", y, p, {})
+    u = resampling.uniforms(resampling.stream_seeds(1, 30), 500)
+    drawn = resampling.drawn_classes(u, plan.cumulative)
+    hits = resampling.top_label_hits(u, plan.top_label_bounds)
+    np.testing.assert_array_equal(hits, drawn == np.argmax(p, axis=1))
+
+
+def test_resampled_indices_are_uniform(monkeypatch):
+    monkeypatch.setattr(resampling, "_ROW_BLOCK", 7)  # drawn block by block
     idx = resampling.uniform_indices(resampling.stream_seeds(0, 200), 50)
     counts = np.bincount(idx.ravel(), minlength=50)
     assert scipy.stats.chisquare(counts).pvalue > 1e-3

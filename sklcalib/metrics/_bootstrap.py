@@ -11,6 +11,7 @@ from sklcalib._utils._validation import check_option
 from ._plans import bootstrap_plan, resolve_metric
 from ._resampling import (
     bootstrap_sums,
+    full_sums,
     jackknife_sums,
     stream_seeds,
     uniform_indices,
@@ -84,12 +85,7 @@ class _Resampler:
         self.y_prob = np.asarray(y_prob)
         if self.plan is not None:
             p = self.plan
-            self.total = np.zeros((p.n_cells, p.values.shape[2]))
-            for j in range(p.codes.shape[1]):
-                for v in range(p.values.shape[2]):
-                    self.total[:, v] += np.bincount(
-                        p.codes[:, j], weights=p.values[:, j, v], minlength=p.n_cells
-                    )
+            self.total = full_sums(p.codes, p.values, p.n_cells)
         elif self.named and "labels" not in self.params:
             # a resample may miss a class: fix the columns' labels once
             self.params["labels"] = self._labels()
@@ -124,7 +120,7 @@ class _Resampler:
             for start in range(0, n, _JACKKNIFE_CHUNK):
                 rows = np.arange(start, min(start + _JACKKNIFE_CHUNK, n))
                 out[rows] = p.finalize(
-                    jackknife_sums(p.codes, p.values, p.n_cells, self.total, rows)
+                    jackknife_sums(p.codes, p.values, self.total, rows)
                 )
             return out
         keep = np.ones(n, dtype=bool)

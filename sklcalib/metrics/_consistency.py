@@ -106,11 +106,7 @@ def calibration_test(
     plan = consistency_plan(metric, y_true, y_prob, metric_params)
     if plan is not None:
         statistic = float(func(y_true, y_prob, **metric_params))
-        null = plan.finalize(
-            consistency_sums(
-                plan.codes, plan.values, plan.cumulative, plan.n_cells, seeds
-            )
-        )
+        null = plan.finalize(consistency_sums(plan, seeds))
     else:
         params = dict(metric_params)
         _y_idx, p, classes, _ = check_targets(

@@ -14,7 +14,6 @@ import numpy as np
 from sklcalib._utils._binning import top_label, uniform_bin_index, uniform_edges
 from sklcalib._utils._validation import (
     NORMS,
-    STRATEGIES,
     check_n_bins,
     check_option,
     check_prob_values,
@@ -89,34 +88,35 @@ def resolve_metric(metric):
 
 
 class Plan(NamedTuple):
-    """Cell codes (n, m), values (n, m, v), number of cells, ``finalize``."""
+    """A resampling plan (see ``_resampling``).
+
+    ``codes`` (n, m) int32: the cell of the ``m``-th contribution of each row
+    (for a consistency plan, ``m`` runs over the class drawn); ``values``
+    (n, m, v) float64: what the contribution adds besides a count of one;
+    ``finalize`` maps cell sums of shape ``(..., n_cells, 1 + v)``
+    (the count first) to the metric; ``cumulative`` (n, K): the rows'
+    cumulative probabilities (consistency plans only). A top-label
+    consistency plan only needs to know whether the drawn class is the top
+    label: ``top_label_bounds`` (n, 3) holds the cumulative probability below
+    and at the top label and the row total, and ``codes``/``values`` have two
+    columns, (wrong, right).
+    """
 
     codes: np.ndarray
     values: np.ndarray
     n_cells: int
     finalize: object
+    cumulative: object = None
+    top_label_bounds: object = None
 
 
-class TestPlan(NamedTuple):
-    """Consistency-resampling plan: row ``i`` drawing class ``k`` adds
-    ``values[i, k]`` to cell ``codes[i, k]``; ``finalize`` maps those random
-    sums to the metric; ``cumulative`` holds the rows' cumulative
-    probabilities."""
-
-    codes: np.ndarray
-    values: np.ndarray
-    n_cells: int
-    finalize: object
-    cumulative: np.ndarray
-
-
-def binned_error(sums, norm):
-    """Calibration error from cell sums ``(..., n_bins, 3)`` of (count,
-    confidence, correctness), vectorised over the leading axes."""
-    counts = sums[..., 0]
+def binned_error(stats, norm):
+    """Calibration error from per-bin ``(..., n_bins, 3)`` (count,
+    confidence sum, correctness sum), vectorised over the leading axes."""
+    counts = stats[..., 0]
     filled = counts > 0
     safe = np.where(filled, counts, 1.0)
-    gaps = np.where(filled, np.abs(sums[..., 1] - sums[..., 2]) / safe, 0.0)
+    gaps = np.where(filled, np.abs(stats[..., 1] - stats[..., 2]) / safe, 0.0)
     if norm == "max":
         value = gaps.max(axis=-1)
     else:
@@ -128,8 +128,29 @@ def binned_error(sums, norm):
     return np.clip(value, 0.0, 1.0)
 
 
-def _weight_column(w, n):
-    return np.ones(n) if w is None else w
+def _unfold(sums, weighted):
+    """Per-bin (count, confidence, correctness) from sums over the cells
+    ``2 * bin + correct``. The correctness lives in the cell code, so a row
+    carries one value (its confidence; and its weight if weighted): a small
+    table, which keeps the random reads of the bootstrap in cache."""
+    weight = sums[..., 1] if weighted else sums[..., 0]
+    conf = sums[..., 2] if weighted else sums[..., 1]
+    weight = weight.reshape(*weight.shape[:-1], -1, 2)
+    conf = conf.reshape(*conf.shape[:-1], -1, 2)
+    return np.stack([weight.sum(-1), conf.sum(-1), weight[..., 1]], axis=-1)
+
+
+def _row_values(w, *columns):
+    """(n, m, v) values: the columns, each times the weight, after the weight
+    itself when weighted."""
+    stacked = [np.broadcast_to(c, columns[0].shape) for c in columns]
+    if w is not None:
+        wb = np.broadcast_to(
+            w.reshape(-1, *([1] * (columns[0].ndim - 1))), columns[0].shape
+        )
+        stacked = [wb] + [wb * c for c in stacked]
+    values = np.stack(stacked, axis=-1)
+    return values if values.ndim == 3 else values[:, None, :]
 
 
 _BINNED_PARAMS = {"n_bins", "strategy", "norm", "labels", "sample_weight"}
@@ -142,7 +163,6 @@ def _binned_settings(name, params):
         return None
     if params.get("strategy", "uniform") != "uniform":
         return None
-    check_option(params.get("strategy", "uniform"), "strategy", STRATEGIES)
     if name == "mce":
         if "norm" in params:
             return None
@@ -153,127 +173,144 @@ def _binned_settings(name, params):
 
 
 def _validated(y_true, y_prob, params):
-    y_idx, p, classes, w = check_targets(
+    y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
     check_prob_values(p)
-    return y_idx, p, classes, w
+    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    return y_idx, p, columns, w
+
+
+def _has_plan(name, params):
+    if not isinstance(name, str):
+        return False
+    if name in ("nll", "brier"):
+        return not set(params) - {"labels", "sample_weight"}
+    return _binned_settings(name, params) is not None
+
+
+def _mean_finalize(name, weighted):
+    floor = -np.inf if name == "nll" else 0.0
+
+    def finalize(sums):
+        if weighted:
+            return np.maximum(sums[..., 0, 2] / sums[..., 0, 1], floor)
+        return np.maximum(sums[..., 0, 1] / sums[..., 0, 0], floor)
+
+    return finalize
+
+
+def _terms(name, columns, k):
+    return (_nll_terms if name == "nll" else _brier_terms)(columns, k)
 
 
 def bootstrap_plan(name, y_true, y_prob, params):
     """The bootstrap :class:`Plan` of a named metric, or None."""
-    if not isinstance(name, str):
+    if not _has_plan(name, params):
         return None
+    y_idx, p, columns, w = _validated(y_true, y_prob, params)
+    n = y_idx.shape[0]
+    weighted = w is not None
     if name in ("nll", "brier"):
-        if set(params) - {"labels", "sample_weight"}:
-            return None
-        y_idx, p, _, w = _validated(y_true, y_prob, params)
-        columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-        terms = (_nll_terms if name == "nll" else _brier_terms)(columns, y_idx)
-        wc = _weight_column(w, terms.shape[0])
-        values = np.stack([wc, wc * terms], axis=1)[:, None, :]
-        codes = np.zeros((terms.shape[0], 1), dtype=np.intp)
-        floor = -np.inf if name == "nll" else 0.0
-
-        def finalize(sums):
-            return np.maximum(sums[..., 0, 1] / sums[..., 0, 0], floor)
-
-        return Plan(codes, values, 1, finalize)
-    settings = _binned_settings(name, params)
-    if settings is None:
-        return None
-    n_bins, norm = settings
-    y_idx, p, _, w = _validated(y_true, y_prob, params)
+        codes = np.zeros((n, 1), dtype=np.int32)
+        values = _row_values(w, _terms(name, columns, y_idx))
+        return Plan(codes, values, 1, _mean_finalize(name, weighted))
+    n_bins, norm = _binned_settings(name, params)
     edges = uniform_edges(n_bins)
     if name in ("ece", "mce"):
         conf, correct = top_label(p, y_idx)
         conf = conf.astype(np.float64)
-        wc = _weight_column(w, conf.shape[0])
-        codes = uniform_bin_index(conf, edges)[:, None]
-        values = np.stack([wc, wc * conf, wc * correct], axis=1)[:, None, :]
-        return Plan(codes, values, n_bins, lambda sums: binned_error(sums, norm))
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+        codes = (2 * uniform_bin_index(conf, edges) + correct)[:, None]
+        values = _row_values(w, conf)
+
+        def finalize(sums):
+            return binned_error(_unfold(sums, weighted), norm)
+
+        return Plan(codes.astype(np.int32), values, 2 * n_bins, finalize)
     columns = columns.astype(np.float64)
-    n, n_classes = columns.shape
-    wc = _weight_column(w, n)
-    codes = uniform_bin_index(columns, edges) + np.arange(n_classes) * n_bins
-    hit = (y_idx[:, None] == np.arange(n_classes)).astype(np.float64)
-    values = np.stack(
-        [
-            np.broadcast_to(wc[:, None], (n, n_classes)),
-            wc[:, None] * columns,
-            wc[:, None] * hit,
-        ],
-        axis=2,
-    )
+    n_classes = columns.shape[1]
+    hit = y_idx[:, None] == np.arange(n_classes)
+    codes = 2 * (uniform_bin_index(columns, edges) + np.arange(n_classes) * n_bins)
+    codes += hit
+    values = _row_values(w, columns)
 
     def finalize(sums):
-        per_class = sums.reshape(*sums.shape[:-2], n_classes, n_bins, 3)
-        return binned_error(per_class, norm).mean(axis=-1)
+        stats = _unfold(sums, weighted).reshape(*sums.shape[:-2], n_classes, n_bins, 3)
+        return binned_error(stats, norm).mean(axis=-1)
 
-    return Plan(codes, values, n_classes * n_bins, finalize)
+    return Plan(codes.astype(np.int32), values, 2 * n_classes * n_bins, finalize)
 
 
 def consistency_plan(name, y_true, y_prob, params):
-    """The consistency-resampling :class:`TestPlan` of a named metric (labels
-    drawn from ``y_prob``), or None."""
-    base = bootstrap_plan(name, y_true, y_prob, params)
-    if base is None:
+    """The consistency-resampling :class:`Plan` of a named metric (labels
+    drawn from ``y_prob``; bins stay fixed), or None."""
+    if not _has_plan(name, params):
         return None
-    _y_idx, p, _, w = _validated(y_true, y_prob, params)
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-    columns64 = columns.astype(np.float64)
+    y_idx, p, columns, w = _validated(y_true, y_prob, params)
     n, n_classes = columns.shape
-    wc = _weight_column(w, n)
-    cumulative = np.cumsum(columns64, axis=1)
+    weighted = w is not None
+    cumulative = np.cumsum(columns.astype(np.float64), axis=1)
     every = np.arange(n_classes)
     if name in ("nll", "brier"):
-        terms = np.stack(
-            [
-                (_nll_terms if name == "nll" else _brier_terms)(
-                    columns, np.full(n, k, dtype=np.intp)
-                )
-                for k in range(n_classes)
-            ],
-            axis=1,
-        )
-        codes = np.zeros((n, n_classes), dtype=np.intp)
-        values = (wc[:, None] * terms)[:, :, None]
-        total_weight = wc.sum()
+        codes = np.zeros((n, n_classes), dtype=np.int32)
+        terms = np.stack([_terms(name, columns, np.full(n, k)) for k in every], axis=1)
+        values = _row_values(w, terms)
+        return Plan(codes, values, 1, _mean_finalize(name, weighted), cumulative)
+    n_bins, norm = _binned_settings(name, params)
+    edges = uniform_edges(n_bins)
+    if name in ("ece", "mce"):
+        conf, _ = top_label(p, y_idx)
+        conf = conf.astype(np.float64)
+        pred = (p > 0.5).astype(np.intp) if p.ndim == 1 else np.argmax(p, axis=1)
+        # the class drawn from u is the top label iff below <= u * total < at
+        # (drawn_classes' rule; the last class also takes u * total == total)
+        rows = np.arange(n)
+        bounds = np.empty((n, 3))
+        bounds[:, 0] = np.where(pred > 0, cumulative[rows, pred - 1], -np.inf)
+        bounds[:, 1] = np.where(pred < n_classes - 1, cumulative[rows, pred], np.inf)
+        bounds[:, 2] = cumulative[:, -1]
+        codes = 2 * uniform_bin_index(conf, edges)[:, None] + np.arange(2)
+        values = _row_values(w, np.broadcast_to(conf[:, None], (n, 2)))
 
         def finalize(sums):
-            counts = np.full((*sums.shape[:-2], 1, 1), total_weight)
-            return base.finalize(np.concatenate([counts, sums], axis=-1))
+            return binned_error(_unfold(sums, weighted), norm)
 
-        return TestPlan(codes, values, 1, finalize, cumulative)
-    # binned: counts and confidence sums are fixed, only correctness is drawn
-    fixed = np.zeros((base.n_cells, 2))
-    for j in range(base.codes.shape[1]):
-        for v in range(2):
-            fixed[:, v] += np.bincount(
-                base.codes[:, j], weights=base.values[:, j, v], minlength=base.n_cells
-            )
-    if name in ("ece", "mce"):
-        if p.ndim == 1:
-            pred = (p > 0.5).astype(np.intp)
-        else:
-            pred = np.argmax(p, axis=1)
-        codes = np.broadcast_to(base.codes, (n, n_classes))
-        values = (wc[:, None] * (every[None, :] == pred[:, None]))[:, :, None]
-    else:
-        codes = base.codes  # class k's cell of every row
-        values = np.broadcast_to(wc[:, None], (n, n_classes))[:, :, None]
+        return Plan(
+            codes.astype(np.int32), values, 2 * n_bins, finalize, cumulative, bounds
+        )
+    # classwise: the drawn class k changes the outcome of every column, but
+    # only column k's outcome becomes 1: count and confidence sums per
+    # (class, bin) are fixed, the drawn class adds its weight to its cell
+    columns = columns.astype(np.float64)
+    cells = uniform_bin_index(columns, edges) + every * n_bins
+    wc = np.ones(n) if w is None else w
+    fixed_count = np.bincount(
+        cells.ravel(), weights=np.repeat(wc, n_classes), minlength=n_classes * n_bins
+    )
+    fixed_conf = np.bincount(
+        cells.ravel(),
+        weights=(wc[:, None] * columns).ravel(),
+        minlength=n_classes * n_bins,
+    )
+    values = (
+        _row_values(w, np.zeros((n, n_classes)))[..., :1]
+        if weighted
+        else (np.zeros((n, n_classes, 0)))
+    )
 
     def finalize(sums):
-        full = np.concatenate(
-            [np.broadcast_to(fixed, (*sums.shape[:-1], 2)), sums], axis=-1
-        )
-        return base.finalize(full)
+        hits = sums[..., 1] if weighted else sums[..., 0]
+        shape = hits.shape
+        stats = np.stack(
+            [
+                np.broadcast_to(fixed_count, shape),
+                np.broadcast_to(fixed_conf, shape),
+                hits,
+            ],
+            axis=-1,
+        ).reshape(*shape[:-1], n_classes, n_bins, 3)
+        return binned_error(stats, norm).mean(axis=-1)
 
-    return TestPlan(
-        np.ascontiguousarray(codes),
-        np.ascontiguousarray(values),
-        base.n_cells,
-        finalize,
-        cumulative,
+    return Plan(
+        cells.astype(np.int32), values, n_classes * n_bins, finalize, cumulative
     )

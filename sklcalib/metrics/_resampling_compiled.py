@@ -27,19 +27,26 @@ def _uniform(seed, t):
 
 
 @njit(parallel=True, cache=True)
-def _bootstrap_kernel(codes, values, seeds, out):
+def _bootstrap_kernel(codes, values, seeds, counts, block, out):
     n, m = codes.shape
     n_values = values.shape[2]
     for b in prange(seeds.shape[0]):
         seed = seeds[b]
-        for t in range(n):
-            i = np.intp(_uniform(seed, t) * n)
-            if i > n - 1:
-                i = n - 1
-            for c in range(m):
-                cell = codes[i, c]
-                for v in range(n_values):
-                    out[b, cell, v] += values[i, c, v]
+        t = 0
+        for k in range(counts.shape[1]):
+            start = k * block
+            size = min(block, n - start)
+            for _ in range(counts[b, k]):
+                i = np.intp(_uniform(seed, t) * size)
+                if i > size - 1:
+                    i = size - 1
+                i += start
+                t += 1
+                for c in range(m):
+                    cell = codes[i, c]
+                    out[b, cell, 0] += 1.0
+                    for v in range(n_values):
+                        out[b, cell, 1 + v] += values[i, c, v]
 
 
 @njit(parallel=True, cache=True)
@@ -54,28 +61,50 @@ def _consistency_kernel(codes, values, cumulative, seeds, out):
             while k < n_classes - 1 and cumulative[i, k] <= target:
                 k += 1
             cell = codes[i, k]
+            out[b, cell, 0] += 1.0
             for v in range(n_values):
-                out[b, cell, v] += values[i, k, v]
+                out[b, cell, 1 + v] += values[i, k, v]
 
 
-def bootstrap_sums_compiled(codes, values, n_cells, seeds):
-    out = np.zeros((seeds.shape[0], n_cells, values.shape[2]))
+@njit(parallel=True, cache=True)
+def _top_label_kernel(codes, values, bounds, seeds, out):
+    n = codes.shape[0]
+    n_values = values.shape[2]
+    for b in prange(seeds.shape[0]):
+        seed = seeds[b]
+        for i in range(n):
+            target = _uniform(seed, i) * bounds[i, 2]
+            k = 1 if bounds[i, 0] <= target and target < bounds[i, 1] else 0
+            cell = codes[i, k]
+            out[b, cell, 0] += 1.0
+            for v in range(n_values):
+                out[b, cell, 1 + v] += values[i, k, v]
+
+
+def bootstrap_sums_compiled(codes, values, n_cells, seeds, counts):
+    from ._resampling import _ROW_BLOCK
+
+    out = np.zeros((seeds.shape[0], n_cells, 1 + values.shape[2]))
     _bootstrap_kernel(
-        np.ascontiguousarray(codes, dtype=np.intp),
+        np.ascontiguousarray(codes, dtype=np.int32),
         np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(seeds, dtype=np.uint64),
+        np.ascontiguousarray(counts, dtype=np.int64),
+        _ROW_BLOCK,
         out,
     )
     return out
 
 
-def consistency_sums_compiled(codes, values, cumulative, n_cells, seeds):
-    out = np.zeros((seeds.shape[0], n_cells, values.shape[2]))
-    _consistency_kernel(
-        np.ascontiguousarray(codes, dtype=np.intp),
-        np.ascontiguousarray(values, dtype=np.float64),
-        np.ascontiguousarray(cumulative, dtype=np.float64),
-        np.ascontiguousarray(seeds, dtype=np.uint64),
-        out,
-    )
+def consistency_sums_compiled(plan, seeds):
+    values = np.ascontiguousarray(plan.values, dtype=np.float64)
+    out = np.zeros((seeds.shape[0], plan.n_cells, 1 + values.shape[2]))
+    codes = np.ascontiguousarray(plan.codes, dtype=np.int32)
+    seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
+    if plan.top_label_bounds is not None:
+        bounds = np.ascontiguousarray(plan.top_label_bounds, dtype=np.float64)
+        _top_label_kernel(codes, values, bounds, seeds, out)
+    else:
+        cumulative = np.ascontiguousarray(plan.cumulative, dtype=np.float64)
+        _consistency_kernel(codes, values, cumulative, seeds, out)
     return out
