@@ -1,5 +1,7 @@
 """Bootstrap intervals, the consistency test and paired comparisons."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -7,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import log_loss
 
-import sklcalib.metrics._resampling as resampling
+import sklcalib._utils._resampling as resampling
 from sklcalib.metrics import (
     bootstrap_interval,
     calibration_report,
@@ -388,3 +390,50 @@ def test_report_new_entries_and_intervals():
         calibration_report(y, p, confidence_level=95)
     with pytest.raises(ValueError, match="n_resamples"):
         calibration_report(y, p, confidence_level=0.95, n_resamples=0)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_reliability_display_bootstrap_band(strategy):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklcalib.plotting import ReliabilityDisplay
+
+    y, p = _data(15, n=400)
+    display = ReliabilityDisplay.from_predictions(
+        y,
+        p,
+        n_bins=5,
+        strategy=strategy,
+        band="bootstrap",
+        n_resamples=200,
+        random_state=0,
+    )
+    # reference: the per-bin accuracy recomputed on the same resampled rows
+    seeds = resampling.stream_seeds(0, 200)
+    idx = resampling.uniform_indices(seeds, 400)
+    conf, correct = p.max(axis=1), p.argmax(axis=1) == y
+    if strategy == "uniform":
+        bins = np.clip(np.searchsorted(np.linspace(0, 1, 6), conf) - 1, 0, 4)
+    else:
+        bins = np.empty(400, dtype=int)
+        bins[np.argsort(conf, kind="stable")] = np.repeat(np.arange(5), 80)
+    acc = np.full((200, 5), np.nan)
+    for b in range(200):
+        for k in range(5):
+            rows = idx[b][bins[idx[b]] == k]
+            if rows.size:
+                acc[b, k] = correct[rows].mean()
+    with warnings.catch_warnings():  # a bin no sample falls in is all-NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(acc, [0.025, 0.975], axis=0)
+    np.testing.assert_allclose(display.band_low, low[display.nonempty], atol=1e-12)
+    np.testing.assert_allclose(display.band_high, high[display.nonempty], atol=1e-12)
+    assert display.band_ is not None
+    plt.close("all")
+    with pytest.raises(ValueError, match="band"):
+        ReliabilityDisplay.from_predictions(y, p, band="jackknife")
+    with pytest.raises(ValueError, match="n_resamples"):
+        ReliabilityDisplay.from_predictions(y, p, band="bootstrap", n_resamples=0)

@@ -9,7 +9,7 @@ from scipy.special import ndtr, ndtri
 from sklcalib._utils._validation import check_option
 
 from ._plans import bootstrap_plan, resolve_metric
-from ._resampling import (
+from sklcalib._utils._resampling import (
     bootstrap_sums,
     full_sums,
     jackknife_sums,

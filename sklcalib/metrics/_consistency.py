@@ -9,7 +9,7 @@ from sklcalib._utils._validation import check_prob_values, check_targets
 
 from ._bootstrap import check_n_resamples
 from ._plans import consistency_plan, resolve_metric
-from ._resampling import (
+from sklcalib._utils._resampling import (
     consistency_sums,
     drawn_classes,
     stream_seeds,

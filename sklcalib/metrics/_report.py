@@ -9,7 +9,7 @@ from ._bootstrap import bootstrap_interval, check_confidence_level, check_n_resa
 from ._calibration_error import top_label_inputs
 from ._debiased import debiased_calibration_error
 from ._kernel import kernel_calibration_error
-from ._resampling import stream_seeds
+from sklcalib._utils._resampling import stream_seeds
 from ._smooth import smooth_ece_fixed_point
 from ._sweep import sweep_groups
 
