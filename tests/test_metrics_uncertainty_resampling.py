@@ -437,3 +437,19 @@ def test_reliability_display_bootstrap_band(strategy):
         ReliabilityDisplay.from_predictions(y, p, band="jackknife")
     with pytest.raises(ValueError, match="n_resamples"):
         ReliabilityDisplay.from_predictions(y, p, band="bootstrap", n_resamples=0)
+
+
+def test_plan_and_recomputation_resample_the_same_rows(monkeypatch):
+    # the fast route (per-bin sums) and recomputing the metric on the
+    # resampled rows give the same bootstrap distribution
+    monkeypatch.setattr(resampling, "_ROW_BLOCK", 50)  # several blocks
+    y, p = _data(16, n=230)
+
+    def ece(y_true, y_prob):
+        return expected_calibration_error(y_true, y_prob, labels=[0, 1, 2, 3])
+
+    fast = bootstrap_interval("ece", y, p, n_resamples=40, random_state=4)
+    slow = bootstrap_interval(ece, y, p, n_resamples=40, random_state=4)
+    np.testing.assert_allclose(
+        fast.bootstrap_distribution, slow.bootstrap_distribution, atol=1e-12
+    )

@@ -73,10 +73,14 @@ def uniforms(seeds, n_draws):
 
 def block_counts(seeds, n):
     """How many of the ``n`` draws of every resample land in each block of
-    ``_ROW_BLOCK`` consecutive rows: (len(seeds), n_blocks), multinomial."""
+    ``_ROW_BLOCK`` consecutive rows: (len(seeds), n_blocks), multinomial.
+    Resample ``b``'s counts depend on ``seeds[b]`` alone, so a resample is
+    the same rows whichever batch it is drawn in."""
     sizes = np.diff(np.append(np.arange(0, n, _ROW_BLOCK), n))
-    rng = np.random.default_rng(seeds)
-    return rng.multinomial(n, sizes / n, size=seeds.shape[0]), sizes
+    counts = np.empty((seeds.shape[0], sizes.shape[0]), dtype=np.int64)
+    for b, seed in enumerate(seeds):
+        counts[b] = np.random.default_rng(int(seed)).multinomial(n, sizes / n)
+    return counts, sizes
 
 
 def uniform_indices(seeds, n, counts=None):
