@@ -6,9 +6,6 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from sklcalib._utils._validation import check_option
-
-from ._plans import bootstrap_plan, resolve_metric
 from sklcalib._utils._resampling import (
     bootstrap_sums,
     full_sums,
@@ -16,6 +13,9 @@ from sklcalib._utils._resampling import (
     stream_seeds,
     uniform_indices,
 )
+from sklcalib._utils._validation import check_option
+
+from ._plans import bootstrap_plan, resolve_metric
 
 METHODS = ("percentile", "basic", "bca")
 _JACKKNIFE_CHUNK = 4096  # rows left out per vectorised jackknife batch

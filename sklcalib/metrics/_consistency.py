@@ -5,16 +5,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sklcalib._utils._validation import check_prob_values, check_targets
-
-from ._bootstrap import check_n_resamples
-from ._plans import consistency_plan, resolve_metric
 from sklcalib._utils._resampling import (
     consistency_sums,
     drawn_classes,
     stream_seeds,
     uniforms,
 )
+from sklcalib._utils._validation import check_prob_values, check_targets
+
+from ._bootstrap import check_n_resamples
+from ._plans import consistency_plan, resolve_metric
 
 
 class CalibrationTestResult(NamedTuple):

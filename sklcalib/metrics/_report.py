@@ -3,13 +3,13 @@
 import numpy as np
 
 from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._validation import check_n_bins
 
 from ._bootstrap import bootstrap_interval, check_confidence_level, check_n_resamples
 from ._calibration_error import top_label_inputs
 from ._debiased import debiased_calibration_error
 from ._kernel import kernel_calibration_error
-from sklcalib._utils._resampling import stream_seeds
 from ._smooth import smooth_ece_fixed_point
 from ._sweep import sweep_groups
 
