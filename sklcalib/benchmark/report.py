@@ -163,7 +163,8 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     marks = significance_marks(rows)
     if marks:
         lines += [
-            "Brackets: 95 % bootstrap interval of the mean ECE over seeds. "
+            "Brackets: 95 % basic bootstrap interval of the mean ECE over seeds "
+            "(test rows resampled). "
             "▼/▲: significantly lower/higher ECE than ce on the same test rows "
             "(same pre/post T), †/‡: post T significantly lower/higher than "
             "pre T; paired bootstrap at 5 %: per seed, the difference of the two "
@@ -268,8 +269,9 @@ def _pooled(runs, when, reference=None, reference_when=None):
 def significance_marks(rows, *, baseline="ce", alpha=0.05):
     """Interval and significance marks of the Table-1 ECE cells.
 
-    For every (dataset, loss): the 95 % percentile interval of the mean ECE
-    over seeds (the b-th bootstrap resample of every seed averaged), ▼/▲ when
+    For every (dataset, loss): the 95 % basic bootstrap interval of the mean
+    ECE over seeds (the b-th bootstrap resample of every seed averaged; the
+    percentile interval reflected about the mean, clipped at 0), ▼/▲ when
     the loss's ECE is significantly lower/higher than ``baseline``'s on the
     same test rows, and †/‡ on the post-T cell when the post-T ECE is
     significantly lower/higher than the pre-T ECE. Paired: the runs of one
@@ -294,8 +296,11 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
         cell = {}
         base = runs.get((ds, baseline))
         for when in ("pre", "post"):
-            _, mean_boot = _pooled(by_seed, when)
-            low, high = np.quantile(mean_boot, [0.025, 0.975])
+            mean, mean_boot = _pooled(by_seed, when)
+            # basic interval: the resampled ECE sits above the ECE by its
+            # bias; reflecting the percentile interval about the mean undoes it
+            q_low, q_high = np.quantile(mean_boot, [0.025, 0.975])
+            low, high = max(2 * mean - q_high, 0.0), 2 * mean - q_low
             text = f" [{100 * low:.2f}, {100 * high:.2f}]"
             if base is not None and loss != baseline and set(base) & set(by_seed):
                 diff, diff_boot = _pooled(by_seed, when, base, when)
