@@ -164,7 +164,8 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     if marks:
         lines += [
             "Brackets: 95 % basic bootstrap interval of the mean ECE over seeds "
-            "(test rows resampled). "
+            "(test rows resampled); it corrects for the ECE's upward bias on few "
+            "rows, so it can lie below the plug-in value. "
             "▼/▲: significantly lower/higher ECE than ce on the same test rows "
             "(same pre/post T), †/‡: post T significantly lower/higher than "
             "pre T; paired bootstrap at 5 %: per seed, the difference of the two "
