@@ -9,6 +9,7 @@ positive-class probabilities of a binary problem.
 
 from sklcalib._utils._binning import BinStatistics, bin_statistics
 
+from ._accumulator import CalibrationAccumulator
 from ._bootstrap import (
     CalibrationComparison,
     ConfidenceInterval,
@@ -43,6 +44,7 @@ from ._sweep import ece_sweep
 __all__ = [
     "CALIBRATION_SCORERS",
     "BinStatistics",
+    "CalibrationAccumulator",
     "CalibrationComparison",
     "CalibrationTestResult",
     "ConfidenceInterval",
