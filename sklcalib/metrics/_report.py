@@ -127,6 +127,11 @@ def calibration_report(
         confidence_level = check_confidence_level(confidence_level)
         n_resamples = check_n_resamples(n_resamples)
     if any_dask(y_true, y_prob, sample_weight):
+        if confidence_level is not None:
+            raise ValueError(
+                "confidence_level needs the samples in memory (the bootstrap "
+                "resamples rows); compute the intervals on an in-memory sample."
+            )
         from ._streaming import stream_statistics
 
         return stream_statistics(
