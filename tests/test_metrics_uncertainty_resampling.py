@@ -453,3 +453,10 @@ def test_plan_and_recomputation_resample_the_same_rows(monkeypatch):
     np.testing.assert_allclose(
         fast.bootstrap_distribution, slow.bootstrap_distribution, atol=1e-12
     )
+
+
+def test_report_intervals_refuse_dask_input():
+    da = pytest.importorskip("dask.array")  # dask is a test dependency
+    y, p = _data(17, n=100)
+    with pytest.raises(ValueError, match="confidence_level"):
+        calibration_report(da.from_array(y), da.from_array(p), confidence_level=0.9)
