@@ -289,4 +289,6 @@ def equal_mass_edges(values, n_bins, sample_weight=None):
         starts = np.arange(1, n_groups) * (total / n_groups)
     last = ordered[np.searchsorted(cumulative, starts, side="left")]
     first = ordered[_expanded_index(cumulative, starts)]
-    return np.unique(np.r_[(last + first) / 2.0, 1.0])
+    # midpoints in the dtype of the values (float32 stays float32), as the
+    # authors' code, then float64 edges
+    return np.unique(np.r_[((last + first) / 2).astype(np.float64), 1.0])

@@ -13,7 +13,7 @@ are), last edge 1.0, duplicate edges removed, bins right-closed.
 
 import numpy as np
 
-from sklcalib._utils._binning import top_label
+from sklcalib._utils._binning import equal_mass_edges, top_label
 from sklcalib._utils._validation import (
     check_n_bins,
     check_option,
@@ -22,20 +22,6 @@ from sklcalib._utils._validation import (
 )
 
 MODES = ("top_label", "classwise")
-
-
-def equal_mass_edges(score, n_bins):
-    """Right edges of the authors' equal-mass bins (``get_equal_bins``)."""
-    n = score.shape[0]
-    n_bins = min(n_bins, n)
-    sorted_score = np.sort(score)
-    size, extra = divmod(n, n_bins)
-    sizes = np.full(n_bins, size, dtype=np.intp)
-    sizes[:extra] += 1
-    last = np.cumsum(sizes)[:-1] - 1  # last position of every group but the last
-    # in the dtype of the scores (float32 stays float32), as the authors' code
-    mids = (sorted_score[last] + sorted_score[last + 1]) / 2
-    return np.unique(np.append(mids.astype(np.float64), 1.0))
 
 
 def debiased_square_error(score, outcome, n_bins, weights):
