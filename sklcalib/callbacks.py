@@ -130,7 +130,7 @@ class AdaFocalUpdater(Callback):
     ``net.criterion_.update_from_validation(y_prob, y_true)``, where the
     criterion (:class:`sklcalib.losses.AdaFocalLoss` or
     :class:`~sklcalib.losses.AdaDualFocalLoss`) bins the validation top-1
-    confidence and applies the update of DESIGN.md. The γ of each bin after
+    confidence and applies AdaFocal's per-bin update of γ. The γ of each bin after
     the update is recorded in the history under ``"adafocal_gammas"``.
 
     Needs a validation split (``train_split`` not None).

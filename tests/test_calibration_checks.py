@@ -133,8 +133,8 @@ EXPECTED_FAILS = {
 ALL_CALIBRATORS = [cls() for cls in EXPECTED_FAILS]
 EXPECTED_FAILS[CalibratedClassifier] = {
     "check_parameters_default_constructible": (
-        "the default calibrator is a TemperatureScaler() instance (DESIGN.md fixes "
-        "calibrator=TemperatureScaler()); fit only ever uses clones of it, which "
+        "the default calibrator is a TemperatureScaler() instance (the documented "
+        "default, calibrator=TemperatureScaler()); fit only ever uses clones of it, which "
         "test_calibration_meta.py checks"
     )
 }

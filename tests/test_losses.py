@@ -1,5 +1,5 @@
 """sklcalib.losses against independent per-sample formulas (numpy/scipy, float64),
-DESIGN.md's reference values, finite differences, extreme logits, and the
+hand-computed reference values, finite differences, extreme logits, and the
 criteria's contracts (reductions, validation, registry, pickling)."""
 
 import copy
@@ -316,7 +316,7 @@ def test_adafocal_bins_are_right_closed():
 
 
 # ---------------------------------------------------------------------------
-# DESIGN.md reference values
+# Hand-computed reference values
 # ---------------------------------------------------------------------------
 
 

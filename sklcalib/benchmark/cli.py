@@ -89,12 +89,16 @@ def _n_jobs(text):
 
 def build_parser():
     """The argument parser of the ``sklcalib`` command."""
+    from sklcalib import __version__
     from sklcalib.datasets import list_datasets
 
     parser = argparse.ArgumentParser(
         prog="sklcalib",
         description="sklcalib: calibration losses, post-hoc calibrators and "
         "calibration metrics. Run `sklcalib benchmark --help` for the benchmark.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     default_epochs = ", ".join(f"{k} {v}" for k, v in DEFAULT_EPOCHS.items())

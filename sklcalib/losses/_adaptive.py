@@ -24,7 +24,7 @@ def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
     """One AdaFocal update of a bin's γ from its validation calibration gap.
 
     ``gap`` is E_b = mean confidence - accuracy of the bin (> 0: over-confident).
-    As in Ghosh et al.'s code (and DESIGN.md):
+    As in Ghosh et al.'s code:
 
     1. γ > 0 (focal): γ ← γ·exp(λ·E_b), more focal when over-confident;
        γ <= 0 (inverse focal): γ ← γ·exp(-λ·E_b), more inverse-focal when
