@@ -115,9 +115,12 @@ def build_parser():
             "Brier, error and the Hessian trace of the training loss, as mean ± "
             "std over seeds.\n\n"
             "Writes results.csv (one row per dataset x loss x seed), results.md "
-            "reliability_<dataset>.png (one panel per loss, first seed, before "
-            "temperature scaling) and curvature.png (ECE against Hessian trace) "
-            "to --out, and prints the markdown.\n\n"
+            "(every table), reliability_<dataset>.png (one panel per loss, first "
+            "seed, before temperature scaling) and curvature.png (ECE against "
+            "Hessian trace) to a new folder run-YYYYMMDD-HHMMSS of --out, and "
+            "prints a short summary: ECE before/after temperature scaling per "
+            "loss and dataset and the runs whose test error is at or near "
+            "chance (flagged in the tables, never marked best).\n\n"
             f"With no option: all datasets ({', '.join(list_datasets())}), the "
             f"losses {', '.join(DEFAULT_LOSSES)}, {DEFAULT_SEEDS} seeds, epochs "
             f"per dataset ({default_epochs}), all cores: {_DEFAULT_WALL} on 2 "
@@ -183,7 +186,10 @@ def build_parser():
     bench.add_argument(
         "--out",
         default="benchmark-results",
-        help="output directory (default: ./benchmark-results)",
+        metavar="DIR",
+        help="each run writes into a new folder DIR/run-YYYYMMDD-HHMMSS and "
+        "points DIR/latest at it; earlier runs are kept, never overwritten "
+        "(default: ./benchmark-results)",
     )
     bench.add_argument(
         "--no-plots", action="store_true", help="do not write reliability diagrams"
@@ -290,6 +296,7 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
 def _benchmark(args, parser):
     from joblib import delayed
 
+    from sklcalib.benchmark.outputs import LATEST, new_run_dir
     from sklcalib.benchmark.report import (
         markdown_report,
         plot_curvature,
@@ -297,10 +304,11 @@ def _benchmark(args, parser):
         write_csv,
     )
     from sklcalib.benchmark.runner import run_one
+    from sklcalib.benchmark.summary import terminal_summary
 
     datasets, losses, seeds, epochs = _resolve(args, parser)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = new_run_dir(args.out)
+    print(f"Writing to {out}", file=sys.stderr)
 
     grid = [(d, loss, s) for d in datasets for loss in losses for s in seeds]
     tasks = (
@@ -344,13 +352,18 @@ def _benchmark(args, parser):
             plot_curvature(
                 rows, out / "curvature.png", datasets=datasets, losses=losses
             )
-    print(text)
-    written = "results.csv, results.md"
+    files = ["results.csv"]
     if not args.no_plots:
-        written += ", reliability_*.png"
+        files.append("reliability_*.png")
         if args.hessian_samples > 0:
-            written += ", curvature.png"
-    print(f"Wrote {written} to {out}")
+            files.append("curvature.png")
+    # the terminal gets the headline; results.md has everything
+    print(
+        terminal_summary(
+            rows, datasets=datasets, losses=losses, run_dir=out, files=files
+        )
+    )
+    print(f"{Path(args.out) / LATEST} points to this run's folder.")
     return 0
 
 

@@ -14,6 +14,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib.benchmark.chance import majority_class_error
+
 __all__ = ["DEFAULT_LOSSES", "METRICS", "derive_seed", "run_one"]
 
 #: the criteria the benchmark compares by default (registry names)
@@ -166,7 +168,10 @@ def run_one(
     row : dict
         ``dataset``, ``loss``, ``seed``, ``epochs``, ``temperature``,
         ``<metric>_pre`` and ``<metric>_post`` for each of :data:`METRICS`,
-        ``train_error``, ``hessian_trace``, ``train_seconds``.
+        ``train_error``, ``chance_error`` (the test error of always predicting
+        the most frequent test class), ``n_test``, ``hessian_trace`` and its
+        Hutchinson standard error ``hessian_trace_se`` (NaN with fewer than 2
+        probes), ``train_seconds``.
     """
     import torch
 
@@ -205,16 +210,20 @@ def run_one(
         if hessian_samples > 0:
             from sklcalib.diagnostics import hessian_trace
 
+            # the Hutchinson standard error needs two probes at least
+            with_se = hessian_samples >= 2
             trace = hessian_trace(
                 net,
                 data.X_train,
                 data.y_train,
                 n_samples=hessian_samples,
                 random_state=net_seed,
+                return_std=with_se,
             )
-            trace = float(getattr(trace, "trace", trace))
+            trace, trace_se = trace if with_se else (trace, float("nan"))
+            trace, trace_se = float(trace), float(trace_se)
         else:
-            trace = float("nan")
+            trace = trace_se = float("nan")
     finally:
         torch.set_num_threads(n_threads)
 
@@ -229,7 +238,12 @@ def run_one(
         row[f"{key}_pre"] = float(pre[key])
         row[f"{key}_post"] = float(post[key])
     row["train_error"] = train_error
+    # what always predicting the most frequent test class would err: the
+    # reference of the at-chance flag (sklcalib.benchmark.chance)
+    row["chance_error"] = majority_class_error(data.y_test)
+    row["n_test"] = len(data.y_test)
     row["hessian_trace"] = trace
+    row["hessian_trace_se"] = trace_se
     row["train_seconds"] = train_seconds
     if return_proba:
         row["y_test"] = data.y_test
