@@ -48,7 +48,14 @@ def _fake_rows():
                 for key in METRICS:
                     row[f"{key}_pre"] = base + 0.02 * seed
                     row[f"{key}_post"] = base / 2
-                row.update(train_error=0.0, hessian_trace=5.0 + seed, train_seconds=1.0)
+                row.update(
+                    train_error=0.0,
+                    chance_error=0.5,
+                    n_test=100,
+                    hessian_trace=5.0 + seed,
+                    hessian_trace_se=0.5,
+                    train_seconds=1.0,
+                )
                 rows.append(row)
     return rows
 

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from sklcalib.benchmark.report_command import add_report_parser
 from sklcalib.benchmark.runner import DEFAULT_LOSSES
 
 __all__ = ["build_parser", "main"]
@@ -95,7 +96,9 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="sklcalib",
         description="sklcalib: calibration losses, post-hoc calibrators and "
-        "calibration metrics. Run `sklcalib benchmark --help` for the benchmark.",
+        "calibration metrics. `sklcalib report PATH` reports on predictions in a "
+        "file; `sklcalib benchmark` runs the benchmark; `sklcalib COMMAND --help` "
+        "for their options.",
     )
     parser.add_argument(
         "--version", action="version", version=f"%(prog)s {__version__}"
@@ -194,7 +197,8 @@ def build_parser():
     bench.add_argument(
         "--no-plots", action="store_true", help="do not write reliability diagrams"
     )
-    bench.set_defaults(command_parser=bench)
+    bench.set_defaults(command_parser=bench, handler=_benchmark)
+    add_report_parser(sub)
     return parser
 
 
@@ -394,7 +398,7 @@ def main(argv=None):
         if args.command is None:
             parser.print_help()
             return 2
-        return _benchmark(args, args.command_parser)
+        return args.handler(args, args.command_parser)
     except SystemExit as exc:  # argparse exits on --help and usage errors
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
