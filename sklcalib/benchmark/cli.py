@@ -35,8 +35,9 @@ QUICK_DATASETS = ("classification", "classification_hard")
 QUICK_EPOCHS = 300
 QUICK_SEEDS = 1
 
-_DEFAULT_WALL = "about 10-15 minutes"
-_QUICK_WALL = "about 1.5 minutes"
+# measured on 2 idle cores (a loaded machine takes proportionally longer)
+_DEFAULT_WALL = "about 6 minutes"
+_QUICK_WALL = "about 45 seconds"
 
 
 def _csv_list(tokens):
@@ -126,9 +127,9 @@ def build_parser():
             "chance (flagged in the tables, never marked best).\n\n"
             f"With no option: all datasets ({', '.join(list_datasets())}), the "
             f"losses {', '.join(DEFAULT_LOSSES)}, {DEFAULT_SEEDS} seeds, epochs "
-            f"per dataset ({default_epochs}), all cores: {_DEFAULT_WALL} on 2 "
+            f"per dataset ({default_epochs}), all cores: {_DEFAULT_WALL} on 2 idle "
             f"cores. --quick: {', '.join(QUICK_DATASETS)}, all default losses, "
-            f"{QUICK_SEEDS} seed, {QUICK_EPOCHS} epochs: {_QUICK_WALL} on 2 cores."
+            f"{QUICK_SEEDS} seed, {QUICK_EPOCHS} epochs: {_QUICK_WALL} on 2 idle cores."
             "\n\nRuns are seeded from (dataset, seed) alone, so the numbers do "
             "not depend on --n-jobs or --scheduler (train_seconds aside)."
         ),
