@@ -322,3 +322,26 @@ def test_fit_on_file_with_other_classes(capsys, tmp_path, data):
     )
     status, _, err = _run(capsys, test, "--calibrate", "temperature", "--fit-on", other)
     assert status == 2 and "must be the same columns" in err
+
+
+def test_intervals_follow_the_values_when_the_report_has_them(
+    capsys, monkeypatch, test_csv
+):
+    """--confidence-level passes through to calibration_report; its
+    ``<key>_ci`` entries are printed after the values."""
+    import sklcalib.metrics
+
+    def with_intervals(y_true, y_prob, *, confidence_level=None, **kwargs):
+        kwargs.pop("random_state", None)
+        report = calibration_report(y_true, y_prob, **kwargs)
+        if confidence_level is not None:
+            report["ece_ci"] = (report["ece"] - 0.01, report["ece"] + 0.02)
+        return report
+
+    monkeypatch.setattr(sklcalib.metrics, "calibration_report", with_intervals)
+    status, out, err = _run(capsys, test_csv, "--confidence-level", "0.9")
+    assert status == 0, err
+    line = next(ln for ln in out.splitlines() if ln.startswith("ECE, 15 bins"))
+    value, low, high = (float(v.strip("[],")) for v in line.split()[-3:])
+    assert low == pytest.approx(value - 1, abs=0.011)
+    assert high == pytest.approx(value + 2, abs=0.011)

@@ -32,6 +32,7 @@ import inspect
 import json
 import math
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -607,20 +608,23 @@ def add_report_parser(subparsers):
         "report",
         help="calibration report of predictions in a file (csv, parquet, npz, npy)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Print the calibration report (ECE and its variants, NLL, Brier, "
-            "accuracy) of the predictions in PATH.\n\n"
-            "csv/parquet: a column y_true with each row's class and one column "
-            "per class (headed by the class name) with its probability, or its "
-            "logit with --logits. npz: arrays y_true and y_prob (or logits), "
-            "(n, K) or (n,) for a binary problem's positive class, optionally "
-            "classes (the K names; without it y_true holds column indices). "
-            "npy: a structured array laid out like a table, or an (n, K + 1) "
-            "array: the true class index, then the K scores. Arrays of Python "
-            "objects are refused (allow_pickle=False: unpickling can run "
-            "arbitrary code).\n\n"
-            "Example: sklcalib report test.csv --calibrate temperature "
-            "--fit-on val.csv --plot reliability.png"
+        description="\n\n".join(
+            textwrap.fill(paragraph, 79)
+            for paragraph in (
+                "Print the calibration report (ECE and its variants, NLL, Brier, "
+                "accuracy) of the predictions in PATH.",
+                "csv/parquet: a column y_true with each row's class and one column "
+                "per class (headed by the class name) with its probability, or its "
+                "logit with --logits. npz: arrays y_true and y_prob (or logits), "
+                "(n, K) or (n,) for a binary problem's positive class, optionally "
+                "classes (the K names; without it y_true holds column indices). "
+                "npy: a structured array laid out like a table, or an (n, K + 1) "
+                "array: the true class index, then the K scores. Arrays of Python "
+                "objects are refused (allow_pickle=False: unpickling can run "
+                "arbitrary code).",
+                "Example: sklcalib report test.csv --calibrate temperature "
+                "--fit-on val.csv --plot reliability.png",
+            )
         ),
     )
     parser.add_argument("path", metavar="PATH", help="predictions to report on")
