@@ -49,7 +49,14 @@ def _fake_rows():
                 for key in METRICS:
                     row[f"{key}_pre"] = base + 0.02 * seed
                     row[f"{key}_post"] = base / 2
-                row.update(train_error=0.0, hessian_trace=5.0 + seed, train_seconds=1.0)
+                row.update(
+                    train_error=0.0,
+                    chance_error=0.5,
+                    n_test=100,
+                    hessian_trace=5.0 + seed,
+                    hessian_trace_se=0.5,
+                    train_seconds=1.0,
+                )
                 for when in ("pre", "post"):
                     row[f"ece_{when}_low"] = row[f"ece_{when}"] - 0.01
                     row[f"ece_{when}_high"] = row[f"ece_{when}"] + 0.01
@@ -98,7 +105,7 @@ def test_bad_arguments_exit_2_with_a_message(argv, message, capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("usage: sklcalib")
     assert re.search(message, err), err
-    assert not (tmp_path / "results.csv").exists()
+    assert list(tmp_path.iterdir()) == []  # no run folder for a usage error
 
 
 def test_no_command_prints_help_and_fails(capsys):
@@ -198,17 +205,25 @@ def test_derive_seed_depends_on_dataset_and_seed_only():
 # ----------------------------------------------------------------------------
 # end to end
 # ----------------------------------------------------------------------------
+def _latest(out):
+    """The run folder that ``out/latest`` points to."""
+    return (out / "latest").resolve()
+
+
 @pytest.fixture(scope="module")
 def sequential_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("seq")
+    base = tmp_path_factory.mktemp("seq")
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        assert main([*TINY, "--n-jobs", "1", "--out", str(out)]) == 0
+        assert main([*TINY, "--n-jobs", "1", "--out", str(base)]) == 0
+    out = _latest(base)
     (out / "stdout.txt").write_text(stdout.getvalue())
     return out
 
 
 def _numbers(out):
+    if (out / "latest").exists():
+        out = _latest(out)
     rows = read_csv(out / "results.csv")
     return [{k: v for k, v in r.items() if k not in TIMING} for r in rows]
 
@@ -236,12 +251,20 @@ def test_end_to_end_outputs(sequential_run):
         assert row["error_pre"] == row["error_post"]
     md = (out / "results.md").read_text()
     assert "| moons |" in md and "focal pre T" in md
+    assert "## Runs at or near chance" in md
+    assert {r["n_test"] for r in rows} == {400}
+    assert {r["chance_error"] for r in rows} == {0.5}
+    assert all(r["hessian_trace_se"] > 0 for r in rows)
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == ["curvature.png", "reliability_moons.png"]
     assert all((out / p).stat().st_size > 1000 for p in pngs)
+    # the terminal gets a short summary that fits 100 columns, not the report
     printed = (out / "stdout.txt").read_text()
-    assert printed.startswith(md)  # the command prints the markdown report
-    assert "Wrote results.csv, results.md, reliability_*.png, curvature.png" in printed
+    assert "| moons |" not in printed
+    assert max(len(line) for line in printed.splitlines()) <= 100
+    assert "before/after temperature scaling" in printed
+    assert f"{out}/results.md" in printed.replace("\n", " ")
+    assert "reliability_*.png, curvature.png" in printed
 
 
 @pytest.mark.slow
@@ -287,8 +310,8 @@ def test_tiny_run_through_python_dash_m(tmp_path):
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    assert "| wine |" in out.stdout
-    assert len(read_csv(tmp_path / "results.csv")) == 1
+    assert "wine" in out.stdout and "ce " in out.stdout
+    assert len(read_csv(_latest(tmp_path) / "results.csv")) == 1
 
 
 def test_adafocal_trains_on_the_datasets_validation_split():

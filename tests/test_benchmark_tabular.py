@@ -169,7 +169,8 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         assert main(argv) == 0
-    with open(tmp_path / "boosting.csv", newline="") as fh:
+    out = (tmp_path / "latest").resolve()  # the run's own folder
+    with open(out / "boosting.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     calibrators = [RAW, *available_calibrators()]
     assert [(r["dataset"], r["seed"], r["calibrator"]) for r in rows] == [
@@ -181,11 +182,11 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
     assert {r["n_train"] for r in rows} == {"300"}
     for row in rows:
         assert all(math.isfinite(float(row[k])) for k in METRICS)
-    md = (tmp_path / "results.md").read_text()
+    md = (out / "results.md").read_text()
     assert "## Gradient boosting: raw and post-hoc calibrated" in md
     assert "at most 300 training rows of cells, 300 training rows of lending_club" in md
     assert "| cells |" in md and "| lending_club |" in md
-    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs == [
         "reliability_boosting_cells.png",
         "reliability_boosting_lending_club.png",

@@ -5,7 +5,7 @@ References: netcal 1.4 (``netcal.metrics.ECE`` / ``MCE``) and torchmetrics
 max).
 
 Edge convention. sklcalib bins are right-closed ``(lower, upper]`` (the first
-also holding 0), as DESIGN.md fixes. Both references bin left-closed
+also holding 0), sklcalib's documented convention. Both references bin left-closed
 ``[lower, upper)``: netcal through ``np.histogramdd`` (last bin closed,
 and it clips inputs to [eps, 1 - eps]), torchmetrics through
 ``torch.bucketize(right=True)``, which even gives a confidence of exactly 1 a

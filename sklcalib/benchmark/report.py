@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from sklcalib.benchmark.chance import CHANCE_RULE, runs_at_chance
 from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
 
 __all__ = [
@@ -43,7 +44,8 @@ def row_columns(extra=()):
     for key in METRICS:
         cols += [f"{key}_pre", f"{key}_post"]
     cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
-    return [*cols, "train_error", "hessian_trace", "train_seconds", *extra]
+    cols += ["train_error", "chance_error", "n_test"]
+    return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds", *extra]
 
 
 def write_csv(rows, path):
@@ -69,7 +71,8 @@ def read_csv(path):
         for key, value in row.items():
             if key in ("dataset", "loss"):
                 continue
-            row[key] = int(value) if key in ("seed", "epochs") else float(value)
+            integer = key in ("seed", "epochs", "n_test")
+            row[key] = int(value) if integer else float(value)
     return rows
 
 
@@ -95,6 +98,7 @@ def aggregate(rows):
     for key, group in groups.items():
         stats[key] = {}
         for col in numeric:
+            # rows of an older csv may lack a column: NaN, not a KeyError
             values = np.array([r.get(col, math.nan) for r in group], dtype=float)
             std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
             stats[key][col] = (float(np.mean(values)), std, len(values))
@@ -121,7 +125,10 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     First a table in the layout of Table 1 of Tao et al. (2023): one line per
     dataset, for each loss the test ECE (%) before temperature scaling and after
     it with the optimal temperature in brackets (means over seeds; the lowest
-    of each line in bold). Then one table per dataset with mean ± std over
+    of each line in bold). Cells with a run whose test error is at or near
+    chance (:mod:`sklcalib.benchmark.chance`) carry a dagger and are left out
+    of the bold marks: a collapsed net can have a small ECE. Those runs are
+    listed in a section of their own. Then one table per dataset with mean ± std over
     seeds of every metric before and after temperature scaling, the error, and
     the Hessian trace of the training loss at the end of training.
 
@@ -142,6 +149,7 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     datasets = _ordered([r["dataset"] for r in rows], datasets or [])
     losses = _ordered([r["loss"] for r in rows], losses or [])
     seeds = sorted({r["seed"] for r in rows})
+    chance = chance_counts(rows)
     lines = ["# sklcalib benchmark", ""]
     if settings:
         lines += [settings, ""]
@@ -157,7 +165,9 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         "## ECE before and after temperature scaling",
         "",
         "Layout of Table 1 of Tao et al. (2023): ECE (%) pre T | post T "
-        "(optimal T); means over seeds; lowest per line in bold.",
+        "(optimal T); means over seeds; lowest per line in bold, among the "
+        "cells without ⚠ (⚠k/n: k of the n seeds at or near chance, see "
+        "below).",
         "",
     ]
     marks = significance_marks(rows)
@@ -178,9 +188,15 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         header += [f"{loss} pre T", f"{loss} post T"]
     lines += [_md_row(header), _md_row(["---"] * len(header))]
     for ds in datasets:
-        present = [loss for loss in losses if (ds, loss) in stats]
-        best_pre = min(stats[ds, loss]["ece_pre"][0] for loss in present)
-        best_post = min(stats[ds, loss]["ece_post"][0] for loss in present)
+        eligible = [
+            loss for loss in losses if (ds, loss) in stats and (ds, loss) not in chance
+        ]
+        best_pre = min(
+            (stats[ds, loss]["ece_pre"][0] for loss in eligible), default=None
+        )
+        best_post = min(
+            (stats[ds, loss]["ece_post"][0] for loss in eligible), default=None
+        )
         cells = [ds]
         for loss in losses:
             if (ds, loss) not in stats:
@@ -190,6 +206,13 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
             pre = f"{100 * s['ece_pre'][0]:.2f}"
             post = f"{100 * s['ece_post'][0]:.2f}({s['temperature'][0]:.1f})"
             extra = marks.get((ds, loss), {})
+            if (ds, loss) in chance:
+                mark = _chance_mark(chance[ds, loss], s["ece_pre"][2])
+                cells += [
+                    pre + extra.get("pre", "") + mark,
+                    post + extra.get("post", "") + mark,
+                ]
+                continue
             cells += [
                 (f"**{pre}**" if s["ece_pre"][0] == best_pre else pre)
                 + extra.get("pre", ""),
@@ -225,20 +248,24 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                     _cell(*s[f"{key}_pre"][:2], scale, digits),
                     _cell(*s[f"{key}_post"][:2], scale, digits),
                 ]
-            cells += [
-                _cell(*s["error_pre"][:2], 100),
-                _cell(*s["hessian_trace"][:2], 1, 1),
-            ]
+            error = _cell(*s["error_pre"][:2], 100)
+            if (ds, loss) in chance:
+                error += _chance_mark(chance[ds, loss], s["error_pre"][2])
+            cells += [error, _cell(*s["hessian_trace"][:2], 1, 1)]
             lines.append(_md_row(cells))
-        rho = curvature_correlation(stats, ds, losses)
+        # a collapsed net's curvature says nothing about calibration
+        learnt = [loss for loss in losses if (ds, loss) not in chance]
+        rho = curvature_correlation(stats, ds, learnt)
         if rho is not None:
             lines += [
                 "",
                 f"Curvature vs calibration: Spearman rank correlation between the "
-                f"Hessian trace and ECE pre T across the {rho[1]} losses: "
+                f"Hessian trace and ECE pre T across the {rho[1]} losses "
+                "(runs at or near chance left out): "
                 f"ρ = {rho[0]:.2f} (Kimura & Naganuma: lower curvature goes with "
                 "better calibration, i.e. ρ > 0).",
             ]
+    lines += ["", *chance_section(rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -315,6 +342,47 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
     return marks
 
 
+def chance_counts(rows):
+    """``(dataset, loss) -> number of seeds at or near chance``, flagged only."""
+    counts = defaultdict(int)
+    for row in runs_at_chance(rows):
+        counts[row["dataset"], row["loss"]] += 1
+    return dict(counts)
+
+
+def chance_section(rows):
+    """Markdown lines listing the runs at or near chance, with the rule."""
+    flagged = runs_at_chance(rows)
+    lines = ["## Runs at or near chance", ""]
+    lines.append(
+        f"A run is {CHANCE_RULE}. Such a net learnt (next to) nothing: its ECE "
+        "can be small because its confidence is as low as its accuracy, so its "
+        "cells carry ⚠ and are left out of the bold marks."
+    )
+    lines.append("")
+    if not flagged:
+        return [*lines, "None."]
+    header = ["Dataset", "Loss", "Seed", "Error (%)", "Majority-class error (%)"]
+    lines += [_md_row(header), _md_row(["---"] * len(header))]
+    for r in flagged:
+        lines.append(
+            _md_row(
+                [
+                    r["dataset"],
+                    r["loss"],
+                    r["seed"],
+                    f"{100 * r['error_pre']:.2f}",
+                    f"{100 * r['chance_error']:.2f}",
+                ]
+            )
+        )
+    return lines
+
+
+def _chance_mark(n_flagged, n_seeds):
+    return f" ⚠{n_flagged}/{n_seeds}"
+
+
 def curvature_correlation(stats, dataset, losses):
     """Spearman ρ between mean Hessian trace and mean ECE pre T across losses.
 
@@ -337,10 +405,18 @@ def curvature_correlation(stats, dataset, losses):
     return float(spearmanr(x, y).statistic), len(pairs)
 
 
-def plot_curvature(rows, path, *, datasets=None, losses=None):
+def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     """Save a figure of ECE pre T against the Hessian trace, a panel per dataset.
 
-    One point per loss (means over seeds), labelled with the loss name.
+    One point per loss (means over seeds), labelled with the loss name, on a
+    grid of at most ``n_cols`` panels per line. Horizontal bars: the Hutchinson
+    standard error of the mean trace (the per-seed standard errors combined);
+    vertical bars: the standard deviation of the ECE over seeds. Losses with a
+    run at or near chance are drawn hollow and grey. A panel with a trace at or
+    below zero uses a symmetric-log axis (linear around 0) and says so: a
+    negative trace means the training loss is not at a local minimum there
+    (or, within its error bar, estimation noise). Positive traces spanning
+    more than two decades use a log axis.
 
     Parameters
     ----------
@@ -350,31 +426,104 @@ def plot_curvature(rows, path, *, datasets=None, losses=None):
         PNG file to write.
     datasets, losses : list of str, optional
         Display order; default: order of first appearance.
+    n_cols : int, default=3
+        Panels per line of the grid.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The figure written (no pyplot state is kept).
     """
     from matplotlib.figure import Figure
 
     stats = aggregate(rows)
+    chance = chance_counts(rows)
     datasets = _ordered([r["dataset"] for r in rows], datasets or [])
     losses = _ordered([r["loss"] for r in rows], losses or [])
-    n = len(datasets)
-    fig = Figure(figsize=(3.6 * n, 3.4), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, n, squeeze=False)).ravel()
-    for ax, ds in zip(axes, datasets, strict=True):
-        for loss in losses:
-            if (ds, loss) not in stats:
-                continue
-            x = stats[ds, loss]["hessian_trace"][0]
-            y = 100 * stats[ds, loss]["ece_pre"][0]
-            if math.isfinite(x):
-                ax.scatter(x, y, s=18)
-                ax.annotate(
-                    loss, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
-                )
+    n_cols = max(1, min(n_cols, len(datasets)))
+    n_rows = math.ceil(len(datasets) / n_cols)
+    fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), layout="constrained")
+    axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
+    for ax, ds in zip(axes, datasets, strict=False):
+        points = _curvature_points(rows, stats, ds, losses)
+        for loss, x, x_se, y, y_sd in points:
+            collapsed = (ds, loss) in chance
+            # one colour per loss in every panel
+            color = "0.55" if collapsed else f"C{losses.index(loss) % 10}"
+            ax.errorbar(
+                x,
+                y,
+                xerr=None if math.isnan(x_se) else x_se,
+                yerr=None if math.isnan(y_sd) else y_sd,
+                fmt="o",
+                ms=5,
+                mfc="none" if collapsed else None,
+                color=color,
+                capsize=2,
+                lw=1,
+            )
+            label = f"{loss} (at chance)" if collapsed else loss
+            ax.annotate(
+                label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+            )
+        _curvature_axis(ax, [p[1] for p in points])
         ax.set_title(ds)
-        ax.set_xlabel("Hessian trace of the training loss")
         ax.set_ylabel("test ECE pre T (%)")
-    fig.suptitle("Curvature at the end of training vs calibration")
+    for ax in axes[len(datasets) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        "Curvature at the end of training vs calibration (bars: Hutchinson "
+        "standard error, ECE std over seeds)",
+        fontsize=10,
+    )
     fig.savefig(path, dpi=90)
+    return fig
+
+
+def _curvature_points(rows, stats, dataset, losses):
+    """``(loss, trace, trace_se, ece_pct, ece_sd_pct)`` with a finite trace."""
+    points = []
+    for loss in losses:
+        if (dataset, loss) not in stats:
+            continue
+        s = stats[dataset, loss]
+        x = s["hessian_trace"][0]
+        if not math.isfinite(x):
+            continue
+        # standard error of a mean of independent estimates
+        ses = np.array(
+            [
+                r.get("hessian_trace_se", math.nan)
+                for r in rows
+                if r["dataset"] == dataset and r["loss"] == loss
+            ],
+            dtype=float,
+        )
+        x_se = float(np.sqrt(np.sum(ses**2)) / len(ses))
+        points.append((loss, x, x_se, 100 * s["ece_pre"][0], 100 * s["ece_pre"][1]))
+    return points
+
+
+def _curvature_axis(ax, traces):
+    """Linear, log or symlog x axis for these traces (see plot_curvature)."""
+    traces = np.asarray(traces, dtype=float)
+    label = "Hessian trace of the training loss"
+    if traces.size == 0:
+        ax.text(0.5, 0.5, "no Hessian trace", ha="center", transform=ax.transAxes)
+    elif np.any(traces <= 0):
+        nonzero = np.abs(traces[traces != 0])
+        # a power of ten, so the linear region ends on a labelled tick, and at
+        # most three decades below the largest |trace|, so the ticks stay apart
+        decades = np.floor(np.log10(nonzero)) if nonzero.size else np.zeros(1)
+        linthresh = 10.0 ** max(decades.min(), decades.max() - 2)
+        ax.set_xscale("symlog", linthresh=linthresh)
+        ax.axvline(0.0, color="0.7", lw=0.8, zorder=0)
+        label += (
+            f"\n(symlog: linear within ±{linthresh:g}; < 0: not at a local minimum)"
+        )
+    elif traces.max() / traces.min() > 100:
+        ax.set_xscale("log")
+    ax.set_xlabel(label, fontsize=9)
 
 
 def _md_row(cells):

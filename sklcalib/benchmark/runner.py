@@ -15,6 +15,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib.benchmark.chance import majority_class_error
+
 __all__ = ["DEFAULT_LOSSES", "METRICS", "derive_seed", "run_one"]
 
 #: the criteria the benchmark compares by default (registry names)
@@ -207,7 +209,10 @@ def run_one(
         (95 % basic bootstrap interval of the test ECE: the percentile
         interval reflected about the estimate, which undoes the upward shift
         of the resampled ECE),
-        ``train_error``, ``hessian_trace``, ``train_seconds``, and the
+        ``train_error``, ``chance_error`` (the test error of always predicting
+        the most frequent test class), ``n_test``, ``hessian_trace`` and its
+        Hutchinson standard error ``hessian_trace_se`` (NaN with fewer than 2
+        probes), ``train_seconds``, and the
         bootstrap distributions ``ece_pre_bootstrap``, ``ece_post_bootstrap``
         (arrays, not written to the csv; resampled rows shared by every loss of
         a dataset and seed).
@@ -262,16 +267,20 @@ def run_one(
         if hessian_samples > 0:
             from sklcalib.diagnostics import hessian_trace
 
+            # the Hutchinson standard error needs two probes at least
+            with_se = hessian_samples >= 2
             trace = hessian_trace(
                 net,
                 data.X_train[:HESSIAN_MAX_ROWS],
                 data.y_train[:HESSIAN_MAX_ROWS],
                 n_samples=hessian_samples,
                 random_state=net_seed,
+                return_std=with_se,
             )
-            trace = float(getattr(trace, "trace", trace))
+            trace, trace_se = trace if with_se else (trace, float("nan"))
+            trace, trace_se = float(trace), float(trace_se)
         else:
-            trace = float("nan")
+            trace = trace_se = float("nan")
     finally:
         torch.set_num_threads(n_threads)
 
@@ -290,7 +299,12 @@ def run_one(
         row[f"ece_{when}_high"] = ci.high
         row[f"ece_{when}_bootstrap"] = ci.bootstrap_distribution
     row["train_error"] = train_error
+    # what always predicting the most frequent test class would err: the
+    # reference of the at-chance flag (sklcalib.benchmark.chance)
+    row["chance_error"] = majority_class_error(data.y_test)
+    row["n_test"] = len(data.y_test)
     row["hessian_trace"] = trace
+    row["hessian_trace_se"] = trace_se
     row["train_seconds"] = train_seconds
     if return_proba:
         row["y_test"] = data.y_test

@@ -1,0 +1,142 @@
+"""The benchmark's terminal summary: the headline table in at most 100 columns.
+
+The full report (every metric, mean ± std) goes to ``results.md``; the terminal
+gets test ECE before/after temperature scaling per loss and dataset, the runs
+at or near chance, and where the files are.
+"""
+
+import textwrap
+
+from sklcalib.benchmark.chance import runs_at_chance
+from sklcalib.benchmark.report import _ordered, aggregate, chance_counts
+
+__all__ = ["terminal_summary"]
+
+#: most runs at chance listed one per line before "and N more"
+_MAX_LISTED = 8
+
+
+def terminal_summary(
+    rows, *, datasets=None, losses=None, run_dir=None, files=(), width=100
+):
+    """A short plain-text summary of a benchmark run that fits ``width`` columns.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`sklcalib.benchmark.runner.run_one`.
+    datasets, losses : list of str, optional
+        Display order; default: order of first appearance.
+    run_dir : str or path-like, optional
+        The folder the files were written to, named in the last lines.
+    files : sequence of str, default=()
+        Names of the other files written there.
+    width : int, default=100
+        Longest line. Datasets that do not fit beside each other go into a
+        further block of the table.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.summary import terminal_summary
+    >>> rows = [
+    ...     {"dataset": "moons", "loss": loss, "seed": 0, "ece_pre": pre,
+    ...      "ece_post": post, "error_pre": err, "chance_error": 0.5, "n_test": 400}
+    ...     for loss, pre, post, err in [("ce", 0.05, 0.02, 0.1),
+    ...                                  ("mmce", 0.01, 0.01, 0.5)]
+    ... ]
+    >>> print(terminal_summary(rows))  # doctest: +NORMALIZE_WHITESPACE
+    Test ECE (%) before/after temperature scaling, mean over 1 seed(s).
+    * lowest after scaling per dataset; ! a seed at or near chance (not ranked).
+    <BLANKLINE>
+    loss    moons
+    ce      5.0/2.0*
+    mmce    1.0/1.0!
+    <BLANKLINE>
+    1 run(s) at or near chance (error close to always predicting the most
+    frequent class; rule in results.md):
+      moons / mmce / seed 0: error 50.0 % (majority class 50.0 %)
+    """
+    stats = aggregate(rows)
+    chance = chance_counts(rows)
+    datasets = _ordered([r["dataset"] for r in rows], datasets or [])
+    losses = _ordered([r["loss"] for r in rows], losses or [])
+    n_seeds = len({r["seed"] for r in rows})
+
+    lines = [
+        f"Test ECE (%) before/after temperature scaling, mean over {n_seeds} seed(s).",
+        "* lowest after scaling per dataset; ! a seed at or near chance (not ranked).",
+    ]
+    cells = {}
+    for ds in datasets:
+        ranked = [
+            loss for loss in losses if (ds, loss) in stats and (ds, loss) not in chance
+        ]
+        best = min((stats[ds, loss]["ece_post"][0] for loss in ranked), default=None)
+        for loss in losses:
+            if (ds, loss) not in stats:
+                cells[ds, loss] = "-"
+                continue
+            s = stats[ds, loss]
+            text = f"{100 * s['ece_pre'][0]:.1f}/{100 * s['ece_post'][0]:.1f}"
+            if (ds, loss) in chance:
+                text += "!"
+            elif s["ece_post"][0] == best:
+                text += "*"
+            cells[ds, loss] = text
+
+    first = max(len("loss"), *(len(loss) for loss in losses)) + 2
+    widths = {
+        ds: max(len(ds), *(len(cells[ds, loss]) for loss in losses)) + 2
+        for ds in datasets
+    }
+    for block in _blocks(datasets, widths, width - first):
+        lines.append("")
+        lines.append("loss".ljust(first) + "".join(d.ljust(widths[d]) for d in block))
+        for loss in losses:
+            row = loss.ljust(first)
+            row += "".join(cells[d, loss].ljust(widths[d]) for d in block)
+            lines.append(row)
+
+    flagged = runs_at_chance(rows)
+    if flagged:
+        lines.append("")
+        lines += textwrap.wrap(
+            f"{len(flagged)} run(s) at or near chance (error close to always "
+            "predicting the most frequent class; rule in results.md):",
+            width,
+        )
+        for r in flagged[:_MAX_LISTED]:
+            lines.append(
+                f"  {r['dataset']} / {r['loss']} / seed {r['seed']}: error "
+                f"{100 * r['error_pre']:.1f} % (majority class "
+                f"{100 * r['chance_error']:.1f} %)"
+            )
+        if len(flagged) > _MAX_LISTED:
+            lines.append(f"  ... and {len(flagged) - _MAX_LISTED} more")
+    if run_dir is not None:
+        lines.append("")
+        lines += textwrap.wrap(
+            f"Full report (every metric, mean ± std): {run_dir}/results.md"
+            + (f"; beside it: {', '.join(files)}." if files else "."),
+            width,
+            break_on_hyphens=False,
+        )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _blocks(datasets, widths, room):
+    """Split the datasets into consecutive groups whose columns fit ``room``."""
+    blocks, current, used = [], [], 0
+    for ds in datasets:
+        if current and used + widths[ds] > room:
+            blocks.append(current)
+            current, used = [], 0
+        current.append(ds)
+        used += widths[ds]
+    if current:
+        blocks.append(current)
+    return blocks

@@ -1,0 +1,185 @@
+"""The benchmark's outputs a user reads: runs at chance flagged and never marked
+best, the curvature figure, the terminal summary, one folder per run."""
+
+import contextlib
+import io
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from sklcalib.benchmark.chance import (
+    chance_threshold,
+    is_at_chance,
+    majority_class_error,
+    runs_at_chance,
+)
+from sklcalib.benchmark.cli import main
+from sklcalib.benchmark.outputs import new_run_dir
+from sklcalib.benchmark.report import markdown_report, plot_curvature
+from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.summary import terminal_summary
+
+LONG_NAMES = [
+    "moons",
+    "blobs",
+    "classification",
+    "classification_hard",
+    "digits",
+    "breast_cancer",
+    "wine",
+]
+LOSSES = ["ce", "focal", "flsd53", "dual_focal", "fcl", "brier", "mmce"]
+
+
+def _rows(datasets=("a",), losses=("ce", "mmce"), seeds=(0, 1), collapsed=()):
+    """Hand-made rows; the (dataset, loss) in ``collapsed`` err at chance and
+    have the lowest ECE, as a collapsed net can."""
+    rows = []
+    for d in datasets:
+        for i, loss in enumerate(losses):
+            for seed in seeds:
+                bad = (d, loss) in collapsed
+                row = {"dataset": d, "loss": loss, "seed": seed, "epochs": 3}
+                row["temperature"] = 1.5
+                for key in METRICS:
+                    row[f"{key}_pre"] = 0.01 if bad else 0.05 + 0.01 * i
+                    row[f"{key}_post"] = 0.005 if bad else 0.02 + 0.01 * i
+                row["error_pre"] = row["error_post"] = 0.49 if bad else 0.1
+                row.update(
+                    train_error=0.0,
+                    chance_error=0.5,
+                    n_test=400,
+                    # one loss with a negative trace, as saddles give
+                    hessian_trace=-30.0 if loss == "focal" else 10.0 * (i + 1),
+                    hessian_trace_se=2.0,
+                    train_seconds=1.0,
+                )
+                rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------
+# the at-chance rule
+# ----------------------------------------------------------------------------
+def test_majority_class_error():
+    assert majority_class_error([0, 1, 2, 0]) == 0.5
+    assert majority_class_error(["a", "a", "b"]) == pytest.approx(1 / 3)
+
+
+def test_chance_threshold_is_the_larger_of_two_margins():
+    # large n: a quarter of e0 dominates
+    assert chance_threshold(0.5, 10_000) == pytest.approx(0.375)
+    # small n: two binomial standard errors dominate
+    assert chance_threshold(0.5, 36) == pytest.approx(0.5 - 2 * math.sqrt(0.25 / 36))
+    # balanced 10 classes: 1 - 1/K
+    assert chance_threshold(0.9, 10_000) == pytest.approx(0.675)
+
+
+def test_a_model_that_guesses_is_flagged_and_a_learnt_one_is_not():
+    # a classifier that ignores its input errs like e0 up to binomial noise:
+    # with the two-standard-error margin, 97% of such runs are flagged
+    e0, n = 0.5, 400
+    errors = binom(n, e0).ppf([0.03, 0.5, 0.97]) / n
+    assert all(is_at_chance(e, e0, n) for e in errors)
+    assert not is_at_chance(0.10, e0, n)
+    assert not is_at_chance(math.nan, e0, n)  # older csv without the columns
+
+
+def test_runs_at_chance_picks_the_collapsed_rows():
+    rows = _rows(collapsed={("a", "mmce")})
+    assert {(r["loss"], r["seed"]) for r in runs_at_chance(rows)} == {
+        ("mmce", 0),
+        ("mmce", 1),
+    }
+
+
+# ----------------------------------------------------------------------------
+# tables
+# ----------------------------------------------------------------------------
+def test_collapsed_run_is_flagged_and_not_bold():
+    text = markdown_report(_rows(collapsed={("a", "mmce")}))
+    row_a = next(line for line in text.splitlines() if line.startswith("| a |"))
+    # mmce has the lowest ECE but errs at chance: ce is the best of the rest
+    assert row_a == ("| a | **5.00** | **2.00(1.5)** | 1.00 ⚠2/2 | 0.50(1.5) ⚠2/2 |"), (
+        row_a
+    )
+    assert "## Runs at or near chance" in text
+    assert "| a | mmce | 0 | 49.00 | 50.00 |" in text
+    detail = next(line for line in text.splitlines() if line.startswith("| mmce |"))
+    assert "49.00 ± 0.00 ⚠2/2" in detail
+
+
+def test_no_bold_when_every_run_collapsed():
+    text = markdown_report(_rows(collapsed={("a", "ce"), ("a", "mmce")}))
+    row_a = next(line for line in text.splitlines() if line.startswith("| a |"))
+    assert "**" not in row_a
+
+
+# ----------------------------------------------------------------------------
+# curvature figure
+# ----------------------------------------------------------------------------
+def test_curvature_figure_is_a_grid_with_error_bars(tmp_path):
+    rows = _rows(datasets=LONG_NAMES, losses=LOSSES, collapsed={("moons", "mmce")})
+    fig = plot_curvature(rows, tmp_path / "c.png")
+    width, height = fig.get_size_inches()
+    assert width / height < 2  # 7 panels on a 3-column grid, not a strip
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == len(LONG_NAMES)
+    ax = axes[0]
+    # a negative trace: symmetric-log axis, said in the label
+    assert ax.get_xscale() == "symlog"
+    assert "not at a local minimum" in ax.get_xlabel()
+    # horizontal bars: Hutchinson standard error of the mean over 2 seeds
+    bars = ax.containers[0]  # ce; its bar collections: xerr first, then yerr
+    (segment,) = bars.lines[2][0].get_segments()
+    half_width = (segment[1][0] - segment[0][0]) / 2
+    assert half_width == pytest.approx(math.sqrt(2 * 2.0**2) / 2)
+    assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+# ----------------------------------------------------------------------------
+# terminal summary
+# ----------------------------------------------------------------------------
+def test_terminal_summary_fits_100_columns_and_flags():
+    rows = _rows(datasets=LONG_NAMES, losses=LOSSES, collapsed={("wine", "mmce")})
+    text = terminal_summary(
+        rows, run_dir="benchmark-results/run-20260101-000000", files=["results.csv"]
+    )
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert len(lines) < 40
+    assert "wine / mmce / seed 0: error 49.0 % (majority class 50.0 %)" in text
+    assert "1.0/0.5!" in text and "1.0/0.5*" not in text
+    assert "benchmark-results/run-20260101-000000/results.md" in text
+
+
+# ----------------------------------------------------------------------------
+# one folder per run
+# ----------------------------------------------------------------------------
+def test_new_run_dir_never_reuses_a_folder(tmp_path):
+    first = new_run_dir(tmp_path)
+    (first / "reliability_old.png").write_bytes(b"x")
+    second = new_run_dir(tmp_path)
+    assert first != second and list(second.iterdir()) == []
+    assert (tmp_path / "latest").resolve() == second.resolve()
+    assert (first / "reliability_old.png").exists()  # nothing deleted
+
+
+@pytest.mark.slow
+def test_a_second_run_does_not_mix_with_the_first(tmp_path):
+    tiny = ["--losses", "ce", "--seeds", "1", "--epochs", "1", "--n-jobs", "1"]
+    tiny += ["--hessian-samples", "0", "--out", str(tmp_path)]
+    assert main(["benchmark", "--datasets", "wine,breast_cancer", *tiny]) == 0
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(["benchmark", "--datasets", "wine", *tiny]) == 0
+    runs = sorted(p for p in tmp_path.iterdir() if p.name.startswith("run-"))
+    assert len(runs) == 2
+    latest = (tmp_path / "latest").resolve()
+    assert latest == runs[-1].resolve()
+    assert sorted(p.name for p in latest.glob("*.png")) == ["reliability_wine.png"]
+    assert (runs[0] / "reliability_breast_cancer.png").exists()
+    assert str(latest.name) in stdout.getvalue()
+    np.testing.assert_equal(len(list(latest.glob("results.*"))), 2)
