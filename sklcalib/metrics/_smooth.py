@@ -22,6 +22,8 @@ The only departure: convolutions use ``scipy.signal.fftconvolve`` rather than
 import numpy as np
 from scipy.signal import fftconvolve
 
+from sklcalib._utils._validation import reject_dask
+
 from ._calibration_error import top_label_inputs
 
 _MESH_POINTS = 200  # relplot.config.smECE_mesh_pts
@@ -137,6 +139,15 @@ def smooth_calibration_error(
     >>> round(smooth_calibration_error([0, 1, 1, 1], y_prob), 4)
     0.1377
     """
+    reject_dask(
+        "the smooth ECE smooths over all (confidence, correctness) pairs at once",
+        "Use expected_calibration_error(strategy='uniform') or "
+        "CalibrationAccumulator, which stream, or compute the smooth ECE on an "
+        "in-memory sample (y_prob[idx].compute()).",
+        y_prob=y_prob,
+        y_true=y_true,
+        sample_weight=sample_weight,
+    )
     conf, correct, w, _, _ = top_label_inputs(y_true, y_prob, labels, sample_weight)
     value, sigma = smooth_ece_fixed_point(conf, correct, w)
     value = min(max(value, 0.0), 1.0)
