@@ -37,6 +37,7 @@ from ._temperature import (
     TEMPERATURE_BOUNDS,
     TemperatureScaler,
     _safeguarded_newton,
+    _warn_if_at_bound,
     fit_temperature_nll,
     nll_derivatives,
 )
@@ -167,6 +168,7 @@ def _fit_temperature(estimator, X, y):
 
     beta = _safeguarded_newton(derivatives, beta, lo, hi, 100)
     estimator.temperature_ = float(1.0 / min(max(beta, lo), hi))
+    _warn_if_at_bound(estimator.temperature_)
 
 
 # --- Platt --------------------------------------------------------------------
