@@ -136,19 +136,17 @@ def _epoch_label(name, params):
 
 def _epoch_nets(X, y):
     from sklcalib import NetClassifier
-    from sklcalib.callbacks import AdaFocalUpdater
 
     nets = []
     for name, params, _ in EPOCH_CASES:
         kwargs = {f"criterion__{k}": v for k, v in params.items()}
-        callbacks = [AdaFocalUpdater()] if name.startswith("ada") else None
+        # AdaFocal / AdaDualFocal: NetClassifier adds the AdaFocalUpdater
         net = NetClassifier(
             criterion=name,
             max_epochs=1,
             batch_size=128,
             module__hidden_units=(64, 64),
             random_state=0,
-            callbacks=callbacks,
             **kwargs,
         )
         net.fit(X, y)  # initialisation and a first (warm-up) epoch

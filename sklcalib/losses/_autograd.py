@@ -92,14 +92,21 @@ def focal_partials(grad, logp_t, gamma, sign, base, weight=None):
     out-of-place torch operations: the result can be differentiated again.
     """
     positive = base > 0
-    safe_base = torch.where(positive, base, torch.ones_like(base))
+    safe_base = torch.where(positive, base, 1.0)
     if weight is None:
         at_zero = (torch.as_tensor(gamma) == 0).to(base.dtype)
         weight = torch.where(positive, safe_base.pow(gamma), at_zero)
-    grad_base = grad * gamma * weight * (logp_t / safe_base)  # g·∂L/∂B·(-1)
+    grad_weight = grad * weight
+    # g·γ·w·r = -g·∂L/∂B; a Python-float γ or s of 1 costs no operation (the
+    # batches of training are small: the number of dispatches counts)
+    grad_base = grad_weight * (logp_t / safe_base)
+    if not (isinstance(gamma, float) and gamma == 1.0):
+        grad_base = grad_base * gamma
+    if not (isinstance(sign, float) and sign == 1.0):
+        grad_base = grad_base * sign
     # dB/dlog p_t = -s·p_t, dB/dc = s
-    grad_logp = grad_base * sign * logp_t.exp() - grad * weight
-    return grad_logp, -grad_base * sign
+    grad_logp = torch.addcmul(-grad_weight, grad_base, logp_t.exp())
+    return grad_logp, -grad_base
 
 
 def focal_base(logp_t, sign, dual):
