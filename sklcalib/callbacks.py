@@ -13,8 +13,12 @@ import inspect
 import numbers
 
 import numpy as np
-from skorch.callbacks import Callback, EpochScoring
-from skorch.utils import data_from_dataset, to_numpy
+
+from sklcalib._utils._optional import extra_imports
+
+with extra_imports("sklcalib.callbacks"):
+    from skorch.callbacks import Callback, EpochScoring
+    from skorch.utils import data_from_dataset, to_numpy
 
 __all__ = [
     "FLS531",

@@ -12,16 +12,25 @@ import inspect
 import numbers
 
 import numpy as np
-import torch
 from scipy.special import softmax
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
-from skorch import NeuralNetClassifier
-from skorch.callbacks import EpochScoring, EpochTimer, PassthroughScoring, PrintLog
-from skorch.dataset import ValidSplit
-from skorch.utils import is_dataset, to_numpy
+
+from sklcalib._utils._optional import extra_imports
+
+with extra_imports("sklcalib.net"):
+    import torch
+    from skorch import NeuralNetClassifier
+    from skorch.callbacks import (
+        EpochScoring,
+        EpochTimer,
+        PassthroughScoring,
+        PrintLog,
+    )
+    from skorch.dataset import ValidSplit
+    from skorch.utils import is_dataset, to_numpy
 
 __all__ = ["MLP", "NetClassifier"]
 

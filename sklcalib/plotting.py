@@ -11,6 +11,7 @@ import numpy as np
 from scipy.stats import beta
 
 from ._utils._binning import _bin_statistics, error_from_stats, top_label
+from ._utils._optional import import_optional
 from ._utils._validation import (
     STRATEGIES,
     check_n_bins,
@@ -153,7 +154,7 @@ class ReliabilityDisplay:
         display : ReliabilityDisplay
             ``self``, with the matplotlib artists stored.
         """
-        import matplotlib.pyplot as plt
+        plt = import_optional("matplotlib.pyplot", "ReliabilityDisplay.plot")
 
         if ax is None:
             _, ax = plt.subplots()

@@ -40,20 +40,6 @@ class BinStatistics(NamedTuple):
         """Boolean mask of the bins holding a positive weight."""
         return self.counts > 0
 
-    @property
-    def mean_confidence(self):
-        """Mean confidence per bin (0 for an empty bin)."""
-        return _safe_divide(self.sum_confidence, self.counts)
-
-    @property
-    def accuracy(self):
-        """Observed frequency of correctness per bin (0 for an empty bin)."""
-        return _safe_divide(self.sum_correct, self.counts)
-
-
-def _safe_divide(num, den):
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
 
 def uniform_edges(n_bins):
     """Equal-width edges in float64, exactly ``np.linspace(0, 1, n_bins + 1)``."""
@@ -192,17 +178,22 @@ def calibration_gaps(stats):
 
 
 def error_from_stats(stats, norm="l1"):
-    """Calibration error of the given norm from bin statistics."""
-    frac, gaps = calibration_gaps(stats)
-    absgap = np.abs(gaps)
-    if norm == "l1":
-        value = float(np.dot(frac, absgap))
-    elif norm == "l2":
-        value = float(np.sqrt(np.dot(frac, absgap * absgap)))
-    else:
-        value = float(absgap.max())
-    # sums of rounded terms can overshoot [0, 1] by an ulp
-    return min(max(value, 0.0), 1.0)
+    """Calibration error of the given norm from bin statistics.
+
+    No clipping to [0, 1]: the weighted mean is ``sum(n_b |gap_b|) / sum(n_b)``
+    with numerator and denominator summed in the same order, and every term
+    ``n_b |gap_b|`` is at most ``n_b`` after rounding (a bin's sums of
+    confidence and correctness are at most its count), so round-off cannot
+    leave [0, 1]; a value outside it is a bug to see, not to hide.
+    """
+    mask = stats.counts > 0
+    counts = stats.counts[mask]
+    absgap = np.abs(stats.sum_confidence[mask] - stats.sum_correct[mask]) / counts
+    if norm == "max":
+        return float(absgap.max())
+    if norm == "l2":
+        return float(np.sqrt(np.sum(counts * (absgap * absgap)) / np.sum(counts)))
+    return float(np.sum(counts * absgap) / np.sum(counts))
 
 
 def top_label(p, y_idx):

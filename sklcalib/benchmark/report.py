@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from sklcalib._utils._optional import import_optional
 from sklcalib.benchmark.runner import METRICS
 
 __all__ = [
@@ -260,7 +261,7 @@ def plot_curvature(rows, path, *, datasets=None, losses=None):
     datasets, losses : list of str, optional
         Display order; default: order of first appearance.
     """
-    from matplotlib.figure import Figure
+    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     stats = aggregate(rows)
     datasets = _ordered([r["dataset"] for r in rows], datasets or [])
@@ -304,7 +305,7 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     """
     # A bare Figure (no pyplot): no GUI backend and no global figure state,
     # so the command works headless and leaks no figures.
-    from matplotlib.figure import Figure
+    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     from sklcalib.plotting import ReliabilityDisplay
 

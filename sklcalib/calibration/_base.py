@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib._utils._validation import row_sum_tolerance
+from sklcalib._utils._validation import check_prob_values
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
@@ -94,10 +94,13 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
                 "problems fitted on one column. Reshape your data to "
                 f"(n_samples, {self.n_features_in_})."
             )
-        out = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32])
+        # float16 stays float16 until checked: the row-sum tolerance is that
+        # of the input's dtype
+        dtypes = [np.float64, np.float32, np.float16]
+        out = validate_data(self, X, y, reset=reset, dtype=dtypes)
         X = out if isinstance(y, str) else out[0]
-        if self._input == PROBABILITIES:
-            _check_probabilities(X)
+        if self._input == PROBABILITIES and X.size:
+            check_prob_values(X, "scores")
         X = X.astype(np.float64, copy=False)
         return X if isinstance(y, str) else (X, out[1])
 
@@ -176,31 +179,6 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(X)  # first: NotFittedError before classes_
         return self.classes_[np.argmax(proba, axis=1)]
-
-
-def _check_probabilities(X):
-    """Probabilities in [0, 1] whose rows sum to 1 (when there are rows).
-
-    The row-sum tolerance is the square root of the machine epsilon of the
-    input dtype, as ``sklearn.metrics.log_loss`` uses.
-    """
-    if X.size == 0:
-        return
-    low, high = X.min(), X.max()
-    if low < 0 or high > 1:
-        raise ValueError(
-            f"{'Negative values in data: ' if low < 0 else ''}"
-            "scores must be probabilities in [0, 1] for this calibrator; got "
-            f"values in [{low:.6g}, {high:.6g}]."
-        )
-    if X.shape[1] > 1:
-        tol = row_sum_tolerance(X.dtype)
-        sums = X.sum(axis=1, dtype=np.float64)
-        if np.max(np.abs(sums - 1)) > tol:
-            raise ValueError(
-                "scores must be probabilities whose rows sum to 1; a row sums "
-                f"to {sums[np.argmax(np.abs(sums - 1))]:.6g}."
-            )
 
 
 def softmax_rows(logits):

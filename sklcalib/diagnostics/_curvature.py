@@ -10,10 +10,14 @@ import numbers
 import warnings
 
 import numpy as np
-import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from skorch.callbacks import Callback
+
+from sklcalib._utils._optional import extra_imports
+
+with extra_imports("sklcalib.diagnostics (curvature)"):
+    import torch
+    from skorch.callbacks import Callback
 
 # ---------------------------------------------------------------------------
 # curvature of a fitted net's training loss
