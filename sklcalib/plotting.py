@@ -20,6 +20,8 @@ from ._utils._validation import (
     check_targets,
 )
 
+__all__ = ["ReliabilityDisplay"]
+
 KINDS = ("top-label", "classwise")
 
 
@@ -98,8 +100,8 @@ class ReliabilityDisplay:
     >>> X, y = load_iris(return_X_y=True)
     >>> model = GaussianNB().fit(X, y)
     >>> display = ReliabilityDisplay.from_estimator(model, X, y, n_bins=5)
-    >>> display.counts.sum()
-    np.float64(150.0)
+    >>> float(display.counts.sum())
+    150.0
     >>> bool((display.ci_low <= display.prob_true).all())
     True
     """
