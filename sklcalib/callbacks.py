@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._validation import check_n_bins
 
 with extra_imports("sklcalib.callbacks"):
     from skorch.callbacks import Callback, EpochScoring
@@ -312,12 +313,7 @@ class CalibrationScoring(EpochScoring):
         return f"{prefix}_{getattr(self.scoring, '__name__', 'calibration')}"
 
     def initialize(self):
-        if (
-            isinstance(self.n_bins, bool)
-            or not isinstance(self.n_bins, numbers.Integral)
-            or self.n_bins < 1
-        ):
-            raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
+        check_n_bins(self.n_bins)
         metric = _resolve_metric(self.scoring)
         self.best_score_ = np.inf
         self.scoring_ = _CalibrationMetric(metric, self.n_bins)

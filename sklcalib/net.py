@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._validation import check_scalar
 
 with extra_imports("sklcalib.net"):
     import torch
@@ -108,11 +109,7 @@ def _check_positive_int(value, name):
             f"{name} must be given: NetClassifier infers it from the data at fit; "
             f"when using the module directly pass {name} (or module__{name})."
         )
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return int(value)
+    return check_scalar(value, name, integer=True, low=1)
 
 
 def _encoded_accuracy(net, X, y):

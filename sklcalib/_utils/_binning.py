@@ -46,11 +46,14 @@ def uniform_edges(n_bins):
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
-def uniform_bin_index(confidence, edges):
+def bin_index(confidence, edges):
     """Index of the right-closed bin ``(edges[b], edges[b+1]]`` of each value.
 
-    A value exactly on an edge goes to the lower bin; 0 goes to the first bin.
-    The comparison is made in float64 (float32 confidences convert exactly).
+    The one definition of sklcalib's bins, for any increasing edges from 0 to
+    1 (uniform or quantile): a value exactly on an edge goes to the lower bin;
+    0 goes to the first bin. The comparison is made in float64 (float32
+    confidences convert exactly). The compiled metric kernel and AdaFocal's
+    torch bins follow the same rule and are tested against this function.
     """
     idx = np.searchsorted(edges, confidence, side="left") - 1
     return np.clip(idx, 0, edges.shape[0] - 2)
@@ -71,6 +74,21 @@ def quantile_groups(confidence, n_bins):
     groups = np.empty(n, dtype=np.intp)
     groups[order] = np.repeat(np.arange(n_bins, dtype=np.intp), sizes)
     return groups, order, sizes
+
+
+def quantile_edges(values, order, sizes):
+    """Edges of the equal-mass groups of :func:`quantile_groups`.
+
+    0, the largest value of every group but the last, and 1: right-closed bins
+    ``(edges[b], edges[b + 1]]`` on them reproduce the groups (up to ties
+    across a group boundary). Empty groups come last (sizes never increase),
+    so an empty group's edge repeats the one before it.
+    """
+    edges = np.empty(sizes.shape[0] + 1)
+    edges[0], edges[-1] = 0.0, 1.0
+    last = np.cumsum(sizes) - 1  # sorted position of each group's largest value
+    edges[1:-1] = values[order[last[:-1]]]
+    return edges
 
 
 def bin_statistics(
@@ -147,16 +165,10 @@ def _bin_statistics(conf, correct, n_bins, strategy, weights):
     corr64 = correct.astype(np.float64, copy=False)
     if strategy == "uniform":
         edges = uniform_edges(n_bins)
-        idx = uniform_bin_index(conf64, edges)
+        idx = bin_index(conf64, edges)
     else:
         idx, order, sizes = quantile_groups(conf64, n_bins)
-        edges = np.empty(n_bins + 1)
-        edges[0] = 0.0
-        last = np.cumsum(sizes) - 1  # position (in sorted order) of each group's max
-        sorted_conf = conf64[order]
-        for b in range(n_bins - 1):
-            edges[b + 1] = sorted_conf[last[b]] if sizes[b] > 0 else edges[b]
-        edges[n_bins] = 1.0
+        edges = quantile_edges(conf64, order, sizes)
     if weights is None:
         counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
         sum_conf = np.bincount(idx, weights=conf64, minlength=n_bins)

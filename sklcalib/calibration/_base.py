@@ -28,22 +28,6 @@ def _as_2d(X):
     return X
 
 
-def check_params(name, value, *, low=None, integer=False, choices=None):
-    """Raise a ValueError naming ``name`` when ``value`` is out of range."""
-    if choices is not None:
-        if not isinstance(value, str) or value not in choices:
-            raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}.")
-        return
-    number_types = (int, np.integer) if integer else (int, float, np.number)
-    if isinstance(value, bool) or not isinstance(value, number_types):
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {kind}; got {value!r}.")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value!r}.")
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}; got {value!r}.")
-
-
 def renormalise(proba):
     """Rows divided by their sums; rows summing to zero become uniform.
 

@@ -3,7 +3,10 @@
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from ._base import PROBABILITIES, BaseCalibrator, check_params, renormalise
+from sklcalib._utils._binning import bin_index
+from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
+
+from ._base import PROBABILITIES, BaseCalibrator, renormalise
 
 
 class _OneVsRestCalibrator(BaseCalibrator):
@@ -41,11 +44,6 @@ class _OneVsRestCalibrator(BaseCalibrator):
         if len(self.classes_) == 2:
             return np.column_stack([1.0 - calibrated[:, 0], calibrated[:, 0]])
         return renormalise(calibrated)
-
-
-def _bin_index(edges, values):
-    """Bins right-closed (lower, upper], the first one also holding 0."""
-    return np.clip(np.searchsorted(edges[1:-1], values, side="left"), 0, len(edges) - 2)
 
 
 class HistogramBinningCalibrator(_OneVsRestCalibrator):
@@ -104,8 +102,8 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         self.strategy = strategy
 
     def _check_params(self):
-        check_params("n_bins", self.n_bins, low=1, integer=True)
-        check_params("strategy", self.strategy, choices={"uniform", "quantile"})
+        check_n_bins(self.n_bins)
+        check_option(self.strategy, "strategy", STRATEGIES)
 
     def _fit(self, scores, y_idx):
         super()._fit(scores, y_idx)
@@ -119,7 +117,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
             edges = np.unique(np.quantile(p, np.linspace(0, 1, self.n_bins + 1)))
             edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
         n_bins = len(edges) - 1
-        idx = _bin_index(edges, p)
+        idx = bin_index(p, edges)
         counts = np.bincount(idx, minlength=n_bins)
         hits = np.bincount(idx, weights=target, minlength=n_bins)
         centres = (edges[:-1] + edges[1:]) / 2
@@ -129,7 +127,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
     @staticmethod
     def _predict_column(model, p):
         edges, values = model
-        return values[_bin_index(edges, p)]
+        return values[bin_index(p, edges)]
 
 
 class IsotonicCalibrator(_OneVsRestCalibrator):

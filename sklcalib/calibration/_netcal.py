@@ -19,8 +19,8 @@ import warnings
 import numpy as np
 
 from sklcalib._utils._optional import import_optional
+from sklcalib._utils._validation import check_bool, check_option
 
-from ._base import check_params
 from ._binning import _OneVsRestCalibrator
 
 
@@ -124,11 +124,8 @@ class BBQCalibrator(_NetcalCalibrator):
         self.equal_intervals = equal_intervals
 
     def _check_params(self):
-        check_params("score_function", self.score_function, choices={"BIC", "AIC"})
-        if not isinstance(self.equal_intervals, bool):
-            raise ValueError(
-                f"equal_intervals must be a bool; got {self.equal_intervals!r}."
-            )
+        check_option(self.score_function, "score_function", ("BIC", "AIC"))
+        check_bool(self.equal_intervals, "equal_intervals")
 
     def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)
@@ -178,9 +175,8 @@ class ENIRCalibrator(_NetcalCalibrator):
         self.quick_init = quick_init
 
     def _check_params(self):
-        check_params("score_function", self.score_function, choices={"BIC", "AIC"})
-        if not isinstance(self.quick_init, bool):
-            raise ValueError(f"quick_init must be a bool; got {self.quick_init!r}.")
+        check_option(self.score_function, "score_function", ("BIC", "AIC"))
+        check_bool(self.quick_init, "quick_init")
 
     def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)

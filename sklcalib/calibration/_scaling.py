@@ -9,7 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._base import LOGITS, BaseCalibrator, binary_logits, check_params, softmax_rows
+from sklcalib._utils._validation import check_scalar
+
+from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 
 def _nll_and_logit_grad(new_logits, y_idx):
@@ -92,8 +94,8 @@ class VectorScaler(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_params("max_iter", self.max_iter, low=1, integer=True)
-        check_params("tol", self.tol, low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
 
     def _fit(self, scores, y_idx):
         z = binary_logits(scores)
@@ -166,9 +168,9 @@ class MatrixScaler(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_params("reg", self.reg, low=0)
-        check_params("max_iter", self.max_iter, low=1, integer=True)
-        check_params("tol", self.tol, low=0)
+        check_scalar(self.reg, "reg", low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
 
     def _fit(self, scores, y_idx):
         z = binary_logits(scores)
@@ -245,9 +247,7 @@ class PlattScaler(BaseCalibrator):
         return tags
 
     def _check_params(self):
-        check_params("C", self.C, low=0)
-        if self.C == 0:
-            raise ValueError("C must be > 0; got 0.")
+        check_scalar(self.C, "C", low=0, low_open=True)
 
     def fit(self, X, y):
         """Fit the calibrator on held-out binary scores.

@@ -3,8 +3,9 @@
 import numpy as np
 
 from sklcalib._utils._optional import extra_imports, is_installed
+from sklcalib._utils._validation import check_n_bins, check_option
 
-from ._base import LOGITS, BaseCalibrator, binary_logits, check_params, softmax_rows
+from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 #: Range of the fitted temperature. An NLL that keeps decreasing as T -> 0
 #: (perfectly separable scores) or T -> inf (scores that carry no
@@ -245,8 +246,8 @@ class TemperatureScaler(BaseCalibrator):
         self.n_bins = n_bins
 
     def _check_params(self):
-        check_params("objective", self.objective, choices={"nll", "ece"})
-        check_params("n_bins", self.n_bins, low=1, integer=True)
+        check_option(self.objective, "objective", ("nll", "ece"))
+        check_n_bins(self.n_bins)
         if self.grid is not None:
             grid = np.asarray(self.grid, dtype=np.float64)
             if grid.ndim != 1 or grid.size == 0:

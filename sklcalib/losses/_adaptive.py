@@ -2,12 +2,12 @@
 a signed γ per confidence bin, updated once an epoch from the validation split."""
 
 import math
-import numbers
 
 import numpy as np
 import torch
 
-from sklcalib._utils._binning import quantile_groups
+from sklcalib._utils._binning import quantile_edges, quantile_groups, top_label
+from sklcalib._utils._validation import check_n_bins, check_prob_values
 from sklcalib.losses._autograd import FocalSpec, focal_term
 from sklcalib.losses._base import (
     INPUT_DOC,
@@ -74,14 +74,8 @@ def _check_validation(y_prob, y_true):
         )
     if not np.issubdtype(y_prob.dtype, np.floating):
         raise ValueError(f"y_prob must hold floating point values, got {y_prob.dtype}.")
-    tol = np.sqrt(np.finfo(y_prob.dtype).eps)
+    check_prob_values(y_prob)  # row sums within sqrt(eps) of the input dtype
     prob = y_prob.astype(np.float64)
-    if not np.all(np.isfinite(prob)):
-        raise ValueError("y_prob must be finite (it contains NaN or inf).")
-    if prob.min() < 0 or prob.max() > 1:
-        raise ValueError("y_prob must lie in [0, 1].")
-    if np.any(np.abs(prob.sum(1) - 1.0) > tol):
-        raise ValueError(f"y_prob rows must sum to 1 (within {tol:.2g}).")
     if y_true.ndim != 1 or y_true.shape[0] != prob.shape[0]:
         raise ValueError(
             f"y_true must have shape ({prob.shape[0]},) to match y_prob, got "
@@ -201,12 +195,7 @@ class AdaFocalLoss(CalibrationLoss):
         )
 
     def _check_params(self):
-        if (
-            isinstance(self.n_bins, bool)
-            or not isinstance(self.n_bins, numbers.Integral)
-            or self.n_bins < 1
-        ):
-            raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
+        check_n_bins(self.n_bins)
         check_real(self.lam, "lam", low=0.0)
         gamma_min = check_real(self.gamma_min, "gamma_min")
         gamma_max = check_real(self.gamma_max, "gamma_max")
@@ -240,7 +229,8 @@ class AdaFocalLoss(CalibrationLoss):
             Same shape and dtype as ``score``.
         """
         inner = self.bin_edges[1:-1]
-        # bins (e_b, e_b+1]: the index is the number of inner edges < score
+        # bins (e_b, e_b+1]: the index is the number of inner edges < score,
+        # the rule of sklcalib._utils._binning.bin_index, on the device
         index = torch.searchsorted(inner, score.detach().to(inner.dtype), right=False)
         return self.gammas[index].to(score.dtype)
 
@@ -261,9 +251,8 @@ class AdaFocalLoss(CalibrationLoss):
 
     def _validation_scores(self, prob, y_true):
         """(binned score, confidence, correctness) of validation samples."""
-        conf = prob.max(1)
-        correct = (prob.argmax(1) == y_true).astype(np.float64)
-        return conf, conf, correct
+        conf, correct = top_label(prob, y_true)
+        return conf, conf, correct.astype(np.float64)
 
     def update_from_validation(self, y_prob, y_true):
         """Update the per-bin γ and the bin edges from validation predictions.
@@ -298,8 +287,7 @@ class AdaFocalLoss(CalibrationLoss):
         _, order, sizes = quantile_groups(score, n_bins)
         groups = np.split(order, np.cumsum(sizes)[:-1])
         gammas = self.gammas.detach().cpu().numpy().copy()
-        edges = np.empty(n_bins + 1)
-        edges[0], edges[-1] = 0.0, 1.0
+        edges = quantile_edges(score, order, sizes)
         step = {
             "lam": float(self.lam),
             "switch_threshold": float(self.switch_threshold),
@@ -307,8 +295,6 @@ class AdaFocalLoss(CalibrationLoss):
             "gamma_max": float(self.gamma_max),
         }
         for b, idx in enumerate(groups):
-            if b < n_bins - 1:
-                edges[b + 1] = score[idx[-1]] if len(idx) else edges[b]
             if len(idx):
                 gap = conf[idx].mean() - correct[idx].mean()
                 gammas[b] = adafocal_step(gammas[b], gap, **step)
@@ -383,8 +369,7 @@ class AdaDualFocalLoss(AdaFocalLoss):
         return FocalSpec(gamma_sign, self._per_sample, dual=True)
 
     def _validation_scores(self, prob, y_true):
-        conf = prob.max(1)
+        conf, correct = top_label(prob, y_true)
         below = np.where(prob < conf[:, None], prob, -np.inf).max(1)
         margin = conf - np.where(np.isfinite(below), below, 0.0)
-        correct = (prob.argmax(1) == y_true).astype(np.float64)
-        return margin, conf, correct
+        return margin, conf, correct.astype(np.float64)

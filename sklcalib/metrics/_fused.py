@@ -169,7 +169,8 @@ def _kernel(
             if pairs:
                 conf[i] = x
                 correct[i] = hit
-            # right-closed bins (edges[b], edges[b + 1]] on the float64 edges:
+            # right-closed bins (edges[b], edges[b + 1]] on the float64 edges (the
+            # rule of sklcalib._utils._binning.bin_index):
             # guess from x * n_bins, then settle against the exact edges
             b = min(int(x * n_bins), n_bins - 1)
             while b > 0 and x <= edges[b]:
