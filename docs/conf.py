@@ -182,18 +182,25 @@ def _skip_sklearn_generated(app, what, name, obj, skip, options):
 # the command's module keeps the page true when the defaults are retuned.
 def _benchmark_substitutions():
     from sklcalib.benchmark import cli, runner
-    from sklcalib.datasets import list_datasets
+    from sklcalib.benchmark.tabular import CALIBRATORS
+    from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
     def literals(names):
         return ", ".join(f"``{n}``" for n in names)
 
     values = {
-        "bench_datasets": literals(list_datasets()),
+        "bench_datasets": literals(cli.DEFAULT_DATASETS),
+        "all_datasets": literals(list_datasets()),
+        "tabular_datasets": literals(TABULAR_DATASETS),
         "bench_losses": literals(runner.DEFAULT_LOSSES),
         "bench_seeds": str(cli.DEFAULT_SEEDS),
         "bench_epochs": ", ".join(
             f"{d} {e}" for d, e in cli.DEFAULT_EPOCHS.items() if d in list_datasets()
         ),
+        "net_max_train": ", ".join(
+            f"{n} rows of {d}" for d, n in cli.NET_MAX_TRAIN.items()
+        ),
+        "calibrators": literals(CALIBRATORS),
         "quick_datasets": literals(cli.QUICK_DATASETS),
         "quick_seeds": str(cli.QUICK_SEEDS),
         "quick_epochs": str(cli.QUICK_EPOCHS),

@@ -44,8 +44,8 @@ plt.show()
 # %%
 # The γ for a threshold, by the Lambert W function
 # ------------------------------------------------
-# Proposition 2 gives γ*(p0), the smallest γ with g(p, γ) ≤ 1 for every p ≥ p0,
-# through the lower branch W₋₁ of the Lambert W function. γ*(0.2) ≈ 4.85 is the
+# Proposition 2 gives γ*(p0), the smallest positive γ with g(p, γ) ≤ 1 for every
+# p ≥ p0, through the lower branch W₋₁ of the Lambert W function. γ*(0.2) ≈ 4.85 is the
 # γ = 5 that the sample-dependent focal loss FLSD-53 uses below p = 0.2. From
 # p0 = 0.5 on, γ* = 0: every γ already shrinks the gradient there.
 p0 = np.linspace(0.02, 0.7, 300)

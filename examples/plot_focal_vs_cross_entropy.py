@@ -88,8 +88,8 @@ for name, params in losses.items():
         random_state=SEED,
         **params,
     ).fit(X_train, y_train)
-    logits_valid = net.decision_function(X_valid)
-    logits_test = net.decision_function(X_test)
+    logits_valid = net.predict_logits(X_valid)
+    logits_test = net.predict_logits(X_test)
     temperature = TemperatureScaler(objective="ece").fit(logits_valid, y_valid)
     proba_test = net.predict_proba(X_test)
     results[name] = {

@@ -36,6 +36,7 @@ _LAZY = {
     "maximum_calibration_error": "sklcalib.metrics",
     "smooth_calibration_error": "sklcalib.metrics",
     "calibration_report": "sklcalib.metrics",
+    "CalibrationAccumulator": "sklcalib.metrics",
     "ece_scorer": "sklcalib.metrics",
     "adaptive_ece_scorer": "sklcalib.metrics",
     "classwise_ece_scorer": "sklcalib.metrics",

@@ -4,6 +4,8 @@
 - :class:`AdaFocalUpdater`: the per-epoch AdaFocal γ update from validation bins.
 - :class:`CalibrationScoring`: a calibration metric in the history every epoch.
 - ``CurvatureLogger`` (defined in :mod:`sklcalib.diagnostics`, re-exported here).
+- :class:`FiniteLossCheck`: stop the fit when the training loss is NaN or
+  infinite (one of :class:`~sklcalib.NetClassifier`'s default callbacks).
 
 They work with :class:`sklcalib.NetClassifier`, whose internal datasets hold
 ``label_encoder_``-encoded int64 targets.
@@ -27,6 +29,7 @@ __all__ = [
     "AdaFocalUpdater",
     "CalibrationScoring",
     "CurvatureLogger",  # noqa: F822 (lazy, see __getattr__ below)
+    "FiniteLossCheck",
     "GammaSchedule",
 ]
 
@@ -135,10 +138,16 @@ class AdaFocalUpdater(Callback):
     ``net.criterion_.update_from_validation(y_prob, y_true)``, where the
     criterion (:class:`sklcalib.losses.AdaFocalLoss` or
     :class:`~sklcalib.losses.AdaDualFocalLoss`) bins the validation top-1
-    confidence and applies the update of DESIGN.md. The γ of each bin after
-    the update is recorded in the history under ``"adafocal_gammas"``.
+    confidence and applies its own update: AdaFocal's signed γ with the switch
+    to inverse focal, or AdaDualFocal's γ >= 0 (Tao et al.'s rule). The γ of
+    each bin after the update is recorded in the history under
+    ``"adafocal_gammas"``.
 
     Needs a validation split (``train_split`` not None).
+    :class:`~sklcalib.NetClassifier` adds one automatically, named
+    ``"adafocal_updater"``, when its criterion is ``"adafocal"`` or
+    ``"adadualfocal"`` (or any criterion with an ``update_from_validation``
+    method) and ``callbacks`` holds no ``AdaFocalUpdater`` already.
 
     Examples
     --------
@@ -156,7 +165,8 @@ class AdaFocalUpdater(Callback):
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         if not net.train_split:
             raise ValueError(
-                "AdaFocalUpdater needs the validation split: set train_split "
+                "AdaFocalUpdater (added automatically for criterion='adafocal' "
+                "or 'adadualfocal') needs the validation split: set train_split "
                 "(e.g. NetClassifier's default ValidSplit(0.2, stratified=True)), "
                 "not None."
             )
@@ -285,14 +295,23 @@ class CalibrationScoring(EpochScoring):
             lower_is_better=True,
             on_train=on_train,
             name=name,
-            # training-split predictions cached during the epoch come from
-            # moving weights (and dropout): re-predict on the training split
-            use_caching=not on_train,
+            use_caching=not on_train,  # derived again at initialize
         )
 
     def _get_param_names(self):
         # skorch lists every attribute; EpochScoring's others are fixed here
         return ["scoring", "on_train", "name", "n_bins"]
+
+    def _derive_use_caching(self):
+        # from on_train whenever it may have changed (set_params): training-
+        # split predictions cached during the epoch come from moving weights
+        # (and dropout), so the training split is re-predicted instead
+        self.use_caching = not self.on_train
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self._derive_use_caching()
+        self.name_ = self._get_name()
+        super().on_train_begin(net, X, y, **kwargs)
 
     def get_test_data(self, dataset_train, dataset_valid, use_caching):
         if use_caching:
@@ -315,11 +334,67 @@ class CalibrationScoring(EpochScoring):
     def initialize(self):
         check_n_bins(self.n_bins)
         metric = _resolve_metric(self.scoring)
+        self._derive_use_caching()
         self.best_score_ = np.inf
         self.scoring_ = _CalibrationMetric(metric, self.n_bins)
         self.name_ = self._get_name()
         self._initialize_cache()
         return self
+
+
+class FiniteLossCheck(Callback):
+    """Stop the fit with an error when the loss is NaN or infinite.
+
+    After every training and validation batch the loss is checked; a NaN or
+    infinite loss means the weights are (or are about to be) unusable, and
+    every later epoch and prediction would be NaN too. The error names the
+    split, the epoch and the batch (both counted from 1) and what usually
+    helps: a lower learning rate, standardised features, gradient clipping.
+
+    :class:`~sklcalib.NetClassifier` adds it to its default callbacks under
+    the name ``"finite_loss"``; ``callbacks__finite_loss=None`` switches it
+    off. With a plain skorch net, pass it in ``callbacks``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn.datasets import make_classification
+    >>> from sklcalib import NetClassifier
+    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
+    >>> net = NetClassifier(lr=1e3, optimizer=torch.optim.SGD, max_epochs=5,
+    ...                     random_state=0)
+    >>> try:
+    ...     net.fit(X * 1e3, y)
+    ... except RuntimeError as error:
+    ...     print(str(error)[:46])
+    The validation loss is nan at epoch 2, batch 1
+    """
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        # epochs of this fit, counted from 1 also after partial_fit
+        self.first_epoch_ = len(net.history)
+
+    def on_batch_end(self, net, batch=None, training=None, loss=None, **kwargs):
+        if loss is None:
+            return
+        value = float(loss.detach()) if hasattr(loss, "detach") else float(loss)
+        if np.isfinite(value):
+            return
+        epoch = len(net.history) - getattr(self, "first_epoch_", 0)
+        # the batches of both splits are counted in one list
+        n_batch = len(net.history[-1, "batches"])
+        if not training:
+            n_batch -= net.history[-1].get("train_batch_count", 0)
+        split = "training" if training else "validation"
+        lr = getattr(net, "lr", None)
+        raise RuntimeError(
+            f"The {split} loss is {value} at epoch {epoch}, batch {n_batch} of "
+            "this fit: training diverged and the weights are no longer usable. "
+            f"Try a lower learning rate (lr={lr!r} now), standardised features "
+            "(e.g. sklearn.preprocessing.StandardScaler in a pipeline), or "
+            "gradient clipping (callbacks=[skorch.callbacks."
+            "GradientNormClipping(1.0)])."
+        )
 
 
 def __getattr__(name):

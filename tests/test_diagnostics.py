@@ -629,3 +629,46 @@ def test_hessian_follows_the_criterion_reduction():
     net.set_params(criterion__reduction="none")
     with pytest.raises(ValueError, match="scalar"):
         hessian_trace(net, X, y, n_samples=2)
+
+
+def _failing_batched_grad(monkeypatch, error):
+    grad = torch.autograd.grad
+
+    def fake(*args, is_grads_batched=False, **kwargs):
+        if is_grads_batched:
+            raise error
+        return grad(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "grad", fake)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+        RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to "),
+        RuntimeError("shapes cannot be multiplied (3x4 and 5x6)"),
+    ],
+    ids=["cuda_oom", "cpu_oom", "other"],
+)
+def test_batched_products_do_not_swallow_other_errors(tiny, monkeypatch, error):
+    # `except RuntimeError: pass` used to hide these behind the slow loop
+    net, X, y, _ = tiny
+    V = np.random.default_rng(1).standard_normal((3, 43))
+    with _operator_for(net, X, y) as op:
+        _failing_batched_grad(monkeypatch, error)
+        with pytest.raises(type(error), match=str(error)[:20]):
+            op.matmat(V)
+
+
+def test_batched_products_fall_back_where_vmap_cannot_batch(tiny, monkeypatch):
+    net, X, y, H = tiny
+    V = np.random.default_rng(1).standard_normal((3, 43))
+    with _operator_for(net, X, y) as op:
+        _failing_batched_grad(
+            monkeypatch, RuntimeError("Batching rule not implemented for aten::foo")
+        )
+        products = op.matmat(V)
+    torch.testing.assert_close(
+        products.double(), torch.as_tensor(V) @ H, rtol=1e-4, atol=1e-5
+    )

@@ -31,7 +31,7 @@ PUBLIC_MODULES = [
     "diagnostics",
     "datasets",
 ]
-USER_GUIDE = ["losses", "post_hoc", "metrics", "diagnostics", "dask"]
+USER_GUIDE = ["losses", "post_hoc", "metrics", "diagnostics", "dask", "tabular"]
 TITLE = re.compile(r"\A\s*(?P<title>\S[^\n]*)\n(?P<rule>=+)\s*(\n|\Z)")
 
 

@@ -1,5 +1,5 @@
 """sklcalib.losses against independent per-sample formulas (numpy/scipy, float64),
-DESIGN.md's reference values, finite differences, extreme logits, and the
+hand-computed reference values, finite differences, extreme logits, and the
 criteria's contracts (reductions, validation, registry, pickling)."""
 
 import copy
@@ -69,20 +69,24 @@ def _below(p_row, pt):
 
 
 def ref_dual_term(p_row, pt, dual):
+    """The per-sample dual term; for the mean variants the per-sample sum."""
     below = _below(p_row, pt)
     if dual == "max":
         return below[0] if below else 0.0
     if dual == "mean_all":
-        return float(np.mean(below)) if below else 0.0
+        return float(np.sum(below))
     kind, k = dual
     if kind == "kth":
         return below[k - 1] if len(below) >= k else 0.0
-    return float(np.mean(below[:k])) if below else 0.0
+    return float(np.sum(below[:k]))
 
 
 def ref_dual(z, y, gamma, dual="max"):
     p, _, pt, lpt = _pt(z, y)
     pj = np.array([ref_dual_term(p[i], pt[i], dual) for i in range(len(y))])
+    if dual == "mean_all" or dual[0] == "mean":
+        # Tao et al.'s ablation code: torch.mean over the batch of the sums
+        pj = np.full_like(pj, pj.mean())
     return -((1 - pt + pj) ** gamma) * lpt
 
 
@@ -108,8 +112,10 @@ def ref_label_smoothing(z, y, alpha):
     return -(q * logp).sum(1)
 
 
-def ref_mmce(z, y, weighted, bandwidth=0.4):
-    """Kumar et al.'s MMCE / MMCE_w by explicit double sums over pairs."""
+def ref_mmce(z, y, weighted, bandwidth=0.4, normalisation="mukhoti"):
+    """MMCE / MMCE_w by explicit double sums over pairs: Kumar et al.'s
+    normalisation, or Mukhoti et al.'s code (pair means divided by m² again,
+    0 unless both groups are present)."""
     p, _ = _probs(z)
     r = p.max(1)
     c = (p.argmax(1) == y).astype(float)
@@ -128,6 +134,10 @@ def ref_mmce(z, y, weighted, bandwidth=0.4):
     cor = [i for i in range(n) if c[i] == 1]
     wrong = [i for i in range(n) if c[i] == 0]
     mc, mw = len(cor), len(wrong)
+    if normalisation == "mukhoti":
+        if not (mc and mw):
+            return 0.0
+        mc, mw = mc * mc, mw * mw
     s = 0.0
     if mc:
         s += sum((1 - r[i]) * (1 - r[j]) * k(r[i], r[j]) for i in cor for j in cor) / (
@@ -144,9 +154,9 @@ def ref_mmce(z, y, weighted, bandwidth=0.4):
     return np.sqrt(max(s, 0.0))
 
 
-def ref_mmce_loss(z, y, lam, weighted):
+def ref_mmce_loss(z, y, lam, weighted, normalisation="mukhoti"):
     _, _, _, lpt = _pt(z, y)
-    return -lpt + lam * ref_mmce(z, y, weighted)
+    return -lpt + lam * ref_mmce(z, y, weighted, normalisation=normalisation)
 
 
 def ref_ada(z, y, edges, gammas, dual):
@@ -158,6 +168,7 @@ def ref_ada(z, y, edges, gammas, dual):
         b = int(np.sum(edges[1:-1] < score))  # right-closed bins, 0 in the first
         g = gammas[b]
         base = 1 - pt[i] + pj if g >= 0 else 1 + pt[i] - pj
+        assert g >= 0 or not dual  # AdaDualFocal's γ is never negative
         out[i] = -(base ** abs(g)) * lpt[i]
     return out
 
@@ -253,6 +264,11 @@ CASES = [
     ("ls0.3", LabelSmoothingLoss(0.3), lambda z, y: ref_label_smoothing(z, y, 0.3)),
     ("mmce-w", MMCELoss(), lambda z, y: ref_mmce_loss(z, y, 2.0, True)),
     (
+        "mmce-w-kumar",
+        MMCELoss(normalisation="kumar"),
+        lambda z, y: ref_mmce_loss(z, y, 2.0, True, "kumar"),
+    ),
+    (
         "mmce",
         MMCELoss(lam=0.7, weighted=False),
         lambda z, y: ref_mmce_loss(z, y, 0.7, False),
@@ -291,6 +307,8 @@ def _ada_with_state(cls, edges, gammas):
 def test_adafocal_forward_matches_formula(cls):
     edges = np.array([0.0, 0.1, 0.25, 0.5, 0.8, 1.0])
     gammas = np.array([3.0, -1.5, 0.5, -0.2, 2.0])
+    if cls is AdaDualFocalLoss:
+        gammas = np.abs(gammas)
     z, y = make_logits(3, scale=1.5)
     loss = _ada_with_state(cls, edges, gammas)
     want = ref_ada(z, y, edges, gammas, dual=cls is AdaDualFocalLoss)
@@ -316,7 +334,7 @@ def test_adafocal_bins_are_right_closed():
 
 
 # ---------------------------------------------------------------------------
-# DESIGN.md reference values
+# reference values (hand-computed from the authors' code semantics)
 # ---------------------------------------------------------------------------
 
 
@@ -367,7 +385,7 @@ def test_flsd_thresholds_are_exclusive_in_the_logits_dtype(dtype):
 
 GRAD_CASES = [c for c in CASES if not c[0].startswith("ls")] + [
     ("ada", AdaFocalLoss(n_bins=4, gamma_init=0.4), None),
-    ("adadual", AdaDualFocalLoss(n_bins=4, gamma_init=-0.7), None),
+    ("adadual", AdaDualFocalLoss(n_bins=4, gamma_init=0.7), None),
 ]
 
 
@@ -448,7 +466,7 @@ ALL_CRITERIA = [
     AdaFocalLoss(gamma_init=0.3),
     AdaFocalLoss(gamma_init=-0.3),
     AdaDualFocalLoss(gamma_init=0.5),
-    AdaDualFocalLoss(gamma_init=-1.0),
+    AdaDualFocalLoss(gamma_init=0.0),
 ]
 
 
@@ -523,12 +541,11 @@ def test_focal_gamma0_is_cross_entropy_and_label_smoothing_is_torch():
         AdaFocalLoss(gamma_init=0.0)(z, y), F.cross_entropy(z, y)
     )
     torch.testing.assert_close(MMCELoss(lam=0.0)(z, y), F.cross_entropy(z, y))
-    # ("kth", 1) and ("mean", 1) are "max"; ("mean", K) is "mean_all"
+    # ("kth", 1) is "max"; ("mean", K) is "mean_all"
     k = z.shape[1]
-    for dual in (("kth", 1), ("mean", 1)):
-        torch.testing.assert_close(
-            DualFocalLoss(dual=dual)(z, y), DualFocalLoss()(z, y)
-        )
+    torch.testing.assert_close(
+        DualFocalLoss(dual=("kth", 1))(z, y), DualFocalLoss()(z, y)
+    )
     torch.testing.assert_close(
         DualFocalLoss(dual=("mean", k))(z, y), DualFocalLoss(dual="mean_all")(z, y)
     )
@@ -653,19 +670,92 @@ def test_adafocal_update_accepts_tensors_and_few_samples():
     )
 
 
-def test_adadualfocal_update_bins_the_margin():
-    loss = AdaDualFocalLoss(n_bins=2)
+def test_adadualfocal_update_is_the_authors_rule():
+    # Tao et al.'s code: validation *confidence* bins, γ ← min(γ·exp(λE_b), γ_max),
+    # no sign switch, no lower clip; training looks p_t - p_j up in those bins
     y_prob = np.array(
         [[0.5, 0.3, 0.2], [0.8, 0.1, 0.1], [0.4, 0.4, 0.2], [0.6, 0.3, 0.1]]
     )
     y_true = np.array([0, 0, 1, 2])
-    # margins: .2, .7, .2 (tie at the top: next strictly lower is .2), .3
-    # stable order: rows 0, 2 | 3, 1 -> edges 0, 0.2, 1
-    loss.update_from_validation(y_prob, y_true)
-    np.testing.assert_allclose(loss.bin_edges.numpy(), [0.0, 0.2, 1.0], atol=1e-15)
-    gap0 = np.mean([0.5, 0.4]) - 0.5  # row 0 correct, row 2 argmax 0 != 1
-    gap1 = np.mean([0.6, 0.8]) - 0.5
-    np.testing.assert_allclose(loss.gammas.numpy(), np.exp([gap0, gap1]))
+    # confidences .5 (correct) .8 (correct) .4 (wrong) .6 (wrong)
+    # sorted: .4 .5 | .6 .8 -> edges 0, 0.5, 1
+    loss = AdaDualFocalLoss(n_bins=2, lam=1.0)
+    loss.gammas.copy_(torch.tensor([0.1, 19.5], dtype=torch.float64))
+    got = loss.update_from_validation(y_prob, y_true)
+    np.testing.assert_allclose(loss.bin_edges.numpy(), [0.0, 0.5, 1.0])
+    gap0 = 0.45 - 0.5  # under-confident: γ shrinks, but stays positive
+    gap1 = 0.7 - 0.5  # over-confident: 19.5·e^0.2 = 23.8 -> clipped to 20
+    assert 19.5 * np.exp(gap1) > 20.0
+    np.testing.assert_allclose(got, [0.1 * np.exp(gap0), 20.0], rtol=1e-12)
+    # AdaFocal's rule would switch the small γ to -0.2 here
+    ada = AdaFocalLoss(n_bins=2, lam=50.0)
+    ada.gammas.copy_(torch.tensor([0.1, 1.0], dtype=torch.float64))
+    assert ada.update_from_validation(y_prob, y_true)[0] == -0.2
+    loss.lam = 50.0
+    small = loss.update_from_validation(y_prob, y_true)[0]
+    assert small == pytest.approx(0.1 * np.exp(gap0) * np.exp(50 * gap0), rel=1e-12)
+    assert 0 < small < 0.01
+    # training: p = (.55, .45), y = 0 -> p_t - p_j = 0.1 lies in the first
+    # confidence bin, though the confidence 0.55 lies in the second
+    loss.reduction = "none"
+    z = torch.log(torch.tensor([[0.55, 0.45]], dtype=torch.float64))
+    want = -((1 - 0.55 + 0.45) ** small) * np.log(0.55)
+    for requires_grad in (False, True):
+        got = loss(z.clone().requires_grad_(requires_grad), torch.tensor([0]))
+        np.testing.assert_allclose(got.detach().numpy(), [want], rtol=1e-12)
+
+
+def test_mmce_normalisations_by_hand():
+    # r = 0.75 and k = 1 for every pair; 3 correct, 1 wrong:
+    # S_cc = 9·(1/4)², S_ww = (3/4)², S_cw = 3·(1/4)(3/4), all 9/16
+    logits = torch.log(torch.tensor([[0.75, 0.25]] * 3 + [[0.25, 0.75]]))
+    target = torch.tensor([0, 0, 1, 1])
+    ce = F.cross_entropy(logits, target)
+    kumar = np.sqrt(9 / 16 / 9 + 9 / 16 / 1 - 2 * 9 / 16 / 3)
+    mukhoti = np.sqrt(9 / 16 / 81 + 9 / 16 / 1 - 2 * 9 / 16 / 9)
+    got_k = MMCELoss(normalisation="kumar")(logits, target)
+    got_m = MMCELoss()(logits, target)
+    np.testing.assert_allclose(got_k.item(), ce.item() + 2 * kumar, rtol=1e-6)
+    np.testing.assert_allclose(got_m.item(), ce.item() + 2 * mukhoti, rtol=1e-6)
+    # a batch without wrong samples: Mukhoti et al.'s code gives MMCE_w = 0,
+    # Kumar et al.'s formula keeps the correct samples' term
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
+    target = torch.tensor([0, 1])
+    ce = F.cross_entropy(logits, target)
+    torch.testing.assert_close(MMCELoss()(logits, target), ce)
+    assert MMCELoss(normalisation="kumar")(logits, target) > ce + 0.1
+
+
+def test_dual_focal_mean_ablation_is_a_batch_mean_by_hand():
+    # Tao et al.'s ablation code: 1 - p_t + mean_batch(p_j + p_3)
+    p = torch.tensor([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]], dtype=torch.float64)
+    target = torch.tensor([1, 3])
+    # below p_t: row 0 (.2, .1) -> sum .3; row 1 (.3, .2) -> sum .5; mean .4
+    want = [-(1.1**2) * np.log(0.3), -(1.0**2) * np.log(0.4)]
+    loss = DualFocalLoss(gamma=2.0, dual=("mean", 2), reduction="none")
+    logits = p.log().requires_grad_()
+    got = loss(logits, target)
+    np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-12)
+    # the batch term couples the rows: row 1's probabilities move row 0's loss
+    (grad,) = torch.autograd.grad(got[0], logits)
+    assert grad[1].abs().max() > 1e-3
+    # all below p_t: row 0 .3, row 1 .6 -> .45
+    loss.dual = "mean_all"
+    want = [-(1.15**2) * np.log(0.3), -(1.05**2) * np.log(0.4)]
+    np.testing.assert_allclose(loss(p.log(), target).numpy(), want, rtol=1e-12)
+
+
+def test_lambert_above_one_half_raises():
+    # γ*(p0) is 0 for p0 >= 0.5: a "lambert" entry there would silently be
+    # cross-entropy (e.g. on [0.2, 0.5) of a FLSD-532-like table)
+    with pytest.raises(ValueError, match=r"thresholds.*0\.5"):
+        SampleDependentFocalLoss(thresholds=((0.2, "lambert"), (0.5, "lambert")))
+    with pytest.raises(ValueError, match="thresholds"):
+        SampleDependentFocalLoss(thresholds=((0.7, "lambert"),))
+    table = SampleDependentFocalLoss(
+        thresholds=((0.2, "lambert"), (0.4, "lambert"))
+    ).gamma_table()
+    assert table[0][1] > table[1][1] > 0
 
 
 # ---------------------------------------------------------------------------
@@ -705,6 +795,9 @@ BAD_ARGS = [
     (AdaFocalLoss, {"gamma_init": 30.0}, "gamma_init"),
     (AdaFocalLoss, {"switch_threshold": -0.2}, "switch_threshold"),
     (AdaDualFocalLoss, {"reduction": "max"}, "reduction"),
+    (AdaDualFocalLoss, {"gamma_init": -0.5}, "gamma_init"),
+    (AdaDualFocalLoss, {"gamma_max": -1.0}, "gamma_max"),
+    (MMCELoss, {"normalisation": "paper"}, "normalisation"),
 ]
 
 

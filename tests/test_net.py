@@ -11,6 +11,7 @@ from joblib import Parallel, delayed
 from scipy.special import softmax
 from sklearn.base import clone, is_classifier
 from sklearn.datasets import make_classification
+from sklearn.metrics import get_scorer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from skorch import NeuralNetClassifier
@@ -225,7 +226,80 @@ def test_binary_problem_gives_two_columns():
     net = small_net(random_state=0).fit(X, y == 1)
     assert list(net.classes_) == [False, True]
     assert net.predict_proba(X).shape == (120, 2)
-    assert net.decision_function(X).shape == (120, 2)
+    assert net.predict_logits(X).shape == (120, 2)
+
+
+def test_binary_decision_function_is_the_logit_margin():
+    # scikit-learn's convention: (n,) for binary, positive favours classes_[1]
+    X, y = make_classification(n_samples=120, n_features=4, random_state=1)
+    net = small_net(random_state=0).fit(X, np.array(["no", "yes"])[y])
+    logits = net.predict_logits(X)
+    margin = net.decision_function(X)
+    assert margin.shape == (120,)
+    np.testing.assert_array_equal(margin, logits[:, 1] - logits[:, 0])
+    np.testing.assert_allclose(
+        1 / (1 + np.exp(-margin.astype(np.float64))),
+        net.predict_proba(X)[:, 1],
+        rtol=1e-6,
+    )
+    np.testing.assert_array_equal(
+        net.predict(X), net.classes_[(margin > 0).astype(int)]
+    )
+
+
+def test_multiclass_decision_function_is_the_logits(data):
+    X, y = data
+    net = small_net(max_epochs=1, random_state=0).fit(X, y)
+    scores = net.decision_function(X)
+    assert scores.shape == (200, 3)
+    np.testing.assert_array_equal(scores, net.predict_logits(X))
+
+
+def test_sklearn_binary_scorers_and_calibration_work():
+    # both raised on the former (n, 2) binary decision_function
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.metrics import average_precision_score, roc_auc_score
+    from sklearn.model_selection import cross_val_score
+
+    X, y = make_classification(n_samples=200, n_features=4, random_state=1)
+    net = small_net(lr=0.02, max_epochs=10, random_state=0)
+    for scoring, metric in (
+        ("roc_auc", roc_auc_score),
+        ("average_precision", average_precision_score),
+    ):
+        scores = cross_val_score(net, X, y, cv=2, scoring=scoring, error_score="raise")
+        assert np.all(scores > 0.8), scoring
+        fitted = clone(net).fit(X[:100], y[:100])
+        assert get_scorer(scoring)(fitted, X[100:], y[100:]) == pytest.approx(
+            metric(y[100:], fitted.predict_proba(X[100:])[:, 1])
+        )
+    for method in ("sigmoid", "isotonic"):
+        clf = CalibratedClassifierCV(net, method=method, cv=2).fit(X, y)
+        proba = clf.predict_proba(X)
+        assert proba.shape == (200, 2)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("calibrator", ["temperature", "vector"])
+def test_calibrated_classifier_takes_all_logits_of_a_binary_net(calibrator):
+    from sklearn.frozen import FrozenEstimator
+
+    from sklcalib.calibration import (
+        CalibratedClassifier,
+        TemperatureScaler,
+        VectorScaler,
+    )
+
+    X, y = make_classification(n_samples=300, n_features=4, random_state=1)
+    net = small_net(random_state=0).fit(X[:150], y[:150])
+    scaler = {"temperature": TemperatureScaler(), "vector": VectorScaler()}[calibrator]
+    clf = CalibratedClassifier(FrozenEstimator(net), scaler).fit(X[150:], y[150:])
+    ((_, fitted),) = clf.calibrated_classifiers_
+    assert fitted.n_features_in_ == 2  # both logit columns, not the margin
+    direct = clone(scaler).fit(net.predict_logits(X[150:]), y[150:])
+    np.testing.assert_allclose(
+        clf.predict_proba(X[:150]), direct.predict_proba(net.predict_logits(X[:150]))
+    )
 
 
 def test_pandas_input(data):
@@ -360,7 +434,7 @@ def test_single_class_and_length_mismatch_raise(data):
 def test_predict_before_fit_raises_not_fitted(data):
     from sklearn.exceptions import NotFittedError
 
-    for method in ("predict", "predict_proba", "decision_function"):
+    for method in ("predict", "predict_proba", "decision_function", "predict_logits"):
         with pytest.raises(NotFittedError):
             getattr(NetClassifier(), method)(data[0])
 
@@ -411,3 +485,88 @@ def test_warm_start_keeps_training(data):
     assert len(net.history) == 4
     moved = [p.detach() for p in net.module_.parameters()]
     assert any(not torch.equal(a, b) for a, b in zip(weights, moved, strict=True))
+
+
+# ----------------------------------------------------------------------
+# a diverging fit never hands back NaN
+# ----------------------------------------------------------------------
+def test_diverging_fit_stops_with_a_clear_error():
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    net = NetClassifier(lr=1e3, optimizer=torch.optim.SGD, max_epochs=5)
+    with pytest.raises(
+        RuntimeError, match=r"loss is (nan|inf) at epoch \d+, batch \d+"
+    ) as info:
+        net.fit(X * 1e3, y)
+    message = str(info.value)
+    for advice in ("lower learning rate", "lr=1000.0", "StandardScaler", "clipping"):
+        assert advice in message
+    # whatever the weights became, predictions refuse to be NaN
+    with pytest.raises((RuntimeError, ValueError), match="NaN or infinite"):
+        net.predict_proba(X)
+
+
+def test_non_finite_training_loss_is_caught_at_its_batch():
+    # lr=0: the weights never move, so only the poisoned batch has a NaN loss
+    X, y = make_classification(n_samples=64, n_features=4, random_state=0)
+
+    class NaNOnThirdCall(torch.nn.CrossEntropyLoss):
+        calls = 0
+
+        def forward(self, logits, target):
+            type(self).calls += 1
+            loss = super().forward(logits, target)
+            return loss * np.nan if type(self).calls == 3 else loss
+
+    net = small_net(criterion=NaNOnThirdCall, lr=0.0, batch_size=16, train_split=None)
+    with pytest.raises(RuntimeError, match="training loss is nan at epoch 1, batch 3"):
+        net.fit(X, y)
+
+
+def test_finite_loss_check_is_a_default_callback_that_can_be_disabled():
+    from sklcalib.callbacks import FiniteLossCheck
+
+    X, y = make_classification(n_samples=200, n_features=5, random_state=0)
+    net = small_net(lr=1e3, optimizer=torch.optim.SGD, train_split=None)
+    net.set_params(callbacks__finite_loss=None)
+    net.fit(X * 1e3, y)  # the user asked for no check: the fit runs through
+    assert "finite_loss" not in dict(net.callbacks_)
+    assert not np.isfinite(net.history[-1, "train_loss"])
+    with pytest.raises(RuntimeError, match="weights are NaN or infinite"):
+        net.predict_proba(X)
+    with pytest.raises(RuntimeError, match="weights are NaN or infinite"):
+        net.decision_function(X)
+    assert isinstance(
+        dict(small_net().initialize_callbacks().callbacks_)["finite_loss"],
+        FiniteLossCheck,
+    )
+
+
+def test_outputs_that_overflow_float32_are_refused(data):
+    X, y = data
+    net = small_net(max_epochs=1, random_state=0).fit(X, y)
+    first = net.module_.layers[0]
+    with torch.no_grad():
+        first.weight.fill_(1e38)  # finite weights, but w @ x overflows float32
+    X_big = np.full((3, 5), 10.0)
+    X_big[0] = 0.0  # one row stays finite: the message counts the others
+    with pytest.raises(ValueError, match="infinite for 2 of 3 samples of X: float32"):
+        net.predict_proba(X_big)
+
+
+# ----------------------------------------------------------------------
+# seeding touches only the CPU generator
+# ----------------------------------------------------------------------
+def test_random_state_leaves_accelerator_generators_alone(data, monkeypatch):
+    # torch.manual_seed also reseeds the CUDA and MPS generators, which
+    # fork_rng(devices=[]) does not restore
+    X, y = data
+    calls = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda s: calls.append(s))
+    monkeypatch.setattr(torch.cuda, "manual_seed", lambda s: calls.append(s))
+    monkeypatch.setattr(torch.mps, "manual_seed", lambda s: calls.append(s))
+    before = torch.random.get_rng_state()
+    first = small_net(max_epochs=1, random_state=0).fit(X, y).predict_proba(X)
+    second = small_net(max_epochs=1, random_state=0).fit(X, y).predict_proba(X)
+    assert calls == []
+    np.testing.assert_array_equal(first, second)
+    assert torch.equal(torch.random.get_rng_state(), before)

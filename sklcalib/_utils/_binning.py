@@ -10,7 +10,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import STRATEGIES, check_n_bins, check_option, check_sample_weight
+from ._validation import (
+    STRATEGIES,
+    as_numpy,
+    check_n_bins,
+    check_option,
+    check_sample_weight,
+)
 
 
 class BinStatistics(NamedTuple):
@@ -139,8 +145,8 @@ def bin_statistics(
     """
     n_bins = check_n_bins(n_bins)
     check_option(strategy, "strategy", STRATEGIES)
-    conf = np.asarray(confidence)
-    corr = np.asarray(correct)
+    conf = np.asarray(as_numpy(confidence))
+    corr = np.asarray(as_numpy(correct))
     if conf.ndim != 1:
         raise ValueError(f"confidence must be 1-D, got shape {conf.shape}.")
     if corr.shape != conf.shape:

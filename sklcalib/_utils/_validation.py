@@ -9,6 +9,7 @@ meaningless.
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -51,6 +52,60 @@ def check_bool(value, name):
     return bool(value)
 
 
+def is_dask_array(x):
+    """Whether ``x`` is a dask array, without importing dask."""
+    return type(x).__module__.startswith("dask.") and hasattr(x, "chunks")
+
+
+def any_dask(*arrays):
+    """Whether any of ``arrays`` is a dask array."""
+    return any(is_dask_array(a) for a in arrays)
+
+
+def reject_dask(what, instead, **arrays):
+    """Raise a ValueError if one of ``arrays`` (name -> value) is a dask array.
+
+    For the metrics that need all rows at once: ``what`` says why, ``instead``
+    what to use.
+    """
+    for name, value in arrays.items():
+        if is_dask_array(value):
+            raise ValueError(
+                f"{name} is a dask array, but {what}, so it cannot be computed "
+                f"chunk by chunk. {instead}"
+            )
+
+
+def as_numpy(x):
+    """A torch tensor as a numpy array (no copy for a CPU tensor of a numpy
+    dtype); anything else unchanged.
+
+    torch is looked up in ``sys.modules`` only: a tensor cannot exist unless
+    torch was imported, so other inputs never import it. A tensor that
+    requires grad is detached; a CUDA (or other device) tensor is copied to
+    the host; half precision (float16, and bfloat16, which numpy lacks)
+    becomes float32 (a copy), so that the rows of a half-precision softmax
+    are held to the float32 row-sum tolerance, not to float64's.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(x, torch.Tensor):
+        return x
+    x = x.detach()
+    if x.device.type != "cpu":
+        x = x.cpu()
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()
+    return x.numpy()
+
+
+_STREAMING_HINT = (
+    "Use expected_calibration_error(strategy='uniform'), "
+    "maximum_calibration_error, classwise_calibration_error or "
+    "sklcalib.metrics.CalibrationAccumulator, which stream, or compute this "
+    "metric on an in-memory sample (y_prob[idx].compute())."
+)
+
+
 def check_n_bins(n_bins, name="n_bins"):
     """Return ``n_bins`` as an int in [1, MAX_N_BINS], or raise."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral):
@@ -80,11 +135,15 @@ def row_sum_tolerance(dtype):
     return float(np.sqrt(np.finfo(dtype).eps))
 
 
-def check_sample_weight(sample_weight, n_samples):
-    """Return float64 weights of length ``n_samples`` or None."""
+def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
+    """Return float64 weights of length ``n_samples`` or None.
+
+    ``allow_zero_sum`` is for one chunk of a larger input, where only the
+    total weight must be positive.
+    """
     if sample_weight is None:
         return None
-    w = np.asarray(sample_weight)
+    w = np.asarray(as_numpy(sample_weight))
     if w.ndim != 1:
         raise ValueError(f"sample_weight must be 1-D, got an array of shape {w.shape}.")
     if w.shape[0] != n_samples:
@@ -98,13 +157,13 @@ def check_sample_weight(sample_weight, n_samples):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values.")
-    if not w.sum() > 0:
+    if not allow_zero_sum and not w.sum() > 0:
         raise ValueError("sample_weight sums to zero: no sample would be counted.")
     return w
 
 
 def _check_y_true(y_true):
-    y = np.asarray(y_true)
+    y = np.asarray(as_numpy(y_true))
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim != 1:
@@ -119,7 +178,7 @@ def _check_y_true(y_true):
 
 
 def _check_labels(labels):
-    lab = np.asarray(labels)
+    lab = np.asarray(as_numpy(labels))
     if lab.ndim != 1 or lab.shape[0] == 0:
         raise ValueError(
             f"labels must be a non-empty 1-D array-like, got shape {lab.shape}."
@@ -211,7 +270,7 @@ def check_prob_array(y_prob):
     positive-class scores, keeping float16 and float32 as they are (the row-sum
     tolerance is that of the input's dtype).
     """
-    p = np.asarray(y_prob)
+    p = np.asarray(as_numpy(y_prob))
     if p.dtype == bool or not np.issubdtype(p.dtype, np.number):
         raise ValueError(f"y_prob must be numeric, got dtype {p.dtype}.")
     if np.issubdtype(p.dtype, np.complexfloating):
@@ -264,8 +323,45 @@ def check_prob_values(p, name="y_prob"):
             raise ValueError(row_sum_message(name, tol, p.dtype, i, sums[i]))
 
 
-def check_targets(y_true, y_prob, labels=None, sample_weight=None):
+def check_found_classes(classes, n_columns, prob_ndim):
+    """Raise unless the labels found in ``y_true`` name the columns of y_prob."""
+    if prob_ndim == 1 and classes.shape[0] == 1:
+        raise ValueError(
+            f"y_true contains only one label ({classes[0]!r}) and y_prob is "
+            "1-D: pass the two labels explicitly through the labels argument."
+        )
+    if classes.shape[0] > n_columns:
+        raise ValueError(
+            f"y_true has {classes.shape[0]} distinct labels but y_prob has "
+            f"{n_columns} columns."
+        )
+    if classes.shape[0] < n_columns:
+        raise ValueError(
+            f"y_true has {classes.shape[0]} distinct labels but y_prob has "
+            f"{n_columns} columns: pass the label of every column through the "
+            "labels argument (e.g. labels=estimator.classes_)."
+        )
+
+
+def check_labels_for(labels, n_columns, prob_ndim):
+    """Validated ``labels`` of the ``n_columns`` columns of y_prob."""
+    classes = _check_labels(labels)
+    if classes.shape[0] != n_columns:
+        raise ValueError(
+            f"labels has {classes.shape[0]} entries but y_prob has {n_columns} "
+            "columns" + (" (1-D y_prob is binary)." if prob_ndim == 1 else ".")
+        )
+    return classes
+
+
+def check_targets(
+    y_true, y_prob, labels=None, sample_weight=None, *, allow_zero_weight=False
+):
     """Validate the metric inputs except the values of ``y_prob``.
+
+    Torch tensors are read without a copy where numpy shares their memory.
+    Dask arrays are refused here: the metrics that stream dispatch them to
+    their own path before calling this.
 
     Returns
     -------
@@ -277,6 +373,13 @@ def check_targets(y_true, y_prob, labels=None, sample_weight=None):
         The label of every column.
     sample_weight : ndarray of shape (n,) float64, or None
     """
+    reject_dask(
+        "this metric needs all rows in memory at once",
+        _STREAMING_HINT,
+        y_true=y_true,
+        y_prob=y_prob,
+        sample_weight=sample_weight,
+    )
     y = _check_y_true(y_true)
     p = check_prob_array(y_prob)
     if p.shape[0] != y.shape[0]:
@@ -286,29 +389,9 @@ def check_targets(y_true, y_prob, labels=None, sample_weight=None):
     n_columns = 2 if p.ndim == 1 else p.shape[1]
     if labels is None:
         classes, y_idx = unique_and_encode(y)
-        if p.ndim == 1 and classes.shape[0] == 1:
-            raise ValueError(
-                f"y_true contains only one label ({classes[0]!r}) and y_prob is "
-                "1-D: pass the two labels explicitly through the labels argument."
-            )
-        if classes.shape[0] > n_columns:
-            raise ValueError(
-                f"y_true has {classes.shape[0]} distinct labels but y_prob has "
-                f"{n_columns} columns."
-            )
-        if classes.shape[0] < n_columns:
-            raise ValueError(
-                f"y_true has {classes.shape[0]} distinct labels but y_prob has "
-                f"{n_columns} columns: pass the label of every column through the "
-                "labels argument (e.g. labels=estimator.classes_)."
-            )
+        check_found_classes(classes, n_columns, p.ndim)
     else:
-        classes = _check_labels(labels)
-        if classes.shape[0] != n_columns:
-            raise ValueError(
-                f"labels has {classes.shape[0]} entries but y_prob has {n_columns} "
-                "columns" + (" (1-D y_prob is binary)." if p.ndim == 1 else ".")
-            )
+        classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)
-    w = check_sample_weight(sample_weight, y.shape[0])
+    w = check_sample_weight(sample_weight, y.shape[0], allow_zero_sum=allow_zero_weight)
     return y_idx, p, classes, w

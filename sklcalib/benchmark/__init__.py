@@ -2,7 +2,8 @@
 
 ``cli`` parses the command line, ``runner`` trains and evaluates one
 (dataset, loss, seed) run, ``report`` writes the csv, the markdown tables and
-the reliability diagrams.
+the reliability diagrams; ``tabular`` fits gradient boosting and the post-hoc
+calibrators on the real tabular sets and reports them.
 """
 
 from sklcalib.benchmark.cli import main

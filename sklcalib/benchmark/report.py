@@ -149,8 +149,8 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         f"({', '.join(map(str, seeds))}). ECE-type metrics and error in %. "
         "T: temperature chosen on the validation split by grid search "
         "(0.1..10.0) on 15-bin ECE. Hessian trace: Hutchinson estimate of the "
-        "trace of the Hessian of each net's own training loss on the whole "
-        "training split at the end of training (a measure of curvature, "
+        "trace of the Hessian of each net's own training loss on the training "
+        "split (at most 2000 rows) at the end of training (a measure of curvature, "
         "Kimura & Naganuma).",
         "",
         "## ECE before and after temperature scaling",

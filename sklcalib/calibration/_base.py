@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib._utils._validation import check_prob_values
+from sklcalib._utils._validation import any_dask, check_prob_values, is_dask_array
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
@@ -101,11 +101,21 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Targets; any labels a scikit-learn classifier accepts.
 
+            With dask arrays (rows chunked), :class:`TemperatureScaler`,
+            :class:`PlattScaler` and :class:`HistogramBinningCalibrator` fit
+            by streaming passes over the row blocks on the active Dask
+            scheduler, to the in-memory parameters; the other calibrators
+            raise a ValueError (fit them on an in-memory sample).
+
         Returns
         -------
         self : object
             The fitted calibrator.
         """
+        if any_dask(X, y):  # streaming passes over the row blocks
+            from ._streaming import fit_streaming
+
+            return fit_streaming(self, X, y)
         self._check_params()
         if y is None:  # scikit-learn's message for a missing target
             validate_data(self, _as_2d(X), y)
@@ -136,7 +146,8 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
+            Scores of the same kind and width as those given to ``fit``. A
+            dask array gives a dask array, computed lazily block by block.
 
         Returns
         -------
@@ -145,6 +156,10 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             sum to 1.
         """
         check_is_fitted(self)
+        if is_dask_array(X):  # lazily, block by block
+            from ._streaming import predict_proba_dask
+
+            return predict_proba_dask(self, X)
         X = self._validate_scores(X, reset=False)
         return self._predict_proba(X)
 
@@ -161,6 +176,11 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,)
             Predicted labels, taken from ``classes_``.
         """
+        if is_dask_array(X):
+            check_is_fitted(self)
+            from ._streaming import predict_dask
+
+            return predict_dask(self, X)
         proba = self.predict_proba(X)  # first: NotFittedError before classes_
         return self.classes_[np.argmax(proba, axis=1)]
 

@@ -30,6 +30,10 @@ def _response_method(estimator, calibrator):
             f"{type(estimator).__name__} has neither."
         )
     if _needs_logits(calibrator):
+        if hasattr(estimator, "predict_logits"):
+            # all K logit columns (NetClassifier): a binary decision_function
+            # is one margin column, too little for vector or matrix scaling
+            return "predict_logits"
         return "decision_function" if has_decision else "predict_proba"
     return "predict_proba" if has_proba else "decision_function"
 
@@ -58,7 +62,9 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     The pattern of scikit-learn's ``CalibratedClassifierCV``, for any
     calibrator of :mod:`sklcalib.calibration`. Logit calibrators (temperature,
-    vector, matrix, Platt) get the estimator's ``decision_function``;
+    vector, matrix, Platt) get the estimator's ``predict_logits`` (all the
+    logits of a :class:`~sklcalib.net.NetClassifier`) or, without one, its
+    ``decision_function`` (one column for scikit-learn's binary classifiers);
     probability calibrators (histogram, isotonic, BBQ, ENIR, beta) its
     ``predict_proba``.
 

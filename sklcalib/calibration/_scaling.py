@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import any_dask, check_scalar
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
@@ -264,6 +264,10 @@ class PlattScaler(BaseCalibrator):
         self : object
             The fitted calibrator.
         """
+        if any_dask(X, y):  # streaming passes over the row blocks
+            from ._streaming import fit_streaming
+
+            return fit_streaming(self, X, y)
         if y is not None:
             y_type = type_of_target(y, input_name="y", raise_unknown=True)
             if y_type not in ("binary", "multiclass"):

@@ -1,9 +1,12 @@
 """Temperature scaling (Guo et al., 2017): ``softmax(z / T)`` with one scalar T."""
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._optional import extra_imports, is_installed
-from sklcalib._utils._validation import check_n_bins, check_option
+from sklcalib._utils._validation import check_n_bins, check_option, row_sum_tolerance
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
@@ -256,9 +259,11 @@ class TemperatureScaler(BaseCalibrator):
                 raise ValueError("grid must hold finite positive temperatures.")
 
     def _fit(self, scores, y_idx):
+        _warn_if_probabilities(scores)
         logits = binary_logits(scores)
         if self.objective == "nll":
             self.temperature_ = fit_temperature_nll(logits, y_idx)
+            _warn_if_at_bound(self.temperature_)
         else:
             grid = DEFAULT_GRID if self.grid is None else self.grid
             self.temperature_ = fit_temperature_ece(
@@ -267,6 +272,55 @@ class TemperatureScaler(BaseCalibrator):
 
     def _predict_proba(self, scores):
         return softmax_rows(binary_logits(scores) / self.temperature_)
+
+
+def _warn_if_probabilities(scores):
+    """Warn when the scores look like probabilities rather than logits."""
+    # float32's tolerance: float32 probabilities cast to float64 still count
+    if (
+        scores.shape[1] > 1
+        and scores.min() >= 0
+        and scores.max() <= 1
+        and np.all(np.abs(scores.sum(axis=1) - 1) <= row_sum_tolerance(np.float32))
+    ):
+        warnings.warn(
+            "TemperatureScaler was given scores whose rows are in [0, 1] and sum "
+            "to 1: they look like probabilities, but it takes logits, and on "
+            "probabilities the fitted temperature is meaningless. Pass the "
+            "model's logits (decision_function, or NetClassifier.predict_logits), "
+            "or np.log(probabilities) when the model has no logits "
+            "(softmax(log p) = p), or use a probability calibrator such as "
+            "IsotonicCalibrator.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _warn_if_at_bound(temperature):
+    """Warn when the NLL optimum lies at (or beyond) a temperature bound."""
+    low, high = TEMPERATURE_BOUNDS
+    rtol = 1e-6  # 1 / (1 / T) need not give the bound back exactly
+    if low * (1 + rtol) < temperature < high * (1 - rtol):
+        return
+    if temperature >= high * (1 - rtol):
+        why = (
+            f"T = {high:g}, the upper bound: the NLL still falls as T grows, so the "
+            "scores carry (almost) no information about y at their scale, or a "
+            "few huge wrong scores dominate (e.g. the log-probabilities of "
+            "GaussianNB). Pass logits of a model (decision_function or "
+            "predict_logits), or calibrate its predict_proba with a probability "
+            "calibrator (IsotonicCalibrator, HistogramBinningCalibrator)."
+        )
+    else:
+        why = (
+            f"T = {low:g}, the lower bound: the scores separate the calibration "
+            "data perfectly, so the NLL keeps falling as T -> 0. Pass scores on "
+            "held-out data that the model was not trained on (and enough of it), "
+            "or, if these are probabilities, pass logits."
+        )
+    warnings.warn(
+        f"TemperatureScaler stopped at {why}", ConvergenceWarning, stacklevel=4
+    )
 
 
 def fit_temperature_ece(logits, y_idx, *, grid=DEFAULT_GRID, n_bins=15):

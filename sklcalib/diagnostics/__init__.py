@@ -5,8 +5,8 @@ fitted network's training loss:
 
 - :func:`focal_gradient_ratio` -- g(p, γ), the ratio of the focal-loss gradient to
   the cross-entropy gradient (Mukhoti et al. 2020, Proposition 1);
-- :func:`gamma_for_threshold` -- γ*(p0), the smallest γ with g(p, γ) ≤ 1 for all
-  p ≥ p0, by the Lambert W function (Mukhoti et al. 2020, Proposition 2);
+- :func:`gamma_for_threshold` -- γ*(p0), the smallest positive γ with g(p, γ) ≤ 1
+  for all p ≥ p0, by the Lambert W function (Mukhoti et al. 2020, Proposition 2);
 - :func:`dual_focal_phi` and :func:`dual_focal_regions` -- the function φ of the
   instance-wise conditional risk of dual focal loss and the over/under-confidence
   regions it delimits (Tao et al. 2023, Section 4, Lemma 1, Figure 1);

@@ -81,6 +81,23 @@ def _dataset_from_arrays(net, X, y):
     return net.get_dataset(X, y)
 
 
+def _is_batching_error(error):
+    """True for vmap's "cannot batch this operation" errors, nothing else.
+
+    ``is_grads_batched`` runs the double backward under vmap, which raises a
+    plain RuntimeError ("Batching rule not implemented for ...", "vmap: ...")
+    where an operation has no batching rule. Out-of-memory errors are
+    RuntimeErrors too (``torch.OutOfMemoryError``, or the CPU allocator's
+    "can't allocate memory"): falling back to the loop would hide them.
+    """
+    if isinstance(error, torch.OutOfMemoryError):
+        return False
+    message = str(error).lower()
+    if "out of memory" in message or "allocate" in message:
+        return False
+    return "vmap" in message or "batching" in message or "batched" in message
+
+
 class _HessianOperator:
     """Hessian-vector products of a net's loss on one batch, w.r.t. its parameters.
 
@@ -176,8 +193,11 @@ class _HessianOperator:
                         if h is not None:
                             out[i] = h
                     return torch.cat([o.reshape(k, -1) for o in out], dim=1).detach()
-                except RuntimeError:
-                    pass  # an operation without a batching rule: loop instead
+                except RuntimeError as error:
+                    # an operation vmap cannot batch: loop instead; anything
+                    # else (out of memory above all) is the caller's to see
+                    if not _is_batching_error(error):
+                        raise
             for row in range(k):
                 hv = torch.autograd.grad(
                     outputs,

@@ -101,7 +101,10 @@ _MINUS_BRANCH_POINT = -np.nextafter(-np.exp(-1.0), 0.0)
 
 
 def gamma_for_threshold(p0):
-    """γ*(p0): the smallest γ with g(p, γ) ≤ 1 for every p ≥ p0.
+    """γ*(p0): the smallest positive γ with g(p, γ) ≤ 1 for every p ≥ p0.
+
+    (γ = 0 always qualifies, g(p, 0) ≡ 1; for p0 ≥ 0.5 every γ ≥ 0 does, and
+    γ* is 0 there.)
 
     Proposition 2 of Mukhoti et al. (2020). With a = 1 - p0 and b = p0·log p0,
     g(p0, γ) = 1 reads a^(γ-1)·(a - γb) = 1. Substituting u = (γ - a/b)·log a

@@ -3,7 +3,8 @@
 Every criterion takes raw logits of shape (N, K) and integer targets of shape
 (N,), computes probabilities through ``log_softmax`` (never ``log(softmax +
 eps)``), and returns the ``"mean"`` (default, skorch's convention), ``"sum"``
-(what the authors' training code uses) or ``"none"`` (per-sample) reduction.
+or ``"none"`` (per-sample) reduction; each docstring says which one the authors'
+code uses where it was checked.
 Loss and gradients stay finite for float32 logits in [-1e4, 1e4].
 
 When the logits require grad, the focal family (focal, FLSD, dual focal with
@@ -40,7 +41,11 @@ from sklcalib._utils._optional import extra_imports
 with extra_imports("sklcalib.losses"):
     import torch
 
-from sklcalib.losses._adaptive import AdaDualFocalLoss, AdaFocalLoss, adafocal_step
+from sklcalib.losses._adaptive import (
+    AdaDualFocalLoss,
+    AdaFocalLoss,
+    adafocal_step,
+)
 from sklcalib.losses._base import CalibrationLoss
 from sklcalib.losses._focal import (
     DualFocalLoss,

@@ -1,5 +1,5 @@
 """AdaFocal (Ghosh et al. 2022) and AdaDualFocal (Tao et al. 2023, Sec. 5.2):
-a signed γ per confidence bin, updated once an epoch from the validation split."""
+a γ per confidence bin, updated once an epoch from the validation split."""
 
 import math
 
@@ -12,6 +12,7 @@ from sklcalib.losses._autograd import FocalSpec, focal_term
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -24,7 +25,7 @@ def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
     """One AdaFocal update of a bin's γ from its validation calibration gap.
 
     ``gap`` is E_b = mean confidence - accuracy of the bin (> 0: over-confident).
-    As in Ghosh et al.'s code (and DESIGN.md):
+    As in Ghosh et al.'s code:
 
     1. γ > 0 (focal): γ ← γ·exp(λ·E_b), more focal when over-confident;
        γ <= 0 (inverse focal): γ ← γ·exp(-λ·E_b), more inverse-focal when
@@ -58,6 +59,15 @@ def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
     if abs(new) < switch_threshold:
         new = -switch_threshold if new > 0 else switch_threshold
     return min(max(new, gamma_min), gamma_max)
+
+
+def adadualfocal_step(gamma, gap, *, lam, gamma_max):
+    """One AdaDualFocal update of a bin's γ (Tao et al.'s code).
+
+    ``γ ← min(γ·exp(λ·E_b), gamma_max)`` with E_b = mean confidence - accuracy
+    of the bin: γ >= 0 stays >= 0, with no sign switch and no lower clip.
+    """
+    return min(gamma * math.exp(lam * gap), gamma_max)
 
 
 def _check_validation(y_prob, y_true):
@@ -95,7 +105,96 @@ def _sign(gamma):
     return torch.where(gamma >= 0, 1.0, -1.0).to(gamma.dtype)
 
 
-class AdaFocalLoss(CalibrationLoss):
+class _BinnedGammaLoss(CalibrationLoss):
+    """A γ per bin (registered buffers ``bin_edges`` and ``gammas``), looked up
+    per sample and updated from validation confidence bins.
+
+    Subclasses give ``_step(gamma, gap)`` (the update of one bin) and
+    ``_score(logp_t, p_j)`` (the training quantity looked up in the bins).
+    """
+
+    def _init_state(self):
+        n_bins = self.n_bins
+        self.register_buffer(
+            "bin_edges", torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64)
+        )
+        self.register_buffer(
+            "gammas", torch.full((n_bins,), float(self.gamma_init), dtype=torch.float64)
+        )
+
+    def _check_state(self):
+        buffers = getattr(self, "gammas", None)
+        if buffers is not None and buffers.shape[0] != self.n_bins:
+            raise ValueError(
+                f"n_bins was changed to {self.n_bins} after construction (the state "
+                f"has {buffers.shape[0]} bins); create a new criterion instead."
+            )
+
+    def sample_gamma(self, score):
+        """γ of the bin holding each value of ``score``, without gradient.
+
+        Parameters
+        ----------
+        score : torch.Tensor
+            The looked-up quantity (p_t for AdaFocal, p_t - p_j for AdaDualFocal).
+
+        Returns
+        -------
+        gamma : torch.Tensor
+            Same shape and dtype as ``score``.
+        """
+        inner = self.bin_edges[1:-1]
+        # bins (e_b, e_b+1]: the index is the number of inner edges < score,
+        # the rule of sklcalib._utils._binning.bin_index, on the device
+        index = torch.searchsorted(inner, score.detach().to(inner.dtype), right=False)
+        return self.gammas[index].to(score.dtype)
+
+    def update_from_validation(self, y_prob, y_true):
+        """Update the per-bin γ and the bin edges from validation predictions.
+
+        Sorts the validation top-1 confidences with a stable sort, splits them
+        into ``n_bins`` consecutive groups whose sizes differ by at most one,
+        larger first (the order of ``numpy.array_split``, as the metrics'
+        adaptive ECE), and for each non-empty group updates its γ from E_b =
+        mean confidence - accuracy of the group. The new edges are 0, the
+        largest confidence of each group but the last, and 1, so that the
+        right-closed training bins reproduce the groups. An empty group (fewer
+        validation samples than bins) keeps its γ and gets an empty bin.
+
+        Parameters
+        ----------
+        y_prob : array-like or torch.Tensor of shape (N, K)
+            Validation probabilities (rows summing to 1).
+        y_true : array-like or torch.Tensor of shape (N,)
+            Integer validation targets in [0, K).
+
+        Returns
+        -------
+        gammas : ndarray of shape (n_bins,)
+            The updated γ of each bin (a copy of the ``gammas`` buffer).
+        """
+        self._check_params()
+        prob, y_true = _check_validation(y_prob, y_true)
+        conf, correct = top_label(prob, y_true)
+        correct = correct.astype(np.float64)
+        # the metrics' equal-mass grouping and edges, so AdaFocal bins as
+        # adaptive ECE does
+        _, order, sizes = quantile_groups(conf, self.n_bins)
+        groups = np.split(order, np.cumsum(sizes)[:-1])
+        gammas = self.gammas.detach().cpu().numpy().copy()
+        edges = quantile_edges(conf, order, sizes)
+        for b, idx in enumerate(groups):
+            if len(idx):
+                gammas[b] = self._step(
+                    gammas[b], conf[idx].mean() - correct[idx].mean()
+                )
+        with torch.no_grad():
+            self.gammas.copy_(torch.from_numpy(gammas))
+            self.bin_edges.copy_(torch.from_numpy(edges))
+        return gammas
+
+
+class AdaFocalLoss(_BinnedGammaLoss):
     __doc__ = f"""AdaFocal: focal or inverse focal loss with a signed γ per bin.
 
     Ghosh, Schaaf & Gormley (NeurIPS 2022). Each sample takes the γ of the bin
@@ -123,8 +222,10 @@ class AdaFocalLoss(CalibrationLoss):
         Initial γ of every bin, in [gamma_min, gamma_max].
     lam : float, default=1.0
         Update rate λ >= 0.
-    gamma_min, gamma_max : float, default=-2.0, 20.0
-        Clipping range of γ.
+    gamma_min : float, default=-2.0
+        Lower end of the clipping range of γ.
+    gamma_max : float, default=20.0
+        Upper end of the clipping range of γ.
     switch_threshold : float, default=0.2
         ``|γ|`` below which focal and inverse focal are switched, >= 0.
     {REDUCTION_DOC}
@@ -187,12 +288,7 @@ class AdaFocalLoss(CalibrationLoss):
         self.switch_threshold = switch_threshold
         self.reduction = reduction
         self._check_params()
-        self.register_buffer(
-            "bin_edges", torch.linspace(0.0, 1.0, n_bins + 1, dtype=torch.float64)
-        )
-        self.register_buffer(
-            "gammas", torch.full((n_bins,), float(gamma_init), dtype=torch.float64)
-        )
+        self._init_state()
 
     def _check_params(self):
         check_n_bins(self.n_bins)
@@ -206,38 +302,21 @@ class AdaFocalLoss(CalibrationLoss):
         check_real(self.gamma_init, "gamma_init", low=gamma_min, high=gamma_max)
         check_real(self.switch_threshold, "switch_threshold", low=0.0)
         check_reduction(self.reduction)
-        buffers = getattr(self, "gammas", None)
-        if buffers is not None and buffers.shape[0] != self.n_bins:
-            raise ValueError(
-                f"n_bins was changed to {self.n_bins} after construction (the state "
-                f"has {buffers.shape[0]} bins); create a new criterion instead."
-            )
+        self._check_state()
 
-    # -- per-sample γ -----------------------------------------------------------
-
-    def sample_gamma(self, score):
-        """Signed γ of the bin holding each value of ``score``, without gradient.
-
-        Parameters
-        ----------
-        score : torch.Tensor
-            The binned quantity (p_t for AdaFocal, p_t - p_j for AdaDualFocal).
-
-        Returns
-        -------
-        gamma : torch.Tensor
-            Same shape and dtype as ``score``.
-        """
-        inner = self.bin_edges[1:-1]
-        # bins (e_b, e_b+1]: the index is the number of inner edges < score,
-        # the rule of sklcalib._utils._binning.bin_index, on the device
-        index = torch.searchsorted(inner, score.detach().to(inner.dtype), right=False)
-        return self.gammas[index].to(score.dtype)
+    def _step(self, gamma, gap):
+        return adafocal_step(
+            gamma,
+            gap,
+            lam=float(self.lam),
+            switch_threshold=float(self.switch_threshold),
+            gamma_min=float(self.gamma_min),
+            gamma_max=float(self.gamma_max),
+        )
 
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
-        p_t = logp_t.exp()
-        gamma = self.sample_gamma(p_t)
+        gamma = self.sample_gamma(logp_t.exp())
         return focal_term(logp_t, gamma.abs(), sign=_sign(gamma))
 
     def _fused_spec(self):
@@ -247,94 +326,45 @@ class AdaFocalLoss(CalibrationLoss):
 
         return FocalSpec(gamma_sign, self._per_sample)
 
-    # -- the epoch update -------------------------------------------------------
 
-    def _validation_scores(self, prob, y_true):
-        """(binned score, confidence, correctness) of validation samples."""
-        conf, correct = top_label(prob, y_true)
-        return conf, conf, correct.astype(np.float64)
+class AdaDualFocalLoss(_BinnedGammaLoss):
+    __doc__ = f"""AdaDualFocal: dual focal loss with a γ >= 0 per confidence bin.
 
-    def update_from_validation(self, y_prob, y_true):
-        """Update the per-bin γ and the bin edges from validation predictions.
+    Tao et al. (ICML 2023, Sec. 5.2) combine AdaFocal and dual focal loss; this
+    is their code's rule. Per sample, ``-(1 - p_t + p_j)^γ log p_t`` with p_j
+    the largest probability strictly below p_t (0 if none; see
+    :class:`DualFocalLoss`), where γ (no gradient) is the γ of the bin holding
+    ``p_t - p_j``.
 
-        Sorts the validation scores (the top-1 confidence for AdaFocal, the
-        top-1 margin for :class:`AdaDualFocalLoss`) with a stable sort,
-        splits them into ``n_bins`` consecutive groups whose sizes differ by at
-        most one, larger first (the order of ``numpy.array_split``, as the metrics'
-        adaptive ECE), and for each non-empty group applies :func:`adafocal_step`
-        with E_b = mean confidence - accuracy of the group. The new edges are 0,
-        the largest score of each group but the last, and 1, so that the
-        right-closed training bins reproduce the groups. An empty group (fewer
-        validation samples than bins) keeps its γ and gets an empty bin.
-
-        Parameters
-        ----------
-        y_prob : array-like or torch.Tensor of shape (N, K)
-            Validation probabilities (rows summing to 1).
-        y_true : array-like or torch.Tensor of shape (N,)
-            Integer validation targets in [0, K).
-
-        Returns
-        -------
-        gammas : ndarray of shape (n_bins,)
-            The updated γ of each bin (a copy of the ``gammas`` buffer).
-        """
-        self._check_params()
-        prob, y_true = _check_validation(y_prob, y_true)
-        score, conf, correct = self._validation_scores(prob, y_true)
-        n_bins = self.n_bins
-        # the metrics' equal-mass grouping, so AdaFocal bins as adaptive ECE does
-        _, order, sizes = quantile_groups(score, n_bins)
-        groups = np.split(order, np.cumsum(sizes)[:-1])
-        gammas = self.gammas.detach().cpu().numpy().copy()
-        edges = quantile_edges(score, order, sizes)
-        step = {
-            "lam": float(self.lam),
-            "switch_threshold": float(self.switch_threshold),
-            "gamma_min": float(self.gamma_min),
-            "gamma_max": float(self.gamma_max),
-        }
-        for b, idx in enumerate(groups):
-            if len(idx):
-                gap = conf[idx].mean() - correct[idx].mean()
-                gammas[b] = adafocal_step(gammas[b], gap, **step)
-        with torch.no_grad():
-            self.gammas.copy_(torch.from_numpy(gammas))
-            self.bin_edges.copy_(torch.from_numpy(edges))
-        return gammas
-
-
-class AdaDualFocalLoss(AdaFocalLoss):
-    __doc__ = f"""AdaDualFocal: AdaFocal's per-bin signed γ with the dual-focal factor.
-
-    Tao et al. (ICML 2023, Sec. 5.2) combine AdaFocal and dual focal loss. With
-    p_j the largest probability strictly below p_t (0 if none; see
-    :class:`DualFocalLoss`) and m = p_t - p_j, each sample takes the γ of the bin
-    holding m; γ > 0 gives dual focal loss ``-(1 - p_t + p_j)^γ log p_t`` and
-    γ < 0 its inverse ``-(1 + p_t - p_j)^|γ| log p_t`` (AdaFocal's sign rule with
-    ``1 - s·m`` in place of ``1 - s·p_t``).
-
-    **What is binned at update time.** :meth:`update_from_validation` bins the
-    validation samples on the label-free analogue of m, the margin between the
-    top-1 probability and the largest probability strictly below it (the
-    validation counterpart of p_t - p_j, as AdaFocal uses the top-1 confidence
-    for p_t), in equal-mass bins, and updates each bin's γ from E_b = mean top-1
-    confidence - accuracy of its samples, exactly as :class:`AdaFocalLoss`. The
-    edges therefore live on the same scale as the training look-up. (The DFL
-    authors' code reuses AdaFocal's confidence bins and looks p_t - p_j up in
-    them, mixing the two scales.)
+    Once an epoch, :meth:`update_from_validation` (called by
+    :class:`sklcalib.callbacks.AdaFocalUpdater`) bins the validation top-1
+    *confidence* into ``n_bins`` equal-mass bins, as :class:`AdaFocalLoss` does,
+    and updates each bin's γ from E_b = mean confidence - accuracy:
+    ``γ ← min(γ·exp(λE_b), gamma_max)``. γ stays >= 0: unlike AdaFocal there is
+    no sign switch, no inverse-focal branch and no lower clip. The training
+    look-up then takes the validation confidence edges for ``p_t - p_j``: the
+    authors' code looks the training margin up in the confidence bins. Before
+    the first update the bins are ``n_bins`` equal-width bins on [0, 1] with γ =
+    ``gamma_init``.
 
     Parameters
     ----------
     n_bins : int, default=15
+        Number of bins, >= 1.
     gamma_init : float, default=1.0
+        Initial γ of every bin, in [0, gamma_max].
     lam : float, default=1.0
-    gamma_min, gamma_max : float, default=-2.0, 20.0
-    switch_threshold : float, default=0.2
-    {REDUCTION_DOC}
+        Update rate λ >= 0.
+    gamma_max : float, default=20.0
+        Upper clip of γ (20 in the authors' training scripts).
+    {REDUCTION_SUM_DOC}
 
-    See :class:`AdaFocalLoss` for the parameters, the update and the buffers
-    ``bin_edges`` and ``gammas``.
+    Attributes
+    ----------
+    bin_edges : torch.Tensor of shape (n_bins + 1,), float64 buffer
+        Bin edges (on the validation confidence), 0 first and 1 last.
+    gammas : torch.Tensor of shape (n_bins,), float64 buffer
+        γ >= 0 of each bin.
 
     Notes
     -----
@@ -348,28 +378,46 @@ class AdaDualFocalLoss(AdaFocalLoss):
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.7, 0.3]])
     >>> loss.update_from_validation(y_prob, np.array([0, 0, 1, 1])).round(4).tolist()
     [1.9155, 0.8607]
-    >>> [round(e, 6) for e in loss.bin_edges.tolist()]
-    [0.0, 0.4, 1.0]
+    >>> loss.bin_edges.tolist()
+    [0.0, 0.7, 1.0]
     """
 
     name = "adadualfocal"
+    _repr_params = ("n_bins", "gamma_init", "lam", "gamma_max", "reduction")
+
+    def __init__(
+        self, n_bins=15, gamma_init=1.0, lam=1.0, gamma_max=20.0, reduction="mean"
+    ):
+        super().__init__()
+        self.n_bins = n_bins
+        self.gamma_init = gamma_init
+        self.lam = lam
+        self.gamma_max = gamma_max
+        self.reduction = reduction
+        self._check_params()
+        self._init_state()
+
+    def _check_params(self):
+        check_n_bins(self.n_bins)
+        check_real(self.lam, "lam", low=0.0)
+        gamma_max = check_real(self.gamma_max, "gamma_max", low=0.0)
+        check_real(self.gamma_init, "gamma_init", low=0.0, high=gamma_max)
+        check_reduction(self.reduction)
+        self._check_state()
+
+    def _step(self, gamma, gap):
+        return adadualfocal_step(
+            gamma, gap, lam=float(self.lam), gamma_max=float(self.gamma_max)
+        )
 
     def _per_sample(self, logits, target):
         logp = torch.log_softmax(logits, dim=1)
         logp_t, p_j = dual_logp(logits, logp, target)
-        p_t = logp_t.exp()
-        gamma = self.sample_gamma(p_t - p_j)
-        return focal_term(logp_t, gamma.abs(), sign=_sign(gamma), dual=p_j)
+        gamma = self.sample_gamma(logp_t.exp() - p_j)
+        return focal_term(logp_t, gamma, dual=p_j)
 
     def _fused_spec(self):
         def gamma_sign(logp_t, p_j):
-            gamma = self.sample_gamma(logp_t.exp() - p_j)
-            return gamma.abs(), _sign(gamma)
+            return self.sample_gamma(logp_t.exp() - p_j), 1.0
 
         return FocalSpec(gamma_sign, self._per_sample, dual=True)
-
-    def _validation_scores(self, prob, y_true):
-        conf, correct = top_label(prob, y_true)
-        below = np.where(prob < conf[:, None], prob, -np.inf).max(1)
-        margin = conf - np.where(np.isfinite(below), below, 0.0)
-        return margin, conf, correct.astype(np.float64)

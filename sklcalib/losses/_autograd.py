@@ -74,18 +74,32 @@ class _FocalTerm(torch.autograd.Function):
         sign = next(rest) if isinstance(ctx.sign, torch.Tensor) else ctx.sign
         dual = next(rest) if ctx.has_dual else None
         base = focal_base(logp_t, sign, dual)
-        positive = base > 0
-        safe_base = torch.where(positive, base, torch.ones_like(base))
-        # B^γ, with the value 0^γ (1 if γ = 0 else 0) at B = 0 as a constant, so
-        # that a second derivative does not meet γ·0^(γ-1) = inf there either
+        grad_logp, grad_dual = focal_partials(grad, logp_t, gamma, sign, base)
+        return grad_logp, None, None, grad_dual if ctx.needs_input_grad[3] else None
+
+
+def focal_partials(grad, logp_t, gamma, sign, base, weight=None):
+    """``g·∂L/∂log p_t`` and ``g·∂L/∂c`` of ``L = -B^γ·log p_t``, B = 1 - s·p_t + s·c.
+
+    The one derivation of the focal term's gradient, shared by :class:`_FocalTerm`
+    and :class:`_FusedFocal`. With ``w = B^γ`` and ``r = log p_t / B`` (0 where
+    B = 0): ``∂L/∂log p_t = -w + γ·w·r·s·p_t`` and ``∂L/∂c = -γ·w·r·s``.
+    ``dL/dB = -γ·B^(γ-1)·log p_t`` is written without ``B^(γ-1)``, which is inf at
+    B = 0 for γ < 1 while the product is finite (``B >= 1 - p_t``, and B = 0 only
+    where log p_t = 0). ``weight`` is ``B^γ`` when the caller has it; otherwise it
+    is computed with the value ``0^γ`` (1 if γ = 0 else 0) at B = 0 as a constant,
+    so that a second derivative does not meet ``γ·0^(γ-1)`` there either. Only
+    out-of-place torch operations: the result can be differentiated again.
+    """
+    positive = base > 0
+    safe_base = torch.where(positive, base, torch.ones_like(base))
+    if weight is None:
         at_zero = (torch.as_tensor(gamma) == 0).to(base.dtype)
         weight = torch.where(positive, safe_base.pow(gamma), at_zero)
-        # dL/dB = -γ·B^(γ-1)·log p_t, written without B^(γ-1)
-        grad_base = grad * gamma * weight * (logp_t / safe_base)
-        # dB/dlog p_t = -s·p_t, dB/dc = s
-        grad_logp = grad_base * sign * logp_t.exp() - grad * weight
-        grad_dual = -grad_base * sign if ctx.needs_input_grad[3] else None
-        return grad_logp, None, None, grad_dual
+    grad_base = grad * gamma * weight * (logp_t / safe_base)  # g·∂L/∂B·(-1)
+    # dB/dlog p_t = -s·p_t, dB/dc = s
+    grad_logp = grad_base * sign * logp_t.exp() - grad * weight
+    return grad_logp, -grad_base * sign
 
 
 def focal_base(logp_t, sign, dual):
@@ -139,21 +153,27 @@ def focal_term(logp_t, gamma, *, sign=1.0, dual=None, plain=None):
     return -(base.pow(gamma) * logp_t)
 
 
+def below_target_key(logits, logits_t):
+    """A key whose positive entries are the classes strictly below the target.
+
+    The one definition of "the probabilities strictly below p_t" (no gradient):
+    logits order like the probabilities, and exact ties of logits are exact ties
+    of probabilities. ``1 / (z_t - z_k)`` is > 0 exactly for the classes strictly
+    below the target (a difference of distinct floats is never 0) and largest for
+    the closest one; < 0 above; +inf for ties, the target itself included, which
+    are sent to -inf. So ``key.max(1)`` / ``key.topk(k, 1)`` give the largest /
+    the k largest below p_t, valid where the key is > 0. Three arithmetic
+    passes: a boolean mask with ``masked_fill`` or ``where`` costs several times
+    more on CPU.
+    """
+    key = torch.sub(logits_t.detach().unsqueeze(1), logits.detach()).reciprocal_()
+    return torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
+
+
 def dual_index(logits, logits_t):
     """Index of the largest logit strictly below the target's per row, and
-    whether there is one (no gradient).
-
-    Logits order like the probabilities, and exact ties of logits are exact ties
-    of probabilities. ``1 / (z_t - z_k)`` is > 0 exactly for the classes
-    strictly below the target (a difference of distinct floats is never 0) and
-    largest for the closest one; < 0 above; +inf for ties, the target itself
-    included, which are sent to -inf. Three arithmetic passes: a boolean mask
-    with ``masked_fill`` or ``where`` costs several times more on CPU.
-    """
-    logits = logits.detach()
-    key = torch.sub(logits_t.detach().unsqueeze(1), logits).reciprocal_()
-    torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
-    values, index = key.max(1)
+    whether there is one (no gradient); see :func:`below_target_key`."""
+    values, index = below_target_key(logits, logits_t).max(1)
     return index, values > 0
 
 
@@ -221,9 +241,7 @@ class _FusedFocal(torch.autograd.Function):
         gamma, sign = ctx.gamma, ctx.sign
         p_t = logp_t.exp()
         if spec.gamma_sign is not None:
-            safe_base = torch.where(base > 0, base, 1.0)
-            gwr = grad * gamma * weight * (logp_t / safe_base)  # g·γ·w·r
-            a = gwr * sign * p_t - grad * weight
+            a, grad_dual = focal_partials(grad, logp_t, gamma, sign, base, weight)
         else:
             a = torch.zeros_like(p_t)
         lam = spec.lam
@@ -234,7 +252,7 @@ class _FusedFocal(torch.autograd.Function):
         else:
             coef = a
         if p_j is not None:
-            b_pj = -gwr * sign * p_j  # g·∂L/∂c·p_j
+            b_pj = grad_dual * p_j  # g·∂L/∂c·p_j
             coef = coef + b_pj
         if lam:
             out = p * two_lam_g.unsqueeze(1)

@@ -8,6 +8,7 @@ import torch
 
 from sklcalib.losses._autograd import (
     FocalSpec,
+    below_target_key,
     dual_index,
     focal_term,
     plain_autograd_ok,
@@ -15,13 +16,13 @@ from sklcalib.losses._autograd import (
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_MEAN_DOC,
+    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
     target_logp,
 )
-
-_NEG_INF = float("-inf")
 
 
 class FocalLoss(CalibrationLoss):
@@ -35,7 +36,7 @@ class FocalLoss(CalibrationLoss):
     ----------
     gamma : float, default=3.0
         Focusing parameter γ >= 0.
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -121,6 +122,14 @@ def _resolve_thresholds(thresholds):
                     "thresholds gamma must be a number >= 0 or 'lambert', got "
                     f"{pair[1]!r}."
                 )
+            if p0 >= 0.5:
+                # γ*(p0) = 0 there: the entry would silently be cross-entropy
+                raise ValueError(
+                    f"thresholds: (p0, 'lambert') needs p0 < 0.5, got p0 = {p0!r}; "
+                    "γ*(p0) is 0 (cross-entropy) for p0 >= 0.5, since every γ >= 0 "
+                    "already has g(p, γ) <= 1 above p0. Give a number for that "
+                    "interval instead."
+                )
             gamma = _lambert_gamma(p0)
         else:
             gamma = check_real(pair[1], "thresholds gamma", low=0.0)
@@ -176,7 +185,8 @@ class SampleDependentFocalLoss(CalibrationLoss):
     branch -1). sklcalib uses it exactly as the paper derives FLSD-53 ("γ = 5 for
     p_t in [0, 0.19], as g(0.19, 5) ≈ 1"): p0 is a *threshold*, and a sample with
     ``p_t < p0`` gets γ*(p0); above it gets ``gamma``. A table entry may give
-    ``"lambert"`` instead of a number, ``(p0, "lambert")``, and
+    ``"lambert"`` instead of a number, ``(p0, "lambert")``, for p0 < 0.5 (γ*(p0)
+    is 0 for p0 >= 0.5, i.e. cross-entropy, so such an entry raises), and
     ``thresholds="lambert"`` is short for ``((0.2, "lambert"),)``, i.e. γ*(0.2) ≈
     4.851 below 0.2 and ``gamma`` above: FLSD-53 with the exact γ instead of the
     rounded 5. (Taking p0 = p_t of each sample instead was rejected: γ*(p_t) makes
@@ -191,7 +201,7 @@ class SampleDependentFocalLoss(CalibrationLoss):
     thresholds : sequence of (float, float or "lambert") pairs, or "lambert", \
 default=((0.2, 5.0),)
         Thresholds p0 in (0, 1) (distinct; any order) with their γ >= 0.
-    {REDUCTION_DOC}
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -301,15 +311,18 @@ def check_dual(dual):
     )
 
 
-def dual_probability(logp, logp_t, target, dual="max"):
-    """The dual term p_j of Tao et al. (2023) for each row, with gradient.
+def dual_probability(logp, logp_t, target, dual="max", *, logits=None):
+    """The dual term of Tao et al. (2023) for each row, with gradient.
 
-    p_j is built from the probabilities *strictly below* p_t: ties with p_t are
+    Built from the probabilities *strictly below* p_t: ties with p_t are
     excluded, and when the target is not the argmax the classes above it are
-    ignored (so p_j is not the runner-up). With none below, p_j = 0. The order
-    is decided on log-probabilities, which order like the probabilities, in one
-    masked pass over (N, K); the selected entries are then gathered with
-    gradient.
+    ignored (so p_j is not the runner-up). With none below, p_j = 0.
+
+    The ablation variants of the paper's Table 4 are computed as the authors'
+    code computes them: ``("mean", k)`` and ``"mean_all"`` sum the (up to) k /
+    all probabilities below p_t per sample and then average these sums over the
+    *batch*, e.g. ``1 - p_t + mean_batch(p_j + p_3)`` for ``("mean", 2)``; every
+    row gets that one batch value (with gradient into every row).
 
     Parameters
     ----------
@@ -321,8 +334,11 @@ def dual_probability(logp, logp_t, target, dual="max"):
         Target class indices.
     dual : "max", ("kth", k), ("mean", k) or "mean_all"
         "max": the largest below p_t (the paper). ("kth", k): the k-th largest
-        below p_t (0 if fewer than k are below). ("mean", k): the mean of the
-        (up to) k largest below p_t. "mean_all": the mean of all below p_t.
+        below p_t (0 if fewer than k are below). ("mean", k): the batch mean of
+        the per-sample sums of the (up to) k largest below p_t. "mean_all": the
+        batch mean of the per-sample sums of all below p_t.
+    logits : torch.Tensor of shape (N, K), optional
+        The logits, if the caller has them (they order like ``logp``).
 
     Returns
     -------
@@ -332,34 +348,37 @@ def dual_probability(logp, logp_t, target, dual="max"):
     --------
     >>> import torch
     >>> from sklcalib.losses import dual_probability
-    >>> logp = torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]]))
-    >>> logp_t, target = logp[:, 1], torch.tensor([1])
-    >>> [round(dual_probability(logp, logp_t, target, d).item(), 6)
-    ...  for d in ("max", ("kth", 2), ("mean", 2), "mean_all")]
-    [0.2, 0.1, 0.15, 0.15]
+    >>> p = torch.tensor([[0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]], dtype=float)
+    >>> logp, target = p.log(), torch.tensor([1, 3])
+    >>> logp_t = logp[[0, 1], target]
+    >>> for d in ("max", ("kth", 2), ("mean", 2), "mean_all"):
+    ...     print(d, dual_probability(logp, logp_t, target, d).round(decimals=6))
+    max tensor([0.2000, 0.3000], dtype=torch.float64)
+    ('kth', 2) tensor([0.1000, 0.2000], dtype=torch.float64)
+    ('mean', 2) tensor([0.4000, 0.4000], dtype=torch.float64)
+    mean_all tensor([0.4500, 0.4500], dtype=torch.float64)
     """
     kind, k = check_dual(dual)
-    below = logp.detach() < logp_t.detach().unsqueeze(1)
+    if logits is None:
+        logits = logp
+    key = below_target_key(logits, logits.gather(1, target.unsqueeze(1)).squeeze(1))
+    n_classes = logp.shape[1]
+    if kind == "kth" and k > n_classes:
+        return torch.zeros_like(logp_t)
     if kind == "mean_all":
         p = logp.exp()
-        count = below.sum(1)
-        total = torch.where(below, p, torch.zeros_like(p)).sum(1)
-        return total / count.clamp_min(1).to(p.dtype)
-    masked = logp.detach().masked_fill(~below, _NEG_INF)
-    if kind == "max":
-        values, index = masked.max(1, keepdim=True)
+        sums = torch.where(key > 0, p, torch.zeros_like(p)).sum(1)
     else:
-        n_classes = logp.shape[1]
-        if kind == "kth" and k > n_classes:
-            return torch.zeros_like(logp_t)
-        values, index = masked.topk(min(k, n_classes), dim=1)
-    valid = values > _NEG_INF
-    p = torch.where(valid, logp.gather(1, index).exp(), torch.zeros_like(values))
-    if kind == "max":
-        return p.squeeze(1)
-    if kind == "kth":
-        return p[:, k - 1]
-    return p.sum(1) / valid.sum(1).clamp_min(1).to(p.dtype)
+        values, index = key.topk(1 if kind == "max" else min(k, n_classes), dim=1)
+        p = logp.gather(1, index).exp()
+        p = torch.where(values > 0, p, torch.zeros_like(p))
+        if kind == "max":
+            return p.squeeze(1)
+        if kind == "kth":
+            return p[:, k - 1]
+        sums = p.sum(1)
+    # the authors average the per-sample sums over the batch (Table 4)
+    return sums.mean().expand_as(logp_t)
 
 
 def dual_logp(logits, logp, target):
@@ -389,14 +408,18 @@ class DualFocalLoss(CalibrationLoss):
     gamma : float, default=5.0
         γ >= 0.
     dual : "max", ("kth", k), ("mean", k) or "mean_all", default="max"
-        How p_j is formed from the probabilities strictly below p_t:
+        How the dual term is formed from the probabilities strictly below p_t:
         ``"max"`` the largest (the paper's loss); ``("kth", k)`` the k-th largest
-        (0 if fewer than k are below; Table 4's "2nd/3rd largest logit ranked
-        after q_gt"); ``("mean", k)`` the mean of the (up to) k largest
-        ("mean(1st + 2nd [+ 3rd])"); ``"mean_all"`` the mean of all of them
-        ("mean(all other logits lower than q_gt)"). ``("kth", 1)`` and
-        ``("mean", 1)`` equal ``"max"``.
-    {REDUCTION_DOC}
+        of the sample (0 if fewer than k are below; Table 4's "2nd/3rd largest
+        logit ranked after q_gt"); ``("mean", k)`` the *batch* mean of the
+        per-sample sums of the (up to) k largest, ``1 - p_t + mean_batch(p_j +
+        p_3)`` for k = 2 ("mean(1st + 2nd)"); ``"mean_all"`` the batch mean of
+        the per-sample sums of all of them ("mean(all other logits lower than
+        q_gt)"). The two mean variants are what the authors' ablation code
+        computes (``torch.mean`` over the batch of the summed terms), so they
+        couple the samples of a batch: a sample's loss, and ``reduction="none"``,
+        depend on the others. ``("kth", 1)`` equals ``"max"``.
+    {REDUCTION_SUM_DOC}
 
     Notes
     -----
@@ -434,7 +457,7 @@ class DualFocalLoss(CalibrationLoss):
             logp_t, p_j = dual_logp(logits, logp, target)
         else:
             logp_t = logp.gather(1, target.unsqueeze(1)).squeeze(1)
-            p_j = dual_probability(logp, logp_t, target, self.dual)
+            p_j = dual_probability(logp, logp_t, target, self.dual, logits=logits)
         return focal_term(logp_t, float(self.gamma), dual=p_j)
 
     def _fused_spec(self):
@@ -472,7 +495,7 @@ class FocalCalibrationLoss(CalibrationLoss):
         Focal γ >= 0.
     lam : float, default=1.0
         Weight λ >= 0 of the squared-error term.
-    {REDUCTION_DOC}
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----

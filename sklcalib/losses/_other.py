@@ -7,6 +7,7 @@ from sklcalib.losses._autograd import FocalSpec
 from sklcalib.losses._base import (
     INPUT_DOC,
     REDUCTION_DOC,
+    REDUCTION_MEAN_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -22,7 +23,7 @@ class BrierLoss(CalibrationLoss):
 
     Parameters
     ----------
-    {REDUCTION_DOC}
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----
@@ -71,23 +72,44 @@ class _SafeSqrt(torch.autograd.Function):
         return torch.where(positive, grad / (2.0 * root), torch.zeros_like(x))
 
 
-def mmce(logits, target, *, weighted=True, bandwidth=0.4):
+_NORMALISATIONS = ("mukhoti", "kumar")
+
+
+def check_normalisation(normalisation):
+    if normalisation not in _NORMALISATIONS:
+        raise ValueError(
+            f"normalisation must be one of {', '.join(map(repr, _NORMALISATIONS))}; "
+            f"got {normalisation!r}."
+        )
+    return normalisation
+
+
+def mmce(logits, target, *, weighted=True, bandwidth=0.4, normalisation="mukhoti"):
     """Maximum mean calibration error (Kumar et al. 2018) of a batch, with gradient.
 
     r_i is the top-1 confidence (with gradient), c_i = [argmax = y_i] (without), and
-    ``k(r, r') = exp(-|r - r'| / bandwidth)`` the Laplacian kernel. Unweighted::
+    ``k(r, r') = exp(-|r - r'| / bandwidth)`` the Laplacian kernel. With m_c
+    correct and m_w wrong samples, and the pair sums
 
-        MMCE² = Σ_ij (c_i - r_i)(c_j - r_j) k(r_i, r_j) / N².
+        S_cc = Σ_{i,j correct} (1-r_i)(1-r_j) k,   S_ww = Σ_{i,j wrong} r_i r_j k,
+        S_cw = Σ_{i correct, j wrong} (1-r_i) r_j k,
 
-    Weighted (MMCE_w of Kumar et al.), with m_c correct and m_w wrong samples::
+    the weighted MMCE_w is, with ``normalisation="kumar"`` (Kumar et al.'s Eq.)::
 
-        MMCE_w² = Σ_{i,j correct} (1-r_i)(1-r_j) k / m_c²
-                  + Σ_{i,j wrong} r_i r_j k / m_w²
-                  - 2 Σ_{i correct, j wrong} (1-r_i) r_j k / (m_c m_w);
+        MMCE_w² = S_cc / m_c² + S_ww / m_w² - 2 S_cw / (m_c m_w)
 
-    both are ``wᵀ K w`` for a weight vector w; a group with no member contributes 0.
-    Returns the square root (the MMCE itself); its gradient is 0 where MMCE = 0.
-    O(N²) time and memory in the batch size.
+    and with ``normalisation="mukhoti"`` (the MMCE baseline as Mukhoti et al.'s
+    code computes it, and as the focal-loss papers' tables report it: each pair
+    sum is first averaged over its pairs, then divided by m² again)::
+
+        MMCE_w² = S_cc / m_c⁴ + S_ww / m_w⁴ - 2 S_cw / (m_c m_w)²,
+
+    0 when the batch has no correct or no wrong sample (their code returns 0
+    then; with ``"kumar"`` an empty group contributes 0). The unweighted MMCE is
+    ``Σ_ij (c_i - r_i)(c_j - r_j) k(r_i, r_j) / N²`` under either normalisation.
+    Each is ``wᵀ K w`` for a weight vector w. Returns the square root (the MMCE
+    itself); its gradient is 0 where MMCE = 0. O(N²) time and memory in the batch
+    size.
 
     Parameters
     ----------
@@ -98,6 +120,9 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4):
         MMCE_w (True) or the unweighted MMCE.
     bandwidth : float, default=0.4
         Width of the Laplacian kernel.
+    normalisation : {"mukhoti", "kumar"}, default="mukhoti"
+        Normalisation of MMCE_w's pair sums (see above); ignored when
+        ``weighted=False``.
 
     Returns
     -------
@@ -113,7 +138,16 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4):
     >>> # confidence 0.75 everywhere, accuracy 3/4: calibrated, MMCE = 0
     >>> round(mmce(logits, torch.tensor([0, 0, 1, 1]), weighted=False).item(), 6)
     0.0
+    >>> # MMCE_w: 3 correct, 1 wrong, r = 0.75 and k = 1 everywhere, so
+    >>> # S_cc = 9/16, S_ww = 9/16, S_cw = 9/16
+    >>> target = torch.tensor([0, 0, 1, 1])
+    >>> # kumar: √(1/16 + 9/16 - 6/16); mukhoti: √(1/144 + 9/16 - 2/16)
+    >>> round(mmce(logits, target, normalisation="kumar").item(), 6)
+    0.5
+    >>> round(mmce(logits, target).item(), 6)
+    0.666667
     """
+    check_normalisation(normalisation)
     logp = torch.log_softmax(logits, dim=1)
     log_conf, pred = logp.max(1)
     conf = log_conf.exp()
@@ -122,36 +156,51 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4):
     dtype = conf.dtype
     if weighted:
         m_c = correct.sum().to(dtype)
-        m_w = (~correct).sum().to(dtype)
+        m_w = n - m_c
+        if normalisation == "mukhoti":
+            # their code: pair means divided by m² again, 0 unless both groups
+            m_c, m_w = m_c.square(), m_w.square()
+            both = (m_c > 0) & (m_w > 0)
+            m_c = torch.where(both, m_c, torch.inf)
         scale = torch.where(correct, 1.0 / m_c.clamp_min(1), -1.0 / m_w.clamp_min(1))
     else:
         scale = torch.where(correct, 1.0, -1.0).to(dtype) / n
     # correct: (1 - r) / m ; wrong: -r / m
     w = torch.where(correct, 1.0 - conf, conf) * scale
+    if weighted and normalisation == "mukhoti":
+        w = torch.where(both, w, torch.zeros_like(w))
     kernel = torch.exp(-torch.abs(conf.unsqueeze(1) - conf.unsqueeze(0)) / bandwidth)
     return _SafeSqrt.apply(w @ kernel @ w)
 
 
 class MMCELoss(CalibrationLoss):
-    __doc__ = f"""Cross-entropy plus λ · MMCE (Kumar et al. 2018), the MMCE baseline.
+    __doc__ = f"""Cross-entropy plus λ · MMCE, the focal-loss papers' MMCE baseline.
 
-    MMCE (maximum mean calibration error) is a kernel estimate of calibration
-    error on the top-1 confidence r and correctness c of the batch, with the
-    Laplacian kernel ``exp(-|r_i - r_j| / bandwidth)``:
-    ``MMCE² = Σ_ij (c_i - r_i)(c_j - r_j) k(r_i, r_j) / N²`` (the squared RKHS norm
-    of the kernel mean embedding of (c - r)); ``weighted=True`` uses MMCE_w, which
-    normalises the correct and the wrong samples separately (Kumar et al.'s MMCE_w);
-    see :func:`mmce`. The loss is the square root, MMCE, as in the paper; its
-    gradient is set to 0 where MMCE = 0 instead of 1/0.
+    MMCE (maximum mean calibration error, Kumar et al. 2018) is a kernel estimate
+    of calibration error on the top-1 confidence r and correctness c of the
+    batch, with the Laplacian kernel ``k = exp(-|r_i - r_j| / bandwidth)``; see
+    :func:`mmce`. ``weighted=True`` uses MMCE_w, which normalises the correct and
+    the wrong samples separately. With the pair sums ``S_cc = Σ_(i,j correct)
+    (1-r_i)(1-r_j) k``, ``S_ww = Σ_(i,j wrong) r_i r_j k`` and ``S_cw = Σ_(i
+    correct, j wrong) (1-r_i) r_j k`` over m_c correct and m_w wrong samples:
 
-    Note: the unweighted MMCE of Mukhoti et al.'s code omits the square root
-    (it adds the kernel mean embedding MMCE² itself); their weighted version takes
-    the root but divides the pair sums twice (by the number of pairs and again by
-    m²). sklcalib follows the paper.
+    - ``normalisation="mukhoti"`` (default): ``MMCE_w² = S_cc/m_c⁴ + S_ww/m_w⁴ -
+      2 S_cw/(m_c m_w)²``, 0 unless the batch has both correct and wrong
+      samples. This is what Mukhoti et al.'s code computes (each pair sum
+      averaged over its pairs and divided by m² again) and what produced the
+      MMCE rows of the focal-loss papers' tables (λ = 2, mean cross-entropy).
+    - ``normalisation="kumar"``: ``MMCE_w² = S_cc/m_c² + S_ww/m_w² - 2
+      S_cw/(m_c m_w)``, Kumar et al.'s definition; a penalty m² times stronger
+      (4 to 40 times on batches of 128), which can overwhelm the cross-entropy.
+
+    The unweighted MMCE is ``Σ_ij (c_i - r_i)(c_j - r_j) k / N²``. The loss takes
+    the square root (MMCE itself), as Kumar et al. and Mukhoti et al.'s weighted
+    code do (their unweighted code omits it); its gradient is set to 0 where
+    MMCE = 0 instead of 1/0.
 
     Per sample, ``-log p_t + λ · MMCE(batch)``: the batch term is shared by every
-    sample, so ``"mean"`` gives ``mean CE + λ·MMCE`` and ``"sum"`` gives
-    ``sum CE + N·λ·MMCE``.
+    sample, so ``"mean"`` gives ``mean CE + λ·MMCE`` (the authors' form) and
+    ``"sum"`` gives ``sum CE + N·λ·MMCE``.
 
     Parameters
     ----------
@@ -161,7 +210,9 @@ class MMCELoss(CalibrationLoss):
         Use MMCE_w (correct and wrong samples normalised separately).
     bandwidth : float, default=0.4
         Width of the Laplacian kernel, > 0.
-    {REDUCTION_DOC}
+    normalisation : {{"mukhoti", "kumar"}}, default="mukhoti"
+        Normalisation of MMCE_w (see above); ignored when ``weighted=False``.
+    {REDUCTION_MEAN_DOC}
 
     Notes
     -----
@@ -179,13 +230,21 @@ class MMCELoss(CalibrationLoss):
     """
 
     name = "mmce"
-    _repr_params = ("lam", "weighted", "bandwidth", "reduction")
+    _repr_params = ("lam", "weighted", "bandwidth", "normalisation", "reduction")
 
-    def __init__(self, lam=2.0, weighted=True, bandwidth=0.4, reduction="mean"):
+    def __init__(
+        self,
+        lam=2.0,
+        weighted=True,
+        bandwidth=0.4,
+        normalisation="mukhoti",
+        reduction="mean",
+    ):
         super().__init__()
         self.lam = lam
         self.weighted = weighted
         self.bandwidth = bandwidth
+        self.normalisation = normalisation
         self.reduction = reduction
         self._check_params()
 
@@ -194,6 +253,7 @@ class MMCELoss(CalibrationLoss):
         if not isinstance(self.weighted, bool):
             raise ValueError(f"weighted must be True or False, got {self.weighted!r}.")
         check_real(self.bandwidth, "bandwidth", low=0.0, low_open=True)
+        check_normalisation(self.normalisation)
         check_reduction(self.reduction)
 
     def _per_sample(self, logits, target):
@@ -202,7 +262,11 @@ class MMCELoss(CalibrationLoss):
         if lam == 0.0:
             return ce
         term = mmce(
-            logits, target, weighted=self.weighted, bandwidth=float(self.bandwidth)
+            logits,
+            target,
+            weighted=self.weighted,
+            bandwidth=float(self.bandwidth),
+            normalisation=self.normalisation,
         )
         return ce + lam * term
 

@@ -9,6 +9,7 @@ positive-class probabilities of a binary problem.
 
 from sklcalib._utils._binning import BinStatistics, bin_statistics
 
+from ._accumulator import CalibrationAccumulator
 from ._calibration_error import (
     adaptive_calibration_error,
     classwise_calibration_error,
@@ -30,6 +31,7 @@ from ._smooth import smooth_calibration_error
 __all__ = [
     "CALIBRATION_SCORERS",
     "BinStatistics",
+    "CalibrationAccumulator",
     "adaptive_calibration_error",
     "adaptive_ece_scorer",
     "bin_statistics",

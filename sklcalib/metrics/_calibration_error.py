@@ -7,11 +7,45 @@ from sklcalib._utils._optional import is_installed
 from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
+    any_dask,
     check_n_bins,
     check_option,
     check_prob_values,
     check_targets,
+    reject_dask,
 )
+
+from ._statistics import classwise_statistics
+
+_QUANTILE_HINT = (
+    "Use strategy='uniform' (equal-width bins stream), or compute the "
+    "equal-mass error on an in-memory sample (y_prob[idx].compute())."
+)
+
+
+def _streamed(y_true, y_prob, n_bins, labels, sample_weight, strategy, part):
+    """The accumulator of dask inputs (uniform bins only), or None."""
+    if not any_dask(y_true, y_prob, sample_weight):
+        return None
+    if strategy != "uniform":
+        reject_dask(
+            "equal-mass (quantile) bins need a global sort of all the samples",
+            _QUANTILE_HINT,
+            y_prob=y_prob,
+            y_true=y_true,
+            sample_weight=sample_weight,
+        )
+    from ._streaming import stream_statistics
+
+    return stream_statistics(
+        y_true,
+        y_prob,
+        n_bins=n_bins,
+        labels=labels,
+        sample_weight=sample_weight,
+        parts=(part,),
+    )
+
 
 # Below this many probabilities the numpy path takes milliseconds: it spares
 # the numba import and, on a fresh install, the kernel's one-off compilation
@@ -30,6 +64,34 @@ def _use_fused(p):
     )
 
 
+def validated_top_label(p, y_idx):
+    """Check the values of ``p`` and return top-label ``(confidence, correct)``."""
+    if _use_fused(p):
+        from ._fused import fused_top_label
+
+        return fused_top_label(p, y_idx)
+    check_prob_values(p)
+    return top_label(p, y_idx)
+
+
+def uniform_top_label_statistics(p, y_idx, n_bins, sample_weight):
+    """Check the values of ``p`` and return its top-label uniform-bin
+    :class:`~sklcalib.metrics.BinStatistics`.
+
+    This is the statistics code of the uniform-bin metrics, of
+    :class:`~sklcalib.metrics.CalibrationAccumulator` and of every Dask block.
+    Large inputs take the fused kernel (checks, max, argmax and binning in one
+    pass, chunked independently of the number of threads); small ones numpy.
+    """
+    if _use_fused(p):
+        from ._fused import fused_uniform_statistics
+
+        return fused_uniform_statistics(p, y_idx, n_bins, sample_weight)
+    check_prob_values(p)
+    conf, correct = top_label(p, y_idx)
+    return _bin_statistics(conf, correct, n_bins, "uniform", sample_weight)
+
+
 def top_label_inputs(y_true, y_prob, labels=None, sample_weight=None):
     """Validate the inputs and return top-label ``(confidence, correct,
     sample_weight, y_idx, p)``.
@@ -38,34 +100,24 @@ def top_label_inputs(y_true, y_prob, labels=None, sample_weight=None):
     compiled pass over the array.
     """
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    if _use_fused(p):
-        from ._fused import fused_top_label
-
-        conf, correct = fused_top_label(p, y_idx)
-    else:
-        check_prob_values(p)
-        conf, correct = top_label(p, y_idx)
+    conf, correct = validated_top_label(p, y_idx)
     return conf, correct, w, y_idx, p
 
 
 def top_label_statistics(
     y_true, y_prob, *, n_bins=15, strategy="uniform", labels=None, sample_weight=None
 ):
-    """Validated top-label :class:`~sklcalib.metrics.BinStatistics`."""
+    """Validated top-label :class:`~sklcalib.metrics.BinStatistics`
+    (computed block by block for dask arrays)."""
     n_bins = check_n_bins(n_bins)
     check_option(strategy, "strategy", STRATEGIES)
+    acc = _streamed(y_true, y_prob, n_bins, labels, sample_weight, strategy, "top")
+    if acc is not None:
+        return acc.top_label_statistics()
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    if strategy == "uniform" and _use_fused(p):
-        from ._fused import fused_uniform_statistics
-
-        return fused_uniform_statistics(p, y_idx, n_bins, w)
-    if _use_fused(p):
-        from ._fused import fused_top_label
-
-        conf, correct = fused_top_label(p, y_idx)
-    else:
-        check_prob_values(p)
-        conf, correct = top_label(p, y_idx)
+    if strategy == "uniform":
+        return uniform_top_label_statistics(p, y_idx, n_bins, w)
+    conf, correct = validated_top_label(p, y_idx)
     return _bin_statistics(conf, correct, n_bins, strategy, w)
 
 
@@ -95,7 +147,11 @@ def expected_calibration_error(
         the machine epsilon of the dtype), columns in the order of ``labels``
         or of the sorted unique labels of ``y_true``. A 1-D array holds the
         probability of the positive class (the second label) of a binary
-        problem.
+        problem. A torch tensor is read without a copy where numpy shares
+        its memory (CPU tensors of a numpy dtype; CUDA tensors are copied to
+        the host). A dask array (rows chunked) is reduced block by block on
+        the active Dask scheduler, with ``strategy="uniform"`` only; pass
+        ``labels`` then to spare a pass over ``y_true``.
     n_bins : int, default=15
         Number of bins.
     labels : array-like of shape (n_classes,), default=None
@@ -220,6 +276,12 @@ def maximum_calibration_error(
     mce : float
         In [0, 1]; lower is better.
 
+    Notes
+    -----
+    Dask arrays are reduced block by block on the active Dask scheduler
+    (uniform bins only), torch tensors read without a copy where possible; see
+    :func:`expected_calibration_error`.
+
     Examples
     --------
     >>> import numpy as np
@@ -279,6 +341,12 @@ def classwise_calibration_error(
     cw_ece : float
         In [0, 1]; lower is better.
 
+    Notes
+    -----
+    Dask arrays are reduced block by block on the active Dask scheduler
+    (uniform bins only), torch tensors read without a copy where possible; see
+    :func:`expected_calibration_error`.
+
     Examples
     --------
     >>> import numpy as np
@@ -290,14 +358,13 @@ def classwise_calibration_error(
     n_bins = check_n_bins(n_bins)
     check_option(strategy, "strategy", STRATEGIES)
     check_option(norm, "norm", NORMS)
-    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
-    if p.ndim == 1:
-        p = np.column_stack([1.0 - p, p])
-    errors = [
-        error_from_stats(
-            _bin_statistics(p[:, k], y_idx == k, n_bins, strategy, w), norm
-        )
-        for k in range(p.shape[1])
-    ]
-    return float(np.mean(errors))
+    acc = _streamed(
+        y_true, y_prob, n_bins, labels, sample_weight, strategy, "classwise"
+    )
+    if acc is not None:
+        stats = acc.classwise_statistics()
+    else:
+        y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+        check_prob_values(p)
+        stats = classwise_statistics(p, y_idx, n_bins, strategy, w)
+    return float(np.mean([error_from_stats(s, norm) for s in stats]))

@@ -20,7 +20,6 @@ free of numba.
 
 import math
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -139,6 +138,7 @@ def _kernel(
     has_w,
     edges,
     tol,
+    rows_per_chunk,
     n_chunks,
     sums,
     status,
@@ -151,10 +151,9 @@ def _kernel(
     compilation time of a fresh install."""
     n = p.shape[0]
     n_bins = edges.shape[0] - 1
-    chunk = (n + n_chunks - 1) // n_chunks
     for c in prange(n_chunks):
-        start = c * chunk
-        stop = min(n, start + chunk)
+        start = c * rows_per_chunk
+        stop = min(n, start + rows_per_chunk)
         # thread-local sums: writing to sums[c] row by row would share cache
         # lines between threads
         local = np.zeros((3, n_bins))
@@ -185,8 +184,28 @@ def _kernel(
         sums[c] = local
 
 
-def _n_chunks(n):
-    return max(1, min(n, 8 * numba.get_num_threads()))
+# Rows per chunk of the parallel loop. It depends on the number of columns only,
+# never on the number of threads: each chunk's sums are added in one order and
+# the chunk sums are combined in chunk order, so a result has the same bits on
+# one thread, on many, and on a Dask worker given a block of whole chunks.
+# About 2**18 values per chunk (1 MiB of float32), a power of two of rows so
+# that Dask blocks of a round size hold whole chunks.
+_CHUNK_VALUES = 1 << 18
+
+
+def chunk_rows(n_columns):
+    """Rows per chunk of the kernel for ``n_columns`` columns (a power of two)."""
+    rows = max(1, _CHUNK_VALUES // max(1, n_columns))
+    return 1 << (rows.bit_length() - 1)
+
+
+@njit(cache=True, fastmath=False)
+def _combine(sums):
+    """Chunk sums added in chunk order (a fixed order, whatever the threads)."""
+    total = np.zeros(sums.shape[1:])
+    for c in range(sums.shape[0]):
+        total += sums[c]
+    return total
 
 
 def _raise_status(status, p):
@@ -219,7 +238,8 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     p = np.ascontiguousarray(p)
     bits, one_bits, mant_bits, bias = _bit_view(p)
     n = p.shape[0]
-    n_chunks = _n_chunks(n)
+    rows = chunk_rows(p.shape[1])
+    n_chunks = max(1, -(-n // rows))
     edges = uniform_edges(n_bins)
     has_w = sample_weight is not None
     w = sample_weight if has_w else np.ones(1)
@@ -241,6 +261,7 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
         has_w,
         edges,
         tol,
+        rows,
         n_chunks,
         sums,
         status,
@@ -249,7 +270,7 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
         correct,
     )
     _raise_status(status, p)
-    total = sums.sum(axis=0)
+    total = _combine(sums)
     return BinStatistics(total[0], total[1], total[2], edges), conf, correct
 
 

@@ -3,10 +3,11 @@
 import numpy as np
 
 from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
-from sklcalib._utils._validation import check_n_bins
+from sklcalib._utils._validation import any_dask, check_n_bins
 
 from ._calibration_error import top_label_inputs
 from ._smooth import smooth_ece_fixed_point
+from ._statistics import classwise_statistics, score_terms
 
 S99_THRESHOLD = 0.99
 
@@ -57,6 +58,14 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
           none (Mukhoti et al., 2020, Table 6);
         - ``"n_samples"``: the number of samples (an int).
 
+        With dask arrays, the report is computed chunk by chunk (see
+        :class:`~sklcalib.metrics.CalibrationAccumulator`) and holds only the
+        keys that stream: ``"ece"``, ``"ece_l2"``, ``"ece_over"``,
+        ``"ece_under"``, ``"classwise_ece"``, ``"mce"``, ``"nll"``,
+        ``"brier"``, ``"accuracy"``, ``"error"`` and ``"n_samples"``; the
+        equal-mass, smooth and S99 entries need all samples at once (compute
+        them on an in-memory sample).
+
     Examples
     --------
     >>> import numpy as np
@@ -67,25 +76,25 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
     (0.25, 0.75)
     """
     n_bins = check_n_bins(n_bins)
+    if any_dask(y_true, y_prob, sample_weight):
+        from ._streaming import stream_statistics
+
+        return stream_statistics(
+            y_true, y_prob, n_bins=n_bins, labels=labels, sample_weight=sample_weight
+        ).compute()
     conf, correct, w, y_idx, p = top_label_inputs(y_true, y_prob, labels, sample_weight)
     uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
     quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
     frac, gaps = calibration_gaps(uniform)
 
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-    n, n_classes = columns.shape
     classwise = np.mean(
         [
-            error_from_stats(
-                _bin_statistics(columns[:, k], y_idx == k, n_bins, "uniform", w)
-            )
-            for k in range(n_classes)
+            error_from_stats(stats)
+            for stats in classwise_statistics(p, y_idx, n_bins, "uniform", w)
         ]
     )
-    p_true = columns[np.arange(n), y_idx].astype(np.float64)
-    nll = -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
-    sq = np.square(columns.astype(np.float64)).sum(axis=1)
-    brier = sq - 2.0 * p_true + 1.0  # sum_k (p_k - e_k)^2 without a one-hot copy
+    nll, brier = score_terms(p, y_idx)
+    n = y_idx.shape[0]
 
     confident = conf >= S99_THRESHOLD
     accuracy = _weighted_mean(correct, w)

@@ -1,7 +1,7 @@
 """Smooth ECE (smECE) of Błasiok & Nakkiran, "Smooth ECE: Principled Reliability
 Diagrams via Kernel Smoothing" (2023).
 
-This is the algorithm of ``relplot.smECE`` 1.0.3 (Apple, MIT licence), written
+This is the algorithm of ``relplot.smECE`` 1.0.3 (Apple's sample-code licence), written
 again here because relplot is a reference for the tests, not a runtime
 dependency, and because it lacks sample weights. Steps, as in relplot:
 
@@ -21,6 +21,8 @@ The only departure: convolutions use ``scipy.signal.fftconvolve`` rather than
 
 import numpy as np
 from scipy.signal import fftconvolve
+
+from sklcalib._utils._validation import reject_dask
 
 from ._calibration_error import top_label_inputs
 
@@ -137,6 +139,15 @@ def smooth_calibration_error(
     >>> round(smooth_calibration_error([0, 1, 1, 1], y_prob), 4)
     0.1377
     """
+    reject_dask(
+        "the smooth ECE smooths over all (confidence, correctness) pairs at once",
+        "Use expected_calibration_error(strategy='uniform') or "
+        "CalibrationAccumulator, which stream, or compute the smooth ECE on an "
+        "in-memory sample (y_prob[idx].compute()).",
+        y_prob=y_prob,
+        y_true=y_true,
+        sample_weight=sample_weight,
+    )
     conf, correct, w, _, _ = top_label_inputs(y_true, y_prob, labels, sample_weight)
     value, sigma = smooth_ece_fixed_point(conf, correct, w)
     value = min(max(value, 0.0), 1.0)

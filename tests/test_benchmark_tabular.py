@@ -1,0 +1,196 @@
+"""The tabular part of the benchmark: gradient boosting with post-hoc calibrators."""
+
+import contextlib
+import csv
+import io
+import math
+
+import numpy as np
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.metrics import brier_score_loss, log_loss
+
+from sklcalib.benchmark import cli
+from sklcalib.benchmark.cli import main
+from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
+from sklcalib.benchmark.tabular import (
+    CALIBRATORS,
+    RAW,
+    available_calibrators,
+    boosting_markdown,
+    boosting_summary,
+    run_boosting,
+)
+from sklcalib.datasets import TABULAR_DATASETS, load_dataset
+
+
+def _parse(argv):
+    parser = cli.build_parser()
+    args = parser.parse_args(["benchmark", *argv])
+    return args, args.command_parser
+
+
+def test_default_run_has_diamonds_and_a_rare_positive_binary_set():
+    args, parser = _parse([])
+    datasets, *_ = cli._resolve(args, parser)
+    assert "diamonds" in datasets
+    rare = [
+        d
+        for d in datasets
+        if d in TABULAR_DATASETS
+        and load_dataset(d).n_classes == 2
+        and load_dataset(d).y_train.mean() < 0.1
+    ]
+    assert rare == ["lending_club"]
+    # nets train on a subsample of diamonds' 32 364 training rows
+    assert cli._net_max_train(args, "diamonds") == 5000
+    assert cli._net_max_train(args, "moons") is None
+    boost, calibrators = cli._resolve_boosting(args, parser, datasets)
+    assert boost == ["diamonds", "lending_club"]
+    assert calibrators == available_calibrators()
+
+
+def test_suite_tabular_selects_the_real_sets():
+    args, parser = _parse(["--suite", "tabular"])
+    datasets, losses, seeds, epochs = cli._resolve(args, parser)
+    assert datasets == list(TABULAR_DATASETS)
+    assert seeds == [0, 1, 2] and losses == list(cli.DEFAULT_LOSSES)
+    assert all(epochs[d] == cli.DEFAULT_EPOCHS[d] for d in datasets)
+    # --quick keeps the per-dataset epochs of the real sets, not 300 for all
+    args, parser = _parse(["--suite", "tabular", "--quick"])
+    assert cli._resolve(args, parser)[3]["diamonds"] == cli.DEFAULT_EPOCHS["diamonds"]
+    args, parser = _parse(["--suite", "tabular", "--max-train", "100"])
+    assert cli._net_max_train(args, "diamonds") == 100
+    args, parser = _parse(["--suite", "tabular", "--no-boosting"])
+    assert cli._resolve_boosting(args, parser, list(TABULAR_DATASETS))[0] == []
+
+
+def test_calibrator_registry():
+    assert list(CALIBRATORS)[:4] == ["temperature", "isotonic", "histogram", "beta"]
+    assert {"temperature", "isotonic", "histogram", "beta"} <= set(
+        available_calibrators()
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--calibrators", "platt_typo"], "unknown calibrator(s) platt_typo"),
+        (["--calibrators", "ghost"], "ghost not available in this installation"),
+        (["--suite", "nope"], "invalid choice: 'nope'"),
+        (["--max-train", "0"], "must be a positive integer"),
+    ],
+)
+def test_bad_arguments(argv, message, capsys, monkeypatch, tmp_path):
+    # a registered calibrator whose class this version lacks
+    monkeypatch.setitem(CALIBRATORS, "ghost", ("NoSuchCalibrator", {}, None))
+    code = main(["benchmark", "--datasets", "cells", *argv, "--out", str(tmp_path)])
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_subsample_train_is_stratified_and_keeps_val_and_test():
+    data = load_dataset("lending_club")
+    small = subsample_train(data, 1000)
+    assert len(small.y_train) == 1000
+    assert abs(small.y_train.mean() - data.y_train.mean()) < 1e-3
+    assert small.X_val is data.X_val and small.X_test is data.X_test
+    # the rows kept are rows of the training split
+    rows = {r.tobytes() for r in data.X_train}
+    assert all(r.tobytes() in rows for r in small.X_train)
+    assert subsample_train(data, None) is data
+    assert subsample_train(data, 10**6) is data
+    assert len(data.y_train) == 5915  # the original is untouched
+
+
+def test_run_boosting_raw_metrics_match_scikit_learn():
+    rows = run_boosting("cells", 1, calibrators=["temperature", "isotonic"])
+    assert [r["calibrator"] for r in rows] == [RAW, "temperature", "isotonic"]
+    # an independent fit with the same seed and split gives the raw numbers
+    data = load_dataset("cells", random_state=1)
+    booster = HistGradientBoostingClassifier(random_state=derive_seed("cells", 1))
+    proba = booster.fit(data.X_train, data.y_train).predict_proba(data.X_test)
+    raw = rows[0]
+    assert raw["nll"] == pytest.approx(log_loss(data.y_test, proba), rel=1e-9)
+    # the multiclass Brier score (sum over the classes): twice the binary one
+    assert raw["brier"] == pytest.approx(
+        2 * brier_score_loss(data.y_test, proba[:, 1]), rel=1e-9
+    )
+    assert raw["error"] == pytest.approx(np.mean(proba.argmax(1) != data.y_test))
+    # temperature scaling keeps every prediction; all rows have every metric
+    assert rows[1]["error"] == raw["error"]
+    for row in rows:
+        assert row["n_train"] == len(data.y_train)
+        assert all(math.isfinite(row[k]) for k in METRICS)
+    # fitted on the validation split, it improves the NLL of this booster
+    assert rows[1]["nll"] < raw["nll"]
+
+
+def _fake(rows_spec):
+    rows = []
+    for ds, cal, seed, ece in rows_spec:
+        row = {"dataset": ds, "calibrator": cal, "seed": seed, "n_train": 100}
+        row.update(dict.fromkeys(METRICS, 0.1))
+        row["ece"] = ece
+        rows.append(row)
+    return rows
+
+
+def test_markdown_tables_bold_the_lowest_mean():
+    rows = _fake(
+        [
+            ("a", RAW, 0, 0.10),
+            ("a", RAW, 1, 0.12),
+            ("a", "isotonic", 0, 0.02),
+            ("a", "isotonic", 1, 0.04),
+            ("b", RAW, 0, 0.01),
+            ("b", RAW, 1, 0.01),
+            ("b", "isotonic", 0, 0.05),
+            ("b", "isotonic", 1, 0.03),
+        ]
+    )
+    md = boosting_markdown(rows)
+    assert "| Dataset | raw | isotonic |" in md
+    # mean ± sample std over the two seeds, ECE in %
+    assert "| a | 11.00 ± 1.41 | **3.00 ± 1.41** |" in md
+    assert "| b | **1.00 ± 0.00** | 4.00 ± 1.41 |" in md
+    for title in ("Test ECE (%)", "Test NLL", "Test Brier"):
+        assert title in md
+    summary = boosting_summary(rows)
+    assert "| a | 11.00 | **3.00** |" in summary
+    assert len(summary.splitlines()) == 5
+
+
+@pytest.mark.slow
+def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
+    argv = ["benchmark", "--suite", "tabular", "--datasets", "cells,lending_club"]
+    argv += ["--losses", "ce", "--seeds", "2", "--epochs", "2", "--max-train", "300"]
+    argv += ["--hessian-samples", "0", "--n-jobs", "1", "--out", str(tmp_path)]
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        assert main(argv) == 0
+    with open(tmp_path / "boosting.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    calibrators = [RAW, *available_calibrators()]
+    assert [(r["dataset"], r["seed"], r["calibrator"]) for r in rows] == [
+        (d, str(s), c)
+        for d in ("cells", "lending_club")
+        for s in (0, 1)
+        for c in calibrators
+    ]
+    assert {r["n_train"] for r in rows} == {"300"}
+    for row in rows:
+        assert all(math.isfinite(float(row[k])) for k in METRICS)
+    md = (tmp_path / "results.md").read_text()
+    assert "## Gradient boosting: raw and post-hoc calibrated" in md
+    assert "at most 300 training rows of cells, 300 training rows of lending_club" in md
+    assert "| cells |" in md and "| lending_club |" in md
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == [
+        "reliability_boosting_cells.png",
+        "reliability_boosting_lending_club.png",
+        "reliability_cells.png",
+        "reliability_lending_club.png",
+    ]
+    printed = stdout.getvalue()
+    assert "Gradient boosting, test ECE (%)" in printed and "boosting.csv" in printed
