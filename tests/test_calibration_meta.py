@@ -176,6 +176,7 @@ def test_invalid_input_is_named(data):
 
 
 def test_net_classifier_logits_are_calibrated(data):
+    pytest.importorskip("torch", reason="NetClassifier is the optional torch extra")
     from sklcalib.net import NetClassifier
 
     X, y = data
