@@ -543,7 +543,10 @@ class NetClassifier(NeuralNetClassifier):
         def _fit():
             if reset:
                 self.initialize()
-            # NeuralNet.partial_fit: the data is validated already
+            # NeuralNet.partial_fit: the data is validated already.
+            # _routing_method (private, skorch >= 1.4) makes skorch route
+            # fit_params as for fit(); there is no public way to say so.
+            # tests/test_private_apis.py fails loudly if skorch drops it.
             super(NetClassifier, self).partial_fit(
                 X, y_encoded, _routing_method="fit", **fit_params
             )
