@@ -10,9 +10,12 @@ scores:
 
 * logit calibrators take ``decision_function``: temperature scaling (one
   scalar T), vector and matrix scaling (an affine map of the logits);
-* probability calibrators take ``predict_proba``: histogram binning and
-  isotonic regression (one-vs-rest), and BBQ, ENIR and beta calibration
-  through netcal (when it is installed).
+* ensemble temperature scaling mixes the temperature-scaled softmax with
+  the original one and the uniform distribution;
+* probability calibrators take ``predict_proba``: histogram binning,
+  isotonic regression, scaling-binning and Venn–ABERS (one-vs-rest),
+  Dirichlet calibration (a linear map of the log-probabilities), and BBQ,
+  ENIR and beta calibration through netcal (when it is installed).
 
 We train an almost unregularised logistic regression on overlapping classes,
 multiply its logits by 3 (an over-confident network behaves the same way),
@@ -33,12 +36,16 @@ from sklearn.linear_model import LogisticRegression
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    DirichletCalibrator,
     ENIRCalibrator,
+    EnsembleTemperatureScaler,
     HistogramBinningCalibrator,
     IsotonicCalibrator,
     MatrixScaler,
+    ScalingBinningCalibrator,
     TemperatureScaler,
     VectorScaler,
+    VennAbersCalibrator,
 )
 from sklcalib.metrics import expected_calibration_error
 from sklcalib.plotting import ReliabilityDisplay
@@ -75,10 +82,14 @@ logit_calibrators = {
     "temperature": TemperatureScaler(),
     "vector scaling": VectorScaler(),
     "matrix scaling": MatrixScaler(reg=1e-3),
+    "ensemble temperature": EnsembleTemperatureScaler(),
 }
 probability_calibrators = {
     "histogram binning": HistogramBinningCalibrator(n_bins=15),
     "isotonic": IsotonicCalibrator(),
+    "Dirichlet": DirichletCalibrator(),
+    "scaling-binning": ScalingBinningCalibrator(n_bins=10),
+    "Venn-ABERS": VennAbersCalibrator(),
 }
 if importlib.util.find_spec("netcal") is not None:
     probability_calibrators.update(
@@ -106,12 +117,13 @@ for name, proba in test_proba.items():
 # Below the diagonal is over-confident. Temperature scaling divides every
 # logit by the same T ~ 3 and lands on the diagonal; the binning methods
 # reach it too, with the step-shaped maps that are their nature.
-fig, axes = plt.subplots(2, 3, figsize=(12, 7.5), sharex=True, sharey=True)
+fig, axes = plt.subplots(3, 3, figsize=(12, 11), sharex=True, sharey=True)
 shown = ["uncalibrated", "temperature", "matrix scaling"]
+shown += ["histogram binning", "isotonic", "Dirichlet"]
 shown += [
-    "histogram binning",
-    "isotonic",
-    "BBQ" if "BBQ" in test_proba else "vector scaling",
+    "scaling-binning",
+    "Venn-ABERS",
+    "BBQ" if "BBQ" in test_proba else "ensemble temperature",
 ]
 for ax, name in zip(axes.ravel(), shown, strict=True):
     ReliabilityDisplay.from_predictions(
@@ -120,3 +132,17 @@ for ax, name in zip(axes.ravel(), shown, strict=True):
     ax.set_title(name)
 fig.tight_layout()
 plt.show()
+
+# %%
+# Venn–ABERS intervals
+# --------------------
+# Venn–ABERS gives, for each score, an interval ``[p0, p1]`` (isotonic fits
+# with the test point labelled 0 and 1) that narrows where the calibration
+# data are dense; ``predict_proba`` merges it into one probability.
+venn_abers = probability_calibrators["Venn-ABERS"]
+p0, p1 = venn_abers.predict_interval(uncalibrated)
+width = p1 - p0
+print(
+    f"Venn-ABERS interval width per class: median {np.median(width):.4f}, "
+    f"95th percentile {np.quantile(width, 0.95):.4f}"
+)

@@ -99,7 +99,7 @@ for name in TABULAR_DATASETS:
         f"{name} ({len(data.y_test)} test rows): gradient boosting, {what}",
         fontsize=11,
     )
-    fig.savefig(static / f"reliability_{name}.png", dpi=55)
+    fig.savefig(static / f"reliability_{name}.png", dpi=70)
 
 # %%
 # The last figure drawn is the default set of ISLR, 3.3 % positives: the raw

@@ -3,15 +3,23 @@
 :class:`ReliabilityDisplay` extends ``sklearn.calibration.CalibrationDisplay``
 (binary only) to multiclass problems: the top-label diagram (confidence
 against accuracy) or the diagram of one class, with per-bin Clopper–Pearson
-intervals, the gap to the diagonal and a histogram of the confidences. All its
-numbers come from :func:`sklcalib.metrics.bin_statistics`.
+intervals (and optionally a bootstrap band), the gap to the diagonal and a
+histogram of the confidences. All its numbers come from
+:func:`sklcalib.metrics.bin_statistics`.
 """
 
 import numpy as np
 from scipy.stats import beta
 
-from ._utils._binning import _bin_statistics, error_from_stats, top_label
+from ._utils._binning import (
+    _bin_statistics,
+    bin_index,
+    error_from_stats,
+    quantile_groups,
+    top_label,
+)
 from ._utils._optional import import_optional
+from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._validation import (
     STRATEGIES,
     any_dask,
@@ -26,6 +34,36 @@ from ._utils._validation import (
 __all__ = ["ReliabilityDisplay"]
 
 KINDS = ("top-label", "classwise")
+BANDS = ("bootstrap",)
+
+
+def bootstrap_band(
+    bin_index, correct, confidence, n_bins, confidence_level, n_resamples, random_state
+):
+    """Per-bin percentile bootstrap interval of the accuracy, rows resampled
+    jointly with their bins fixed (as the bootstrap of the ECE does).
+
+    A resample in which a bin is empty says nothing about its accuracy; the
+    quantiles are taken over the resamples that fill the bin. Returns
+    ``(low, high)`` over all ``n_bins`` bins (NaN where no resample fills it).
+    """
+    codes = (2 * bin_index + correct).astype(np.int32)[:, None]
+    values = np.asarray(confidence, dtype=np.float64)[:, None, None]
+    seeds = stream_seeds(random_state, n_resamples)
+    sums = bootstrap_sums(codes, values, 2 * n_bins, seeds)[..., 0]
+    sums = sums.reshape(n_resamples, n_bins, 2)
+    counts = sums.sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = np.where(counts > 0, sums[..., 1] / counts, np.nan)
+    alpha = (1.0 - confidence_level) / 2.0
+    low = np.full(n_bins, np.nan)
+    high = np.full(n_bins, np.nan)
+    filled = np.any(counts > 0, axis=0)
+    if filled.any():
+        low[filled], high[filled] = np.nanquantile(
+            accuracy[:, filled], [alpha, 1.0 - alpha], axis=0
+        )
+    return low, high
 
 
 def clopper_pearson(successes, trials, confidence_level=0.95):
@@ -112,6 +150,8 @@ class ReliabilityDisplay:
         What the diagram shows (axis labels).
     class_label : object, default=None
         The class of a ``"classwise"`` diagram.
+    band_low, band_high : ndarray of shape (n_nonempty_bins,), default=None
+        Bootstrap band of ``prob_true`` (drawn as a shaded band), or None.
 
     Attributes
     ----------
@@ -121,6 +161,8 @@ class ReliabilityDisplay:
         The calibration curve.
     errorbar_ : matplotlib LineCollection
         The confidence intervals.
+    band_ : matplotlib PolyCollection or None
+        The bootstrap band, if any.
     gap_ : matplotlib BarContainer or None
         Bars from the observed frequency to the mean confidence of each bin.
     hist_ax_ : matplotlib Axes or None
@@ -162,7 +204,11 @@ class ReliabilityDisplay:
         estimator_name=None,
         kind="top-label",
         class_label=None,
+        band_low=None,
+        band_high=None,
     ):
+        self.band_low = band_low
+        self.band_high = band_high
         self.prob_true = prob_true
         self.prob_pred = prob_pred
         self.counts = counts
@@ -250,6 +296,16 @@ class ReliabilityDisplay:
                 label="Gap",
             )
         (self.line_,) = ax.plot(self.prob_pred, self.prob_true, "s-", label=label)
+        self.band_ = None
+        if self.band_low is not None:
+            self.band_ = ax.fill_between(
+                self.prob_pred,
+                self.band_low,
+                self.band_high,
+                color=self.line_.get_color(),
+                alpha=0.2,
+                label="Bootstrap band",
+            )
         self.errorbar_ = ax.vlines(
             self.prob_pred,
             self.ci_low,
@@ -291,6 +347,9 @@ class ReliabilityDisplay:
         show_gap=True,
         confidence_level=0.95,
         ref_line=True,
+        band=None,
+        n_resamples=1000,
+        random_state=None,
     ):
         """Reliability diagram from true labels and predicted probabilities.
 
@@ -323,9 +382,20 @@ class ReliabilityDisplay:
         show_gap : bool, default=True
             Shade the gap between accuracy and confidence.
         confidence_level : float, default=0.95
-            Level of the per-bin Clopper–Pearson intervals.
+            Level of the per-bin Clopper–Pearson intervals (and of the band).
         ref_line : bool, default=True
             Draw the diagonal of perfect calibration.
+        band : {"bootstrap"} or None, default=None
+            ``"bootstrap"`` adds a shaded band: per bin, the percentile
+            bootstrap interval of the observed frequency, rows resampled
+            jointly with their bins kept (the resampling behind
+            :func:`~sklcalib.metrics.bootstrap_interval` of the ECE). Where
+            the Clopper–Pearson bars treat each bin's count as fixed, the band
+            also lets the number of samples per bin vary.
+        n_resamples : int, default=1000
+            Bootstrap resamples of the band.
+        random_state : int, RandomState instance, Generator or None, default=None
+            Seeds the band's resamples.
 
         Returns
         -------
@@ -345,6 +415,11 @@ class ReliabilityDisplay:
         ... )
         >>> display.prob_pred.shape == display.prob_true.shape
         True
+        >>> display = ReliabilityDisplay.from_predictions(
+        ...     y_true, y_prob, n_bins=5, band="bootstrap", random_state=0
+        ... )
+        >>> bool((display.band_low <= display.band_high).all())
+        True
         """
         n_bins = check_n_bins(n_bins)
         check_option(strategy, "strategy", STRATEGIES)
@@ -353,6 +428,16 @@ class ReliabilityDisplay:
             raise ValueError(
                 f"confidence_level must lie in (0, 1), got {confidence_level!r}."
             )
+        if band is not None:
+            check_option(band, "band", BANDS)
+            if (
+                isinstance(n_resamples, bool)
+                or not isinstance(n_resamples, (int, np.integer))
+                or n_resamples < 1
+            ):
+                raise ValueError(
+                    f"n_resamples must be an integer >= 1, got {n_resamples!r}."
+                )
         class_label = None
         if kind == "top-label" and class_index is not None:
             raise ValueError("class_index is only used with kind='classwise'.")
@@ -385,6 +470,18 @@ class ReliabilityDisplay:
         display = cls._from_stats(
             stats, confidence_level, name=name, kind=kind, class_label=class_label
         )
+        if band is not None:
+            low, high = bootstrap_band(
+                _bin_index(conf, stats, strategy),
+                np.asarray(correct, dtype=np.intp),
+                conf,
+                n_bins,
+                confidence_level,
+                int(n_resamples),
+                random_state,
+            )
+            display.band_low = low[stats.nonempty]
+            display.band_high = high[stats.nonempty]
         return display.plot(
             ax=ax,
             show_histogram=show_histogram,
@@ -460,3 +557,11 @@ class ReliabilityDisplay:
         )
         display.bin_stats = stats
         return display
+
+
+def _bin_index(conf, stats, strategy):
+    """Bin of every sample, as :func:`~sklcalib.metrics.bin_statistics` bins."""
+    conf64 = np.asarray(conf, dtype=np.float64)
+    if strategy == "uniform":
+        return bin_index(conf64, stats.edges)
+    return quantile_groups(conf64, stats.edges.shape[0] - 1)[0]

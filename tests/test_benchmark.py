@@ -14,6 +14,7 @@ from sklcalib.benchmark.report import (
     markdown_report,
     read_csv,
     row_columns,
+    significance_marks,
     write_csv,
 )
 from sklcalib.benchmark.runner import METRICS, derive_seed
@@ -49,6 +50,9 @@ def _fake_rows():
                     row[f"{key}_pre"] = base + 0.02 * seed
                     row[f"{key}_post"] = base / 2
                 row.update(train_error=0.0, hessian_trace=5.0 + seed, train_seconds=1.0)
+                for when in ("pre", "post"):
+                    row[f"ece_{when}_low"] = row[f"ece_{when}"] - 0.01
+                    row[f"ece_{when}_high"] = row[f"ece_{when}"] + 0.01
                 rows.append(row)
     return rows
 
@@ -150,6 +154,35 @@ def test_markdown_table1_layout_and_bold_minimum():
     assert "## a" in lines and "## b" in lines
     detail = next(line for line in lines if line.startswith("| ce | 11.00 ± 1.41"))
     assert detail.endswith("| 5.5 ± 0.7 |")
+
+
+def test_significance_marks_are_paired_bootstrap_tests():
+    rng = np.random.default_rng(0)
+    rows = _fake_rows()
+    shared = rng.normal(size=(2, 200)) * 0.01  # per seed: noise common to losses
+    for row in rows:
+        own = rng.normal(size=200) * 0.001
+        for when in ("pre", "post"):
+            row[f"ece_{when}_bootstrap"] = (
+                row[f"ece_{when}"] + shared[row["seed"]] + own
+            )
+    marks = significance_marks(rows)
+    # focal's ECE is 6 points below ce's with paired noise of ~0.1 point:
+    # significant; post T halves every ECE: significant for both losses
+    assert marks["a", "focal"]["pre"].endswith("▼")
+    assert marks["a", "focal"]["post"].endswith("▼†")
+    assert (
+        marks["a", "ce"]["pre"].startswith(" [") and "▼" not in marks["a", "ce"]["pre"]
+    )
+    assert marks["a", "ce"]["post"].endswith("]†")
+    text = markdown_report(rows, losses=["ce", "focal"])
+    assert "▼/▲: significantly lower/higher ECE than ce" in text
+    # unpaired noise of the same size as the difference: no mark
+    for row in rows:
+        row["ece_pre_bootstrap"] = row["ece_pre"] + rng.normal(size=200) * 0.2
+    assert "▼" not in significance_marks(rows)["a", "focal"]["pre"]
+    # rows read back from a csv carry no distributions: no marks
+    assert significance_marks(_fake_rows()) == {}
 
 
 # ----------------------------------------------------------------------------

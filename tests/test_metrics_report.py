@@ -28,6 +28,9 @@ KEYS = {
     "error",
     "s99_fraction",
     "s99_accuracy",
+    "debiased_ece",
+    "ece_sweep",
+    "skce",
     "n_samples",
 }
 

@@ -80,6 +80,9 @@ def test_names_and_get_scorer(iris):
         "neg_classwise_ece",
         "neg_mce",
         "neg_smooth_ece",
+        "neg_debiased_ece",
+        "neg_ece_sweep",
+        "neg_kernel_calibration_error",
     }
     for name, scorer in CALIBRATION_SCORERS.items():
         got = get_scorer(name)

@@ -228,3 +228,68 @@ def top_label(p, y_idx):
         pred = np.argmax(p, axis=1)
         conf = p[np.arange(p.shape[0]), pred]
     return conf, pred == y_idx
+
+
+def _expanded_index(cumulative_weight, positions):
+    """Index of the sorted sample at each position of the expanded sample.
+
+    With integer weights the expanded sample repeats sample i ``w_i`` times;
+    position j (0-based) holds the sample whose cumulative weight first
+    exceeds j. Zero-weight samples are never selected.
+    """
+    return np.searchsorted(cumulative_weight, positions, side="right")
+
+
+def weighted_quantile(values, levels, sample_weight=None):
+    """``numpy.quantile(values, levels)`` (linear method) with sample weights.
+
+    With integer weights this is the quantile of the sample in which each
+    value is repeated as many times as its weight (scikit-learn's meaning of
+    ``sample_weight``); None is the unweighted ``numpy.quantile``.
+    """
+    if sample_weight is None:
+        return np.quantile(values, levels)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    cumulative = np.cumsum(sample_weight[order])
+    h = (cumulative[-1] - 1.0) * np.asarray(levels, dtype=np.float64)
+    h = np.maximum(h, 0.0)
+    below = np.floor(h)
+    t = h - below
+    last = len(ordered) - 1
+    a = ordered[np.minimum(_expanded_index(cumulative, below), last)]
+    b = ordered[np.minimum(_expanded_index(cumulative, below + 1), last)]
+    # numpy's lerp: exact at both ends
+    return np.where(t >= 0.5, b - (b - a) * (1 - t), a + (b - a) * t)
+
+
+def equal_mass_edges(values, n_bins, sample_weight=None):
+    """Right edges of equal-mass bins, as Kumar et al.'s ``get_equal_bins``.
+
+    Sort the values, split them into ``n_bins`` groups as
+    ``numpy.array_split`` does (at most as many groups as values), put an
+    edge at the midpoint between consecutive groups and a last edge at 1.0,
+    and drop duplicate edges. Bins are right-closed: a value v falls in bin
+    ``searchsorted(edges, v, side="left")``.
+
+    With integer ``sample_weight`` the split is that of the sample with each
+    value repeated as many times as its weight; other weights split the
+    total weight into ``n_bins`` equal parts.
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    weight = np.ones(len(values)) if sample_weight is None else sample_weight[order]
+    cumulative = np.cumsum(weight)
+    total = cumulative[-1]
+    if np.all(weight == np.round(weight)):
+        total = round(total)
+        n_groups = min(n_bins, total)
+        size, extra = divmod(total, n_groups)
+        g = np.arange(1, n_groups)
+        starts = g * size + np.minimum(g, extra)  # array_split's group starts
+    else:
+        n_groups = n_bins
+        starts = np.arange(1, n_groups) * (total / n_groups)
+    last = ordered[np.searchsorted(cumulative, starts, side="left")]
+    first = ordered[_expanded_index(cumulative, starts)]
+    return np.unique(np.r_[(last + first) / 2.0, 1.0])

@@ -11,7 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from sklcalib._utils._optional import import_optional
-from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
 
 __all__ = [
     "aggregate",
@@ -20,6 +20,7 @@ __all__ = [
     "plot_curvature",
     "plot_reliability",
     "read_csv",
+    "significance_marks",
     "write_csv",
 ]
 
@@ -42,6 +43,7 @@ def row_columns(extra=()):
     cols = ["dataset", "loss", "seed", "epochs", "temperature"]
     for key in METRICS:
         cols += [f"{key}_pre", f"{key}_post"]
+    cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
     return [*cols, "train_error", "hessian_trace", "train_seconds", *extra]
 
 
@@ -52,7 +54,7 @@ def write_csv(rows, path):
         writer = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({c: _fmt_csv(row[c]) for c in cols})
+            writer.writerow({c: _fmt_csv(row.get(c, math.nan)) for c in cols})
 
 
 def _fmt_csv(value):
@@ -94,7 +96,7 @@ def aggregate(rows):
     for key, group in groups.items():
         stats[key] = {}
         for col in numeric:
-            values = np.array([r[col] for r in group], dtype=float)
+            values = np.array([r.get(col, math.nan) for r in group], dtype=float)
             std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
             stats[key][col] = (float(np.mean(values)), std, len(values))
     return stats
@@ -159,6 +161,19 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         "(optimal T); means over seeds; lowest per line in bold.",
         "",
     ]
+    marks = significance_marks(rows)
+    if marks:
+        lines += [
+            "Brackets: 95 % basic bootstrap interval of the mean ECE over seeds "
+            "(test rows resampled); it corrects for the ECE's upward bias on few "
+            "rows, so it can lie below the plug-in value. "
+            "▼/▲: significantly lower/higher ECE than ce on the same test rows "
+            "(same pre/post T), †/‡: post T significantly lower/higher than "
+            "pre T; paired bootstrap at 5 %: per seed, the difference of the two "
+            "ECEs on the same resampled rows, averaged over the seeds resample "
+            f"by resample ({BOOTSTRAP_RESAMPLES} resamples), two-sided.",
+            "",
+        ]
     header = ["Dataset"]
     for loss in losses:
         header += [f"{loss} pre T", f"{loss} post T"]
@@ -175,9 +190,12 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
             s = stats[ds, loss]
             pre = f"{100 * s['ece_pre'][0]:.2f}"
             post = f"{100 * s['ece_post'][0]:.2f}({s['temperature'][0]:.1f})"
+            extra = marks.get((ds, loss), {})
             cells += [
-                f"**{pre}**" if s["ece_pre"][0] == best_pre else pre,
-                f"**{post}**" if s["ece_post"][0] == best_post else post,
+                (f"**{pre}**" if s["ece_pre"][0] == best_pre else pre)
+                + extra.get("pre", ""),
+                (f"**{post}**" if s["ece_post"][0] == best_post else post)
+                + extra.get("post", ""),
             ]
         lines.append(_md_row(cells))
 
@@ -223,6 +241,79 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                 "better calibration, i.e. ρ > 0).",
             ]
     return "\n".join(lines) + "\n"
+
+
+def _paired_pvalue(resampled):
+    """Two-sided bootstrap p-value of "no difference" (as
+    :func:`sklcalib.metrics.compare_calibration`)."""
+    tail = min(np.count_nonzero(resampled <= 0), np.count_nonzero(resampled >= 0))
+    return min(1.0, 2.0 * (tail + 1) / (resampled.shape[0] + 1))
+
+
+def _pooled(runs, when, reference=None, reference_when=None):
+    """Mean over seeds of ECE (or of its paired difference to ``reference``),
+    observed and resample by resample."""
+    seeds = sorted(runs if reference is None else set(runs) & set(reference))
+    obs = [runs[s][f"ece_{when}"] for s in seeds]
+    boot = [runs[s][f"ece_{when}_bootstrap"] for s in seeds]
+    if reference is not None:
+        obs = [
+            o - reference[s][f"ece_{reference_when}"]
+            for o, s in zip(obs, seeds, strict=True)
+        ]
+        boot = [
+            b - reference[s][f"ece_{reference_when}_bootstrap"]
+            for b, s in zip(boot, seeds, strict=True)
+        ]
+    return float(np.mean(obs)), np.mean(boot, axis=0)
+
+
+def significance_marks(rows, *, baseline="ce", alpha=0.05):
+    """Interval and significance marks of the Table-1 ECE cells.
+
+    For every (dataset, loss): the 95 % basic bootstrap interval of the mean
+    ECE over seeds (the b-th bootstrap resample of every seed averaged; the
+    percentile interval reflected about the mean, clipped at 0), ▼/▲ when
+    the loss's ECE is significantly lower/higher than ``baseline``'s on the
+    same test rows, and †/‡ on the post-T cell when the post-T ECE is
+    significantly lower/higher than the pre-T ECE. Paired: the runs of one
+    dataset and seed share the resampled rows (see
+    :func:`~sklcalib.benchmark.runner.run_one`), so the per-seed difference
+    of two ECEs is computed resample by resample and averaged over seeds;
+    two-sided bootstrap p-values at ``alpha``.
+
+    Returns
+    -------
+    marks : dict
+        ``(dataset, loss) -> {"pre": str, "post": str}`` suffixes; empty when
+        the rows carry no bootstrap distributions (e.g. read from a csv).
+    """
+    runs = defaultdict(dict)
+    for row in rows:
+        if "ece_pre_bootstrap" not in row or "ece_post_bootstrap" not in row:
+            return {}
+        runs[row["dataset"], row["loss"]][row["seed"]] = row
+    marks = {}
+    for (ds, loss), by_seed in runs.items():
+        cell = {}
+        base = runs.get((ds, baseline))
+        for when in ("pre", "post"):
+            mean, mean_boot = _pooled(by_seed, when)
+            # basic interval: the resampled ECE sits above the ECE by its
+            # bias; reflecting the percentile interval about the mean undoes it
+            q_low, q_high = np.quantile(mean_boot, [0.025, 0.975])
+            low, high = max(2 * mean - q_high, 0.0), 2 * mean - q_low
+            text = f" [{100 * low:.2f}, {100 * high:.2f}]"
+            if base is not None and loss != baseline and set(base) & set(by_seed):
+                diff, diff_boot = _pooled(by_seed, when, base, when)
+                if _paired_pvalue(diff_boot) < alpha:
+                    text += "▼" if diff < 0 else "▲"
+            cell[when] = text
+        diff, diff_boot = _pooled(by_seed, "post", by_seed, "pre")
+        if _paired_pvalue(diff_boot) < alpha:
+            cell["post"] += "†" if diff < 0 else "‡"
+        marks[ds, loss] = cell
+    return marks
 
 
 def curvature_correlation(stats, dataset, losses):

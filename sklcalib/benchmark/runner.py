@@ -42,6 +42,10 @@ METRICS = (
     "error",
 )
 
+#: bootstrap resamples of the test ECE per run (intervals and the paired
+#: comparisons of the report); cheap: the resamples reuse per-bin sums
+BOOTSTRAP_RESAMPLES = 200
+
 # Criteria that learn from the validation split while training (AdaFocal).
 _NEEDS_VALIDATION = ("adafocal", "adadualfocal")
 
@@ -199,12 +203,19 @@ def run_one(
     row : dict
         ``dataset``, ``loss``, ``seed``, ``epochs``, ``temperature``,
         ``<metric>_pre`` and ``<metric>_post`` for each of :data:`METRICS`,
-        ``train_error``, ``hessian_trace``, ``train_seconds``.
+        ``ece_pre_low``, ``ece_pre_high``, ``ece_post_low``, ``ece_post_high``
+        (95 % basic bootstrap interval of the test ECE: the percentile
+        interval reflected about the estimate, which undoes the upward shift
+        of the resampled ECE),
+        ``train_error``, ``hessian_trace``, ``train_seconds``, and the
+        bootstrap distributions ``ece_pre_bootstrap``, ``ece_post_bootstrap``
+        (arrays, not written to the csv; resampled rows shared by every loss of
+        a dataset and seed).
     """
     import torch
 
     from sklcalib.calibration import TemperatureScaler
-    from sklcalib.metrics import calibration_report
+    from sklcalib.metrics import bootstrap_interval, calibration_report
 
     data = _dataset(dataset, max_train)
     net_seed = derive_seed(dataset, seed)
@@ -233,6 +244,19 @@ def run_one(
         proba_post = np.asarray(scaler.predict_proba(logits_test), dtype=np.float64)
         pre = calibration_report(data.y_test, proba_pre)
         post = calibration_report(data.y_test, proba_post)
+        # the same seed for every loss and for pre/post: all of them see the
+        # same resampled test rows, so the report can compare them pairwise
+        boot = {
+            when: bootstrap_interval(
+                "ece",
+                data.y_test,
+                proba,
+                n_resamples=BOOTSTRAP_RESAMPLES,
+                method="basic",
+                random_state=derive_seed(dataset, seed),
+            )
+            for when, proba in (("pre", proba_pre), ("post", proba_post))
+        }
         train_error = float(np.mean(net.predict(data.X_train) != data.y_train))
 
         if hessian_samples > 0:
@@ -261,6 +285,10 @@ def run_one(
     for key in METRICS:
         row[f"{key}_pre"] = float(pre[key])
         row[f"{key}_post"] = float(post[key])
+    for when, ci in boot.items():
+        row[f"ece_{when}_low"] = ci.low
+        row[f"ece_{when}_high"] = ci.high
+        row[f"ece_{when}_bootstrap"] = ci.bootstrap_distribution
     row["train_error"] = train_error
     row["hessian_trace"] = trace
     row["train_seconds"] = train_seconds

@@ -18,21 +18,32 @@ calibrator                           scores         method
 :class:`BBQCalibrator`               probabilities  netcal's BBQ, one-vs-rest
 :class:`ENIRCalibrator`              probabilities  netcal's ENIR, one-vs-rest
 :class:`BetaCalibrator`              probabilities  netcal's beta, one-vs-rest
+:class:`DirichletCalibrator`         probabilities  ``softmax(W log p + b)``, ODIR
+:class:`EnsembleTemperatureScaler`   logits         mixture of ``softmax(z / T)``,
+                                                    ``softmax(z)`` and uniform
+:class:`ScalingBinningCalibrator`    probabilities  Platt, then equal-mass bins
+:class:`VennAbersCalibrator`         probabilities  Venn–ABERS, one-vs-rest
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
-the way scikit-learn's ``CalibratedClassifierCV`` does.
+the way scikit-learn's ``CalibratedClassifierCV`` does (``calibrator=None``
+is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
+Every calibrator's ``fit`` takes ``sample_weight``.
 """
 
 from ._binning import HistogramBinningCalibrator, IsotonicCalibrator
+from ._dirichlet import DirichletCalibrator
+from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
+from ._scaling_binning import ScalingBinningCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
     TemperatureScaler,
 )
+from ._venn_abers import VennAbersCalibrator
 
 __all__ = [
     "DEFAULT_GRID",
@@ -40,11 +51,15 @@ __all__ = [
     "BBQCalibrator",
     "BetaCalibrator",
     "CalibratedClassifier",
+    "DirichletCalibrator",
     "ENIRCalibrator",
+    "EnsembleTemperatureScaler",
     "HistogramBinningCalibrator",
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "ScalingBinningCalibrator",
     "TemperatureScaler",
     "VectorScaler",
+    "VennAbersCalibrator",
 ]

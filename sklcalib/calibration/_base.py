@@ -13,7 +13,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib._utils._validation import any_dask, check_prob_values, is_dask_array
+from sklcalib._utils._validation import (
+    any_dask,
+    check_prob_values,
+    check_sample_weight,
+    is_dask_array,
+)
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
@@ -55,9 +60,10 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
     Subclasses set ``_input`` (``"logits"`` or ``"probabilities"``: which
     response of a classifier they calibrate, used by
     :class:`~sklcalib.calibration.CalibratedClassifier`) and implement
-    ``_check_params()``, ``_fit(scores, y_idx)`` and ``_predict_proba(scores)``
-    on validated float64 scores of shape (n, n_features_in_) and integer
-    targets indexing ``classes_``.
+    ``_check_params()``, ``_fit(scores, y_idx, sample_weight)`` and
+    ``_predict_proba(scores)`` on validated float64 scores of shape
+    (n, n_features_in_), integer targets indexing ``classes_`` and float64
+    weights (None when not given).
     """
 
     _input = LOGITS
@@ -88,7 +94,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         X = X.astype(np.float64, copy=False)
         return X if isinstance(y, str) else (X, out[1])
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the calibrator on held-out scores.
 
         Parameters
@@ -106,6 +112,11 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             by streaming passes over the row blocks on the active Dask
             scheduler, to the in-memory parameters; the other calibrators
             raise a ValueError (fit them on an in-memory sample).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples, with scikit-learn's meaning:
+            an integer weight gives the same fit as repeating the row that
+            many times. None weights every sample 1. Not supported with dask
+            arrays.
 
         Returns
         -------
@@ -115,12 +126,14 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         if any_dask(X, y):  # streaming passes over the row blocks
             from ._streaming import fit_streaming
 
-            return fit_streaming(self, X, y)
+            return fit_streaming(self, X, y, sample_weight)
         self._check_params()
         if y is None:  # scikit-learn's message for a missing target
             validate_data(self, _as_2d(X), y)
         # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
+        # weights next: scikit-learn reports weight problems before score ones
+        sample_weight = check_sample_weight(sample_weight, np.asarray(y).shape[0])
         classes = np.unique(np.asarray(y))
         if len(classes) == 1:  # (no class at all: validate_data's empty error)
             raise ValueError(
@@ -137,7 +150,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
                 "give one score column per class (or, for a binary problem, "
                 "the positive-class score as one column)."
             )
-        self._fit(X, y_idx)
+        self._fit(X, y_idx, sample_weight)
         return self
 
     def predict_proba(self, X):

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from sklcalib._utils._binning import bin_index
+from sklcalib._utils._binning import bin_index, weighted_quantile
 from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
 
 from ._base import PROBABILITIES, BaseCalibrator, renormalise
@@ -19,12 +19,18 @@ class _OneVsRestCalibrator(BaseCalibrator):
 
     _input = PROBABILITIES
 
-    def _fit(self, scores, y_idx):
+    def _fit(self, scores, y_idx, sample_weight=None):
+        self._check_weights_supported(sample_weight)
         columns = self._columns(scores)
         self.calibrators_ = [
-            self._fit_column(scores[:, c], (y_idx == k).astype(np.float64))
+            self._fit_column(
+                scores[:, c], (y_idx == k).astype(np.float64), sample_weight
+            )
             for c, k in columns
         ]
+
+    def _check_weights_supported(self, sample_weight):
+        """Subclasses that cannot weight samples raise here."""
 
     def _columns(self, scores):
         """(score column, class index) pairs to calibrate."""
@@ -105,21 +111,26 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         check_n_bins(self.n_bins)
         check_option(self.strategy, "strategy", STRATEGIES)
 
-    def _fit(self, scores, y_idx):
-        super()._fit(scores, y_idx)
+    def _fit(self, scores, y_idx, sample_weight=None):
+        super()._fit(scores, y_idx, sample_weight)
         self.bin_edges_ = [edges for edges, _ in self.calibrators_]
         self.bin_values_ = [values for _, values in self.calibrators_]
 
-    def _fit_column(self, p, target):
+    def _fit_column(self, p, target, sample_weight=None):
         if self.strategy == "uniform":
             edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         else:
-            edges = np.unique(np.quantile(p, np.linspace(0, 1, self.n_bins + 1)))
+            levels = np.linspace(0, 1, self.n_bins + 1)
+            edges = np.unique(weighted_quantile(p, levels, sample_weight))
             edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
         n_bins = len(edges) - 1
         idx = bin_index(p, edges)
-        counts = np.bincount(idx, minlength=n_bins)
-        hits = np.bincount(idx, weights=target, minlength=n_bins)
+        counts = np.bincount(idx, weights=sample_weight, minlength=n_bins)
+        hits = np.bincount(
+            idx,
+            weights=target if sample_weight is None else target * sample_weight,
+            minlength=n_bins,
+        )
         centres = (edges[:-1] + edges[1:]) / 2
         values = np.divide(hits, counts, out=centres.copy(), where=counts > 0)
         return edges, values
@@ -172,9 +183,9 @@ class IsotonicCalibrator(_OneVsRestCalibrator):
         pass
 
     @staticmethod
-    def _fit_column(p, target):
+    def _fit_column(p, target, sample_weight=None):
         return IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
-            p, target
+            p, target, sample_weight=sample_weight
         )
 
     @staticmethod

@@ -1,19 +1,21 @@
 """CalibratedClassifier: scikit-learn's CalibratedClassifierCV for any calibrator."""
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import check_cv, cross_val_predict
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, indexable
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
+
+from sklcalib._utils._validation import check_sample_weight
 
 from ._base import LOGITS, softmax_rows
 from ._temperature import TemperatureScaler
 
-# The default calibrator is one shared instance; it is safe because fit only
-# ever uses clones of it.
-_DEFAULT_CALIBRATOR = TemperatureScaler()
+PASSTHROUGH = "passthrough"
 
 
 def _needs_logits(calibrator):
@@ -29,6 +31,14 @@ def _response_method(estimator, calibrator):
             "estimator must have a decision_function or a predict_proba method; "
             f"{type(estimator).__name__} has neither."
         )
+    if calibrator is PASSTHROUGH:
+        if not has_proba:
+            raise ValueError(
+                'calibrator="passthrough" returns the estimator\'s own '
+                f"probabilities, but {type(estimator).__name__} has no "
+                "predict_proba method."
+            )
+        return "predict_proba"
     if _needs_logits(calibrator):
         if hasattr(estimator, "predict_logits"):
             # all K logit columns (NetClassifier): a binary decision_function
@@ -74,8 +84,12 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The classifier to calibrate. Wrap an already fitted classifier in
         ``sklearn.frozen.FrozenEstimator`` to calibrate it on the data given
         to ``fit`` without refitting it.
-    calibrator : calibrator instance, default=TemperatureScaler()
-        The calibrator; cloned for each fit, never modified.
+    calibrator : calibrator instance, "passthrough" or None, default=None
+        The calibrator; cloned for each fit, never modified. None means a
+        fresh :class:`~sklcalib.calibration.TemperatureScaler`.
+        ``"passthrough"`` means no calibration: the estimator is fitted on
+        all the data and its own ``predict_proba`` is returned, so that a
+        search can compare calibrators with none.
     cv : int, cross-validation generator or iterable, default=5
         Splits of the training data, as in ``CalibratedClassifierCV``
         (an integer means stratified k-fold). Not used when the estimator is
@@ -93,7 +107,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     calibrated_classifiers_ : list of tuple
-        ``(fitted estimator, fitted calibrator)`` pairs.
+        ``(fitted estimator, fitted calibrator)`` pairs; with
+        ``calibrator="passthrough"`` one pair whose calibrator is None.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -123,9 +138,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     array([1., 1.])
     """
 
-    def __init__(
-        self, estimator, calibrator=_DEFAULT_CALIBRATOR, cv=5, ensemble="auto"
-    ):
+    def __init__(self, estimator, calibrator=None, cv=5, ensemble="auto"):
         self.estimator = estimator
         self.calibrator = calibrator
         self.cv = cv
@@ -140,20 +153,28 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         if self.estimator is None or not hasattr(self.estimator, "fit"):
             raise ValueError(f"estimator must be a classifier; got {self.estimator!r}.")
-        if not (
-            hasattr(self.calibrator, "fit")
-            and hasattr(self.calibrator, "predict_proba")
+        calibrator = self._calibrator()
+        if calibrator is not PASSTHROUGH and not (
+            hasattr(calibrator, "fit") and hasattr(calibrator, "predict_proba")
         ):
             raise ValueError(
-                "calibrator must have fit and predict_proba methods; got "
-                f"{self.calibrator!r}."
+                "calibrator must have fit and predict_proba methods, or be "
+                f'"passthrough" or None; got {self.calibrator!r}.'
             )
         if not (isinstance(self.ensemble, bool | np.bool_) or self.ensemble == "auto"):
             raise ValueError(
                 f'ensemble must be True, False or "auto"; got {self.ensemble!r}.'
             )
 
-    def fit(self, X, y):
+    def _calibrator(self):
+        """The calibrator to clone: None is a fresh TemperatureScaler."""
+        if self.calibrator is None:
+            return TemperatureScaler()
+        if isinstance(self.calibrator, str) and self.calibrator == PASSTHROUGH:
+            return PASSTHROUGH
+        return self.calibrator
+
+    def fit(self, X, y, sample_weight=None):
         """Fit the estimator(s) and the calibrator(s).
 
         Parameters
@@ -162,6 +183,11 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Training data, as the estimator takes it.
         y : array-like of shape (n_samples,)
             Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights, split with the folds: passed to the
+            calibrator's ``fit`` and to the estimator's ``fit`` where it
+            accepts ``sample_weight`` (otherwise the estimator is fitted
+            unweighted, with a warning, as ``CalibratedClassifierCV`` does).
 
         Returns
         -------
@@ -178,30 +204,42 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "y must hold at least two classes; got 1 class: "
                 f"{self.classes_.tolist()}."
             )
+        w = check_sample_weight(sample_weight, y.shape[0])
         ensemble = self.ensemble
         frozen = isinstance(self.estimator, FrozenEstimator)
         if ensemble == "auto":
             ensemble = not frozen
-        method = _response_method(self.estimator, self.calibrator)
+        calibrator = self._calibrator()
+        method = _response_method(self.estimator, calibrator)
+        self._weights_to_estimator = (
+            w is not None and not frozen and self._estimator_takes_weights()
+        )
 
-        if frozen and not ensemble:
+        if calibrator is PASSTHROUGH:
+            # no calibration: one estimator fitted on all the data
+            estimator = clone(self.estimator)
+            if not frozen:
+                estimator = self._checked_fit(estimator, X, y, w)
+            pairs = [(estimator, None)]
+        elif frozen and not ensemble:
             # a frozen model is already fitted: all data calibrates it
             estimator = clone(self.estimator)
-            pairs = [(estimator, self._fit_calibrator(estimator, X, y, method))]
+            pairs = [(estimator, self._fit_calibrator(estimator, X, y, method, w))]
         else:
             cv = self._check_cv(y)
             if ensemble:
                 pairs = [
-                    self._fit_pair(X, y, train, test, method)
+                    self._fit_pair(X, y, w, train, test, method)
                     for train, test in cv.split(X, y)
                 ]
             else:
+                params = {"sample_weight": w} if self._weights_to_estimator else None
                 response = cross_val_predict(
-                    clone(self.estimator), X, y, cv=cv, method=method
+                    clone(self.estimator), X, y, cv=cv, method=method, params=params
                 )
-                estimator = self._checked_fit(clone(self.estimator), X, y)
+                estimator = self._checked_fit(clone(self.estimator), X, y, w)
                 calibrator = self._checked_calibrator(
-                    _to_calibrator_input(response, method, self.calibrator), y
+                    _to_calibrator_input(response, method, calibrator), y, w
                 )
                 pairs = [(estimator, calibrator)]
         self.calibrated_classifiers_ = pairs
@@ -225,8 +263,23 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 )
         return check_cv(self.cv, y, classifier=True)
 
-    def _checked_fit(self, estimator, X, y):
-        estimator.fit(X, y)
+    def _estimator_takes_weights(self):
+        if has_fit_parameter(self.estimator, "sample_weight"):
+            return True
+        warnings.warn(
+            f"{type(self.estimator).__name__}.fit does not accept sample_weight: "
+            "the estimator is fitted without the weights; the calibrator uses "
+            "them.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return False
+
+    def _checked_fit(self, estimator, X, y, w=None):
+        if w is not None and self._weights_to_estimator:
+            estimator.fit(X, y, sample_weight=w)
+        else:
+            estimator.fit(X, y)
         classes = getattr(estimator, "classes_", None)
         if classes is None or not np.array_equal(np.asarray(classes), self.classes_):
             raise ValueError(
@@ -236,8 +289,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return estimator
 
-    def _checked_calibrator(self, scores, y):
-        calibrator = clone(self.calibrator).fit(scores, y)
+    def _checked_calibrator(self, scores, y, w=None):
+        calibrator = clone(self._calibrator()).fit(scores, y, sample_weight=w)
         if not np.array_equal(calibrator.classes_, self.classes_):
             raise ValueError(
                 "a calibration split holds classes "
@@ -246,18 +299,25 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return calibrator
 
-    def _fit_calibrator(self, estimator, X, y, method):
+    def _fit_calibrator(self, estimator, X, y, method, w=None):
         response = getattr(estimator, method)(X)
         return self._checked_calibrator(
-            _to_calibrator_input(response, method, self.calibrator), y
+            _to_calibrator_input(response, method, self._calibrator()), y, w
         )
 
-    def _fit_pair(self, X, y, train, test, method):
+    def _fit_pair(self, X, y, w, train, test, method):
         estimator = self._checked_fit(
-            clone(self.estimator), _safe_indexing(X, train), y[train]
+            clone(self.estimator),
+            _safe_indexing(X, train),
+            y[train],
+            None if w is None else w[train],
         )
         calibrator = self._fit_calibrator(
-            estimator, _safe_indexing(X, test), y[test], method
+            estimator,
+            _safe_indexing(X, test),
+            y[test],
+            method,
+            None if w is None else w[test],
         )
         return estimator, calibrator
 
@@ -275,11 +335,14 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             Columns follow ``classes_``.
         """
         check_is_fitted(self)
-        method = _response_method(self.calibrated_classifiers_[0][0], self.calibrator)
+        first_estimator, first_calibrator = self.calibrated_classifiers_[0]
+        if first_calibrator is None:  # "passthrough"
+            return first_estimator.predict_proba(X)
+        method = _response_method(first_estimator, first_calibrator)
         total = None
         for estimator, calibrator in self.calibrated_classifiers_:
             scores = _to_calibrator_input(
-                getattr(estimator, method)(X), method, self.calibrator
+                getattr(estimator, method)(X), method, calibrator
             )
             proba = calibrator.predict_proba(scores)
             total = proba if total is None else total + proba

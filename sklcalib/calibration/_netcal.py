@@ -71,7 +71,16 @@ class _NetcalCalibrator(_OneVsRestCalibrator):
     the calibration data; the shared one-vs-rest code renormalises safely.
     """
 
-    def _fit_column(self, p, target):
+    def _check_weights_supported(self, sample_weight):
+        if sample_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} cannot honour sample_weight: netcal's "
+                "model has no sample weights. Fit without sample_weight, or use "
+                "a calibrator that weights samples (e.g. IsotonicCalibrator, "
+                "HistogramBinningCalibrator)."
+            )
+
+    def _fit_column(self, p, target, sample_weight=None):
         model = self._make_netcal()
         # copies: netcal may write to its inputs
         model.fit(np.array(p), target.astype(np.int64))

@@ -14,16 +14,28 @@ from sklcalib._utils._validation import any_dask, check_scalar
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 
-def _nll_and_logit_grad(new_logits, y_idx):
-    """Mean NLL of softmax(new_logits) and its gradient in new_logits."""
+def _nll_and_logit_grad(new_logits, y_idx, weights=None):
+    """Mean NLL of softmax(new_logits) and its gradient in new_logits.
+
+    ``weights`` (summing to 1) make the mean a weighted one.
+    """
     log_p = log_softmax(new_logits, axis=1)
     n = len(y_idx)
     rows = np.arange(n)
-    nll = -np.mean(log_p[rows, y_idx])
     grad = np.exp(log_p)
     grad[rows, y_idx] -= 1.0
-    grad /= n
+    if weights is None:
+        nll = -np.mean(log_p[rows, y_idx])
+        grad /= n
+    else:
+        nll = -np.dot(weights, log_p[rows, y_idx])
+        grad *= weights[:, None]
     return nll, grad
+
+
+def normalised_weights(sample_weight):
+    """Weights summing to 1 (None stays None: the plain mean)."""
+    return None if sample_weight is None else sample_weight / sample_weight.sum()
 
 
 def _minimise(fun, x0, max_iter, tol, name):
@@ -97,13 +109,14 @@ class VectorScaler(BaseCalibrator):
         check_scalar(self.max_iter, "max_iter", integer=True, low=1)
         check_scalar(self.tol, "tol", low=0)
 
-    def _fit(self, scores, y_idx):
+    def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
         k = z.shape[1]
+        weights = normalised_weights(sample_weight)
 
         def fun(params):
             w, b = params[:k], params[k:]
-            nll, g = _nll_and_logit_grad(z * w + b, y_idx)
+            nll, g = _nll_and_logit_grad(z * w + b, y_idx, weights)
             return nll, np.concatenate([np.einsum("ij,ij->j", g, z), g.sum(axis=0)])
 
         params = _minimise(
@@ -172,14 +185,15 @@ class MatrixScaler(BaseCalibrator):
         check_scalar(self.max_iter, "max_iter", integer=True, low=1)
         check_scalar(self.tol, "tol", low=0)
 
-    def _fit(self, scores, y_idx):
+    def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
         k = z.shape[1]
         off_diagonal = ~np.eye(k, dtype=bool)
+        weights = normalised_weights(sample_weight)
 
         def fun(params):
             W, b = params[: k * k].reshape(k, k), params[k * k :]
-            nll, g = _nll_and_logit_grad(z @ W.T + b, y_idx)
+            nll, g = _nll_and_logit_grad(z @ W.T + b, y_idx, weights)
             W_off = W * off_diagonal
             loss = nll + self.reg * np.sum(W_off**2)
             grad_W = g.T @ z + 2.0 * self.reg * W_off
@@ -249,7 +263,7 @@ class PlattScaler(BaseCalibrator):
     def _check_params(self):
         check_scalar(self.C, "C", low=0, low_open=True)
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the calibrator on held-out binary scores.
 
         Parameters
@@ -258,6 +272,9 @@ class PlattScaler(BaseCalibrator):
             Positive-class decision scores, or two-column logits.
         y : array-like of shape (n_samples,)
             Binary targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights (an integer weight is the same as
+            repeating the row); None weights every sample 1.
 
         Returns
         -------
@@ -267,7 +284,7 @@ class PlattScaler(BaseCalibrator):
         if any_dask(X, y):  # streaming passes over the row blocks
             from ._streaming import fit_streaming
 
-            return fit_streaming(self, X, y)
+            return fit_streaming(self, X, y, sample_weight)
         if y is not None:
             y_type = type_of_target(y, input_name="y", raise_unknown=True)
             if y_type not in ("binary", "multiclass"):
@@ -278,14 +295,16 @@ class PlattScaler(BaseCalibrator):
                     f"type of the target is {y_type}; use TemperatureScaler, "
                     "VectorScaler or MatrixScaler for multiclass logits."
                 )
-        return super().fit(X, y)
+        return super().fit(X, y, sample_weight)
 
-    def _fit(self, scores, y_idx):
+    def _fit(self, scores, y_idx, sample_weight=None):
         s = self._score(scores)
-        center, scale = s.mean(), s.std()
+        # weighted moments: integer weights standardise like repeated rows
+        center = np.average(s, weights=sample_weight)
+        scale = np.sqrt(np.average((s - center) ** 2, weights=sample_weight))
         scale = scale if scale > 0 else 1.0
         model = LogisticRegression(C=self.C, tol=1e-10, max_iter=1000)
-        model.fit(((s - center) / scale)[:, None], y_idx)
+        model.fit(((s - center) / scale)[:, None], y_idx, sample_weight=sample_weight)
         a = model.coef_[0, 0] / scale
         self.coef_ = float(a)
         self.intercept_ = float(model.intercept_[0] - a * center)

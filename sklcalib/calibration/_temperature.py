@@ -19,8 +19,10 @@ TEMPERATURE_BOUNDS = (1e-4, 1e4)
 DEFAULT_GRID = np.round(np.arange(1, 101) * 0.1, 1)
 
 
-def _nll_derivatives(shifted, shifted_true, beta, buffer):
+def _nll_derivatives(shifted, shifted_true, beta, buffer, weights=None):
     """NLL of softmax(beta * z) and its first three derivatives in beta.
+
+    Means are weighted by ``weights`` (normalised to sum 1) when given.
 
     ``shifted`` is z minus its row maximum (softmax is shift invariant and
     ``exp(beta * shifted) <= 1`` cannot overflow), ``shifted_true`` its entry
@@ -41,10 +43,14 @@ def _nll_derivatives(shifted, shifted_true, beta, buffer):
     s3 = np.einsum("ij,ij->i", buffer, shifted)
     mean = s1 / s0
     second = s2 / s0
-    nll = np.mean(np.log(s0) - beta * shifted_true)
-    grad = np.mean(mean - shifted_true)
-    hess = np.mean(np.maximum(second - mean**2, 0.0))
-    third = np.mean(s3 / s0 - 3 * mean * second + 2 * mean**3)
+
+    def average(values):
+        return np.mean(values) if weights is None else np.dot(weights, values)
+
+    nll = average(np.log(s0) - beta * shifted_true)
+    grad = average(mean - shifted_true)
+    hess = average(np.maximum(second - mean**2, 0.0))
+    third = average(s3 / s0 - 3 * mean * second + 2 * mean**3)
     return nll, grad, hess, third
 
 
@@ -54,12 +60,14 @@ FUSED_MIN_SIZE = 1_000_000
 SUBSAMPLE_ROWS = 5_000
 
 
-def _numpy_derivatives(logits, y_idx):
+def _numpy_derivatives(logits, y_idx, weights=None):
     """beta -> (nll, grad, hess), numpy reference (two (n, K) scratch arrays)."""
     shifted = logits - logits.max(axis=1, keepdims=True)
     shifted_true = shifted[np.arange(len(y_idx)), y_idx]
     buffer = np.empty_like(shifted)
-    return lambda beta: _nll_derivatives(shifted, shifted_true, beta, buffer)
+    if weights is not None:
+        weights = weights / weights.sum()
+    return lambda beta: _nll_derivatives(shifted, shifted_true, beta, buffer, weights)
 
 
 def _fused_derivatives(logits, y_idx):
@@ -78,12 +86,15 @@ def _fused_by_default(logits):
     return logits.size >= FUSED_MIN_SIZE and is_installed("numba")
 
 
-def nll_derivatives(logits, y_idx, *, fused=None):
+def nll_derivatives(logits, y_idx, *, fused=None, sample_weight=None):
     """A function beta -> the NLL of softmax(beta z) and three derivatives.
 
     ``fused=None`` picks the compiled kernels for inputs of at least
-    ``FUSED_MIN_SIZE`` entries and numpy otherwise.
+    ``FUSED_MIN_SIZE`` entries and numpy otherwise; weighted fits always use
+    numpy (the compiled kernel has no weights).
     """
+    if sample_weight is not None:
+        return _numpy_derivatives(logits, y_idx, sample_weight)
     if fused is None:
         fused = _fused_by_default(logits)
     return (_fused_derivatives if fused else _numpy_derivatives)(logits, y_idx)
@@ -144,7 +155,13 @@ def _safeguarded_newton(derivatives, beta, lo, hi, max_iter):
 
 
 def fit_temperature_nll(
-    logits, y_idx, *, bounds=TEMPERATURE_BOUNDS, max_iter=100, fused=None
+    logits,
+    y_idx,
+    *,
+    bounds=TEMPERATURE_BOUNDS,
+    max_iter=100,
+    fused=None,
+    sample_weight=None,
 ):
     """The temperature minimising the NLL of ``softmax(logits / T)``.
 
@@ -166,6 +183,8 @@ def fit_temperature_nll(
         Maximum number of Halley, Newton or bisection steps.
     fused : bool or None, default=None
         Use the compiled kernels (True), numpy (False), or decide by size.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Weights of the weighted mean NLL (numpy path).
 
     Returns
     -------
@@ -179,9 +198,15 @@ def fit_temperature_nll(
     if n >= 4 * SUBSAMPLE_ROWS:
         rows = slice(None, None, n // SUBSAMPLE_ROWS)
         sub = np.ascontiguousarray(logits[rows])
-        start = nll_derivatives(sub, y_idx[rows], fused=fused)
-        beta = _safeguarded_newton(start, beta, lo, hi, max_iter)
-    derivatives = nll_derivatives(logits, y_idx, fused=fused)
+        sub_weight = None if sample_weight is None else sample_weight[rows]
+        if sub_weight is None or sub_weight.sum() > 0:
+            start = nll_derivatives(
+                sub, y_idx[rows], fused=fused, sample_weight=sub_weight
+            )
+            beta = _safeguarded_newton(start, beta, lo, hi, max_iter)
+    derivatives = nll_derivatives(
+        logits, y_idx, fused=fused, sample_weight=sample_weight
+    )
     beta = _safeguarded_newton(derivatives, beta, lo, hi, max_iter)
     return 1.0 / min(max(beta, lo), hi)
 
@@ -258,16 +283,22 @@ class TemperatureScaler(BaseCalibrator):
             if not np.all(np.isfinite(grid) & (grid > 0)):
                 raise ValueError("grid must hold finite positive temperatures.")
 
-    def _fit(self, scores, y_idx):
+    def _fit(self, scores, y_idx, sample_weight=None):
         _warn_if_probabilities(scores)
         logits = binary_logits(scores)
         if self.objective == "nll":
-            self.temperature_ = fit_temperature_nll(logits, y_idx)
+            self.temperature_ = fit_temperature_nll(
+                logits, y_idx, sample_weight=sample_weight
+            )
             _warn_if_at_bound(self.temperature_)
         else:
             grid = DEFAULT_GRID if self.grid is None else self.grid
             self.temperature_ = fit_temperature_ece(
-                logits, y_idx, grid=grid, n_bins=self.n_bins
+                logits,
+                y_idx,
+                grid=grid,
+                n_bins=self.n_bins,
+                sample_weight=sample_weight,
             )
 
     def _predict_proba(self, scores):
@@ -323,7 +354,9 @@ def _warn_if_at_bound(temperature):
     )
 
 
-def fit_temperature_ece(logits, y_idx, *, grid=DEFAULT_GRID, n_bins=15):
+def fit_temperature_ece(
+    logits, y_idx, *, grid=DEFAULT_GRID, n_bins=15, sample_weight=None
+):
     """The temperature of ``grid`` with the smallest ECE (ties: smaller T).
 
     Parameters
@@ -335,6 +368,8 @@ def fit_temperature_ece(logits, y_idx, *, grid=DEFAULT_GRID, n_bins=15):
         Candidate temperatures.
     n_bins : int
         Number of equal-width ECE bins.
+    sample_weight : ndarray of shape (n_samples,) or None, default=None
+        Weights of the samples in the ECE.
 
     Returns
     -------
@@ -347,7 +382,11 @@ def fit_temperature_ece(logits, y_idx, *, grid=DEFAULT_GRID, n_bins=15):
     labels = np.arange(logits.shape[1])
     eces = [
         expected_calibration_error(
-            y_idx, softmax_rows(logits / t), n_bins=n_bins, labels=labels
+            y_idx,
+            softmax_rows(logits / t),
+            n_bins=n_bins,
+            labels=labels,
+            sample_weight=sample_weight,
         )
         for t in grid
     ]

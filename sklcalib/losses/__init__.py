@@ -31,7 +31,7 @@ BrierLoss                   ``"brier"``           Σ_k (p_k - e_y,k)²
 MMCELoss                    ``"mmce"``            -log p_t + λ MMCE(batch)
 LabelSmoothingLoss          ``"label_smoothing"`` CE against (1-α)e_y + α/K
 AdaFocalLoss                ``"adafocal"``        focal / inverse focal, γ per bin
-AdaDualFocalLoss            ``"adadualfocal"``    dual focal with AdaFocal's γ
+AdaDualFocalLoss            ``"adadualfocal"``    dual focal, γ >= 0 per bin
 torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
 =========================== ===================== ===============================
 """

@@ -197,15 +197,12 @@ class FocalSpec:
 class _FusedFocal(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, target, spec):
-        # softmax by hand: p is what the backward needs, and log p is needed
-        # only at the target, z_t - max - log Σ exp(z - max) as log_softmax does
-        target_col = target.unsqueeze(1)
-        zmax = logits.amax(1, keepdim=True)
-        p = torch.sub(logits, zmax).exp_()
-        total = p.sum(1, keepdim=True)
-        p.div_(total)
-        logits_t = logits.gather(1, target_col)
-        logp_t = (logits_t - zmax - total.log()).squeeze(1)
+        # p is what the backward needs, and log p is needed only at the
+        # target: z_t - logsumexp(z); few dispatches, as batches are often small
+        lse = torch.logsumexp(logits, 1, keepdim=True)
+        p = torch.sub(logits, lse).exp_()
+        logits_t = logits.gather(1, target.unsqueeze(1))
+        logp_t = logits_t.sub(lse).squeeze(1)
         p_j = index = None
         if spec.dual:
             index, has = dual_index(logits, logits_t.squeeze(1))

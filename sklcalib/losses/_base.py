@@ -67,7 +67,7 @@ def check_input(logits, target):
         )
     if target.is_floating_point() or target.is_complex() or target.dtype == torch.bool:
         raise ValueError(f"target must hold integer class indices, got {target.dtype}.")
-    lo, hi = torch.aminmax(target)
+    lo, hi = (int(v) for v in torch.aminmax(target))
     if lo < 0 or hi >= k:
         raise ValueError(
             f"target must lie in [0, {k}) for logits with {k} columns, got values "

@@ -10,37 +10,62 @@ positive-class probabilities of a binary problem.
 from sklcalib._utils._binning import BinStatistics, bin_statistics
 
 from ._accumulator import CalibrationAccumulator
+from ._bootstrap import (
+    CalibrationComparison,
+    ConfidenceInterval,
+    bootstrap_interval,
+    compare_calibration,
+)
 from ._calibration_error import (
     adaptive_calibration_error,
     classwise_calibration_error,
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ._consistency import CalibrationTestResult, calibration_test
+from ._debiased import debiased_calibration_error
+from ._kernel import kernel_calibration_error
 from ._report import calibration_report
 from ._scorers import (
     CALIBRATION_SCORERS,
     adaptive_ece_scorer,
     classwise_ece_scorer,
+    debiased_ece_scorer,
     ece_scorer,
+    ece_sweep_scorer,
     get_scorer,
+    kernel_calibration_error_scorer,
     mce_scorer,
     smooth_ece_scorer,
 )
 from ._smooth import smooth_calibration_error
+from ._sweep import ece_sweep
 
 __all__ = [
     "CALIBRATION_SCORERS",
     "BinStatistics",
     "CalibrationAccumulator",
+    "CalibrationComparison",
+    "CalibrationTestResult",
+    "ConfidenceInterval",
     "adaptive_calibration_error",
     "adaptive_ece_scorer",
     "bin_statistics",
+    "bootstrap_interval",
     "calibration_report",
+    "calibration_test",
     "classwise_calibration_error",
     "classwise_ece_scorer",
+    "compare_calibration",
+    "debiased_calibration_error",
+    "debiased_ece_scorer",
     "ece_scorer",
+    "ece_sweep",
+    "ece_sweep_scorer",
     "expected_calibration_error",
     "get_scorer",
+    "kernel_calibration_error",
+    "kernel_calibration_error_scorer",
     "maximum_calibration_error",
     "mce_scorer",
     "smooth_calibration_error",

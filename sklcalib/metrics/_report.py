@@ -3,20 +3,48 @@
 import numpy as np
 
 from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._validation import any_dask, check_n_bins
 
+from ._bootstrap import bootstrap_interval, check_confidence_level, check_n_resamples
 from ._calibration_error import top_label_inputs
+from ._debiased import debiased_calibration_error
+from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics, score_terms
+from ._sweep import sweep_groups
 
 S99_THRESHOLD = 0.99
+# the report's SKCE is the unbiased (quadratic) estimator up to this many rows
+# and the block estimator beyond, so that a report stays O(n)
+SKCE_QUADRATIC_MAX_ROWS = 10_000
+#: report keys that get a bootstrap interval, and the metric behind each
+CI_METRICS = {
+    "ece": "ece",
+    "adaptive_ece": "adaptive_ece",
+    "classwise_ece": "classwise_ece",
+    "smooth_ece": "smooth_ece",
+    "debiased_ece": "debiased_ece",
+    "nll": "nll",
+    "brier": "brier",
+}
 
 
 def _weighted_mean(values, w):
     return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
 
 
-def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None):
+def calibration_report(
+    y_true,
+    y_prob,
+    *,
+    n_bins=15,
+    labels=None,
+    sample_weight=None,
+    confidence_level=None,
+    n_resamples=1000,
+    random_state=None,
+):
     """All calibration metrics of a set of predictions, validated once.
 
     Parameters
@@ -32,6 +60,16 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
         The label of every column of ``y_prob``.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights; every entry is a weighted mean.
+    confidence_level : float or None, default=None
+        With a level in (0, 1), the report adds ``"<key>_ci": (low, high)``,
+        percentile bootstrap intervals (rows resampled jointly, see
+        :func:`~sklcalib.metrics.bootstrap_interval`) for ``"ece"``,
+        ``"adaptive_ece"``, ``"classwise_ece"``, ``"smooth_ece"``,
+        ``"debiased_ece"``, ``"nll"`` and ``"brier"``.
+    n_resamples : int, default=1000
+        Bootstrap resamples per interval.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the bootstrap (every interval uses the same resampled rows).
 
     Returns
     -------
@@ -56,7 +94,16 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
         - ``"s99_fraction"``: fraction of samples with confidence >= 0.99;
         - ``"s99_accuracy"``: the accuracy on those samples, None if there are
           none (Mukhoti et al., 2020, Table 6);
-        - ``"n_samples"``: the number of samples (an int).
+        - ``"debiased_ece"``: Kumar et al.'s debiased L2 error
+          (:func:`~sklcalib.metrics.debiased_calibration_error`, top label);
+        - ``"ece_sweep"``: the monotonic-sweep ECE
+          (:func:`~sklcalib.metrics.ece_sweep`);
+        - ``"skce"``: the squared kernel calibration error
+          (:func:`~sklcalib.metrics.kernel_calibration_error`), the unbiased
+          estimator up to 10 000 rows and the block estimator beyond; None
+          for a single row;
+        - ``"n_samples"``: the number of samples (an int);
+        - with ``confidence_level``: ``"<key>_ci"`` as above.
 
         With dask arrays, the report is computed chunk by chunk (see
         :class:`~sklcalib.metrics.CalibrationAccumulator`) and holds only the
@@ -76,7 +123,15 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
     (0.25, 0.75)
     """
     n_bins = check_n_bins(n_bins)
+    if confidence_level is not None:
+        confidence_level = check_confidence_level(confidence_level)
+        n_resamples = check_n_resamples(n_resamples)
     if any_dask(y_true, y_prob, sample_weight):
+        if confidence_level is not None:
+            raise ValueError(
+                "confidence_level needs the samples in memory (the bootstrap "
+                "resamples rows); compute the intervals on an in-memory sample."
+            )
         from ._streaming import stream_statistics
 
         return stream_statistics(
@@ -109,7 +164,20 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
     else:
         s99_accuracy = None
     smooth, _ = smooth_ece_fixed_point(conf, correct, w)
-    return {
+    sweep_counts, sweep_conf, sweep_corr = sweep_groups(
+        conf.astype(np.float64), correct.astype(np.float64), w
+    )
+    filled = sweep_counts > 0
+    sweep = np.dot(
+        sweep_counts[filled] / sweep_counts.sum(),
+        np.abs(sweep_conf[filled] - sweep_corr[filled]) / sweep_counts[filled],
+    )
+    fixed = {"labels": labels, "sample_weight": sample_weight}
+    skce = None
+    if n >= 2:
+        estimator = "unbiased" if n <= SKCE_QUADRATIC_MAX_ROWS else "block"
+        skce = kernel_calibration_error(y_true, y_prob, estimator=estimator, **fixed)
+    report = {
         "ece": error_from_stats(uniform, "l1"),
         "ece_l2": error_from_stats(uniform, "l2"),
         "ece_over": float(np.dot(frac, np.maximum(gaps, 0.0))),
@@ -124,5 +192,29 @@ def calibration_report(y_true, y_prob, *, n_bins=15, labels=None, sample_weight=
         "error": 1.0 - accuracy,
         "s99_fraction": s99_fraction,
         "s99_accuracy": s99_accuracy,
+        "debiased_ece": debiased_calibration_error(
+            y_true, y_prob, n_bins=n_bins, **fixed
+        ),
+        "ece_sweep": min(max(float(sweep), 0.0), 1.0),
+        "skce": skce,
         "n_samples": int(n),
     }
+    if confidence_level is not None:
+        # one seed for all: every interval sees the same resampled rows
+        seed = int(stream_seeds(random_state, 1)[0] % 2**32)
+        for key, metric in CI_METRICS.items():
+            binned = (
+                {} if metric in ("smooth_ece", "nll", "brier") else {"n_bins": n_bins}
+            )
+            ci = bootstrap_interval(
+                metric,
+                y_true,
+                y_prob,
+                n_resamples=n_resamples,
+                confidence_level=confidence_level,
+                random_state=seed,
+                **binned,
+                **fixed,
+            )
+            report[f"{key}_ci"] = (ci.low, ci.high)
+    return report

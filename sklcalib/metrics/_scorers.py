@@ -21,7 +21,10 @@ from ._calibration_error import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ._debiased import debiased_calibration_error
+from ._kernel import kernel_calibration_error
 from ._smooth import smooth_calibration_error
+from ._sweep import ece_sweep
 
 
 class _CalibrationScorer(_Scorer):
@@ -54,6 +57,9 @@ adaptive_ece_scorer = _calibration_scorer(adaptive_calibration_error)
 classwise_ece_scorer = _calibration_scorer(classwise_calibration_error)
 mce_scorer = _calibration_scorer(maximum_calibration_error)
 smooth_ece_scorer = _calibration_scorer(smooth_calibration_error)
+debiased_ece_scorer = _calibration_scorer(debiased_calibration_error)
+ece_sweep_scorer = _calibration_scorer(ece_sweep)
+kernel_calibration_error_scorer = _calibration_scorer(kernel_calibration_error)
 
 CALIBRATION_SCORERS = {
     "neg_ece": ece_scorer,
@@ -61,6 +67,9 @@ CALIBRATION_SCORERS = {
     "neg_classwise_ece": classwise_ece_scorer,
     "neg_mce": mce_scorer,
     "neg_smooth_ece": smooth_ece_scorer,
+    "neg_debiased_ece": debiased_ece_scorer,
+    "neg_ece_sweep": ece_sweep_scorer,
+    "neg_kernel_calibration_error": kernel_calibration_error_scorer,
 }
 
 
@@ -72,7 +81,8 @@ def get_scorer(scoring):
     scoring : str, callable or None
         One of the keys of :data:`CALIBRATION_SCORERS` (``"neg_ece"``,
         ``"neg_adaptive_ece"``, ``"neg_classwise_ece"``, ``"neg_mce"``,
-        ``"neg_smooth_ece"``), any name :func:`sklearn.metrics.get_scorer`
+        ``"neg_smooth_ece"``, ``"neg_debiased_ece"``, ``"neg_ece_sweep"``,
+        ``"neg_kernel_calibration_error"``), any name :func:`sklearn.metrics.get_scorer`
         knows, a callable (returned as is) or None.
 
     Returns

@@ -1,0 +1,316 @@
+"""Metrics by name, and their resampling plans (see ``_resampling``).
+
+A plan exists for the uniform-bin metrics (ECE with any norm, MCE, classwise
+ECE), NLL and Brier: the metrics whose value is a function of per-cell sums
+that resampling leaves the cells of. Every other metric (equal-mass bins, whose
+edges move with the resample; smooth ECE; the sweep; SKCE; any callable) is
+recomputed on each resample.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sklcalib._utils._binning import bin_index, top_label, uniform_edges
+from sklcalib._utils._validation import (
+    NORMS,
+    check_n_bins,
+    check_option,
+    check_prob_values,
+    check_targets,
+)
+
+from ._calibration_error import (
+    adaptive_calibration_error,
+    classwise_calibration_error,
+    expected_calibration_error,
+    maximum_calibration_error,
+)
+from ._debiased import debiased_calibration_error
+from ._kernel import kernel_calibration_error
+from ._smooth import smooth_calibration_error
+from ._sweep import ece_sweep
+
+
+def _true_class_probability(y_true, y_prob, labels, sample_weight):
+    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+    check_prob_values(p)
+    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    return columns, y_idx, w
+
+
+def _weighted_mean(values, w):
+    return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
+
+
+def _nll_terms(columns, y_idx):
+    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
+    return -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
+
+
+def _brier_terms(columns, y_idx):
+    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
+    return np.square(columns.astype(np.float64)).sum(axis=1) - 2.0 * p_true + 1.0
+
+
+def negative_log_likelihood(y_true, y_prob, *, labels=None, sample_weight=None):
+    """Mean ``-log p_y`` (probabilities clipped at the machine epsilon of the
+    dtype, as ``sklearn.metrics.log_loss``); the report's ``"nll"``."""
+    columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
+    return _weighted_mean(_nll_terms(columns, y_idx), w)
+
+
+def brier_score(y_true, y_prob, *, labels=None, sample_weight=None):
+    """Mean ``sum_k (p_k - [y = k])^2``; the report's ``"brier"``."""
+    columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
+    return max(_weighted_mean(_brier_terms(columns, y_idx), w), 0.0)
+
+
+METRICS = {
+    "ece": expected_calibration_error,
+    "adaptive_ece": adaptive_calibration_error,
+    "classwise_ece": classwise_calibration_error,
+    "mce": maximum_calibration_error,
+    "smooth_ece": smooth_calibration_error,
+    "debiased_ece": debiased_calibration_error,
+    "ece_sweep": ece_sweep,
+    "kernel_calibration_error": kernel_calibration_error,
+    "nll": negative_log_likelihood,
+    "brier": brier_score,
+}
+
+
+def resolve_metric(metric):
+    """The function of a metric name, or the callable itself."""
+    if callable(metric):
+        return metric
+    return METRICS[check_option(metric, "metric", tuple(METRICS))]
+
+
+class Plan(NamedTuple):
+    """A resampling plan (see ``_resampling``).
+
+    ``codes`` (n, m) int32: the cell of the ``m``-th contribution of each row
+    (for a consistency plan, ``m`` runs over the class drawn); ``values``
+    (n, m, v) float64: what the contribution adds besides a count of one;
+    ``finalize`` maps cell sums of shape ``(..., n_cells, 1 + v)``
+    (the count first) to the metric; ``cumulative`` (n, K): the rows'
+    cumulative probabilities (consistency plans only). A top-label
+    consistency plan only needs to know whether the drawn class is the top
+    label: ``top_label_bounds`` (n, 3) holds the cumulative probability below
+    and at the top label and the row total, and ``codes``/``values`` have two
+    columns, (wrong, right).
+    """
+
+    codes: np.ndarray
+    values: np.ndarray
+    n_cells: int
+    finalize: object
+    cumulative: object = None
+    top_label_bounds: object = None
+
+
+def binned_error(stats, norm):
+    """Calibration error from per-bin ``(..., n_bins, 3)`` (count,
+    confidence sum, correctness sum), vectorised over the leading axes."""
+    counts = stats[..., 0]
+    filled = counts > 0
+    safe = np.where(filled, counts, 1.0)
+    gaps = np.where(filled, np.abs(stats[..., 1] - stats[..., 2]) / safe, 0.0)
+    if norm == "max":
+        value = gaps.max(axis=-1)
+    else:
+        frac = counts / counts.sum(axis=-1, keepdims=True)
+        if norm == "l1":
+            value = (frac * gaps).sum(axis=-1)
+        else:
+            value = np.sqrt((frac * gaps * gaps).sum(axis=-1))
+    return np.clip(value, 0.0, 1.0)
+
+
+def _unfold(sums, weighted):
+    """Per-bin (count, confidence, correctness) from sums over the cells
+    ``2 * bin + correct``. The correctness lives in the cell code, so a row
+    carries one value (its confidence; and its weight if weighted): a small
+    table, which keeps the random reads of the bootstrap in cache."""
+    weight = sums[..., 1] if weighted else sums[..., 0]
+    conf = sums[..., 2] if weighted else sums[..., 1]
+    weight = weight.reshape(*weight.shape[:-1], -1, 2)
+    conf = conf.reshape(*conf.shape[:-1], -1, 2)
+    return np.stack([weight.sum(-1), conf.sum(-1), weight[..., 1]], axis=-1)
+
+
+def _row_values(w, *columns):
+    """(n, m, v) values: the columns, each times the weight, after the weight
+    itself when weighted."""
+    stacked = [np.broadcast_to(c, columns[0].shape) for c in columns]
+    if w is not None:
+        wb = np.broadcast_to(
+            w.reshape(-1, *([1] * (columns[0].ndim - 1))), columns[0].shape
+        )
+        stacked = [wb] + [wb * c for c in stacked]
+    values = np.stack(stacked, axis=-1)
+    return values if values.ndim == 3 else values[:, None, :]
+
+
+_BINNED_PARAMS = {"n_bins", "strategy", "norm", "labels", "sample_weight"}
+
+
+def _binned_settings(name, params):
+    """``(n_bins, norm)`` if the named metric with these parameters has a
+    plan, else None."""
+    if name not in ("ece", "mce", "classwise_ece") or set(params) - _BINNED_PARAMS:
+        return None
+    if params.get("strategy", "uniform") != "uniform":
+        return None
+    if name == "mce":
+        if "norm" in params:
+            return None
+        norm = "max"
+    else:
+        norm = check_option(params.get("norm", "l1"), "norm", NORMS)
+    return check_n_bins(params.get("n_bins", 15)), norm
+
+
+def _validated(y_true, y_prob, params):
+    y_idx, p, _, w = check_targets(
+        y_true, y_prob, params.get("labels"), params.get("sample_weight")
+    )
+    check_prob_values(p)
+    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    return y_idx, p, columns, w
+
+
+def _has_plan(name, params):
+    if not isinstance(name, str):
+        return False
+    if name in ("nll", "brier"):
+        return not set(params) - {"labels", "sample_weight"}
+    return _binned_settings(name, params) is not None
+
+
+def _mean_finalize(name, weighted):
+    floor = -np.inf if name == "nll" else 0.0
+
+    def finalize(sums):
+        if weighted:
+            return np.maximum(sums[..., 0, 2] / sums[..., 0, 1], floor)
+        return np.maximum(sums[..., 0, 1] / sums[..., 0, 0], floor)
+
+    return finalize
+
+
+def _terms(name, columns, k):
+    return (_nll_terms if name == "nll" else _brier_terms)(columns, k)
+
+
+def bootstrap_plan(name, y_true, y_prob, params):
+    """The bootstrap :class:`Plan` of a named metric, or None."""
+    if not _has_plan(name, params):
+        return None
+    y_idx, p, columns, w = _validated(y_true, y_prob, params)
+    n = y_idx.shape[0]
+    weighted = w is not None
+    if name in ("nll", "brier"):
+        codes = np.zeros((n, 1), dtype=np.int32)
+        values = _row_values(w, _terms(name, columns, y_idx))
+        return Plan(codes, values, 1, _mean_finalize(name, weighted))
+    n_bins, norm = _binned_settings(name, params)
+    edges = uniform_edges(n_bins)
+    if name in ("ece", "mce"):
+        conf, correct = top_label(p, y_idx)
+        conf = conf.astype(np.float64)
+        codes = (2 * bin_index(conf, edges) + correct)[:, None]
+        values = _row_values(w, conf)
+
+        def finalize(sums):
+            return binned_error(_unfold(sums, weighted), norm)
+
+        return Plan(codes.astype(np.int32), values, 2 * n_bins, finalize)
+    columns = columns.astype(np.float64)
+    n_classes = columns.shape[1]
+    hit = y_idx[:, None] == np.arange(n_classes)
+    codes = 2 * (bin_index(columns, edges) + np.arange(n_classes) * n_bins)
+    codes += hit
+    values = _row_values(w, columns)
+
+    def finalize(sums):
+        stats = _unfold(sums, weighted).reshape(*sums.shape[:-2], n_classes, n_bins, 3)
+        return binned_error(stats, norm).mean(axis=-1)
+
+    return Plan(codes.astype(np.int32), values, 2 * n_classes * n_bins, finalize)
+
+
+def consistency_plan(name, y_true, y_prob, params):
+    """The consistency-resampling :class:`Plan` of a named metric (labels
+    drawn from ``y_prob``; bins stay fixed), or None."""
+    if not _has_plan(name, params):
+        return None
+    y_idx, p, columns, w = _validated(y_true, y_prob, params)
+    n, n_classes = columns.shape
+    weighted = w is not None
+    cumulative = np.cumsum(columns.astype(np.float64), axis=1)
+    every = np.arange(n_classes)
+    if name in ("nll", "brier"):
+        codes = np.zeros((n, n_classes), dtype=np.int32)
+        terms = np.stack([_terms(name, columns, np.full(n, k)) for k in every], axis=1)
+        values = _row_values(w, terms)
+        return Plan(codes, values, 1, _mean_finalize(name, weighted), cumulative)
+    n_bins, norm = _binned_settings(name, params)
+    edges = uniform_edges(n_bins)
+    if name in ("ece", "mce"):
+        conf, _ = top_label(p, y_idx)
+        conf = conf.astype(np.float64)
+        pred = (p > 0.5).astype(np.intp) if p.ndim == 1 else np.argmax(p, axis=1)
+        # the class drawn from u is the top label iff below <= u * total < at
+        # (drawn_classes' rule; the last class also takes u * total == total)
+        rows = np.arange(n)
+        bounds = np.empty((n, 3))
+        bounds[:, 0] = np.where(pred > 0, cumulative[rows, pred - 1], -np.inf)
+        bounds[:, 1] = np.where(pred < n_classes - 1, cumulative[rows, pred], np.inf)
+        bounds[:, 2] = cumulative[:, -1]
+        codes = 2 * bin_index(conf, edges)[:, None] + np.arange(2)
+        values = _row_values(w, np.broadcast_to(conf[:, None], (n, 2)))
+
+        def finalize(sums):
+            return binned_error(_unfold(sums, weighted), norm)
+
+        return Plan(
+            codes.astype(np.int32), values, 2 * n_bins, finalize, cumulative, bounds
+        )
+    # classwise: the drawn class k changes the outcome of every column, but
+    # only column k's outcome becomes 1: count and confidence sums per
+    # (class, bin) are fixed, the drawn class adds its weight to its cell
+    columns = columns.astype(np.float64)
+    cells = bin_index(columns, edges) + every * n_bins
+    wc = np.ones(n) if w is None else w
+    fixed_count = np.bincount(
+        cells.ravel(), weights=np.repeat(wc, n_classes), minlength=n_classes * n_bins
+    )
+    fixed_conf = np.bincount(
+        cells.ravel(),
+        weights=(wc[:, None] * columns).ravel(),
+        minlength=n_classes * n_bins,
+    )
+    values = (
+        _row_values(w, np.zeros((n, n_classes)))[..., :1]
+        if weighted
+        else (np.zeros((n, n_classes, 0)))
+    )
+
+    def finalize(sums):
+        hits = sums[..., 1] if weighted else sums[..., 0]
+        shape = hits.shape
+        stats = np.stack(
+            [
+                np.broadcast_to(fixed_count, shape),
+                np.broadcast_to(fixed_conf, shape),
+                hits,
+            ],
+            axis=-1,
+        ).reshape(*shape[:-1], n_classes, n_bins, 3)
+        return binned_error(stats, norm).mean(axis=-1)
+
+    return Plan(
+        cells.astype(np.int32), values, n_classes * n_bins, finalize, cumulative
+    )

@@ -1,0 +1,230 @@
+"""sample_weight in every calibrator and in CalibratedClassifier: integer
+weights are repeated rows, zero weights removed rows (directly and through
+scikit-learn's own equivalence check), and bad weights are named."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils.estimator_checks import (
+    check_sample_weight_equivalence_on_dense_data,
+)
+
+from sklcalib.calibration import (
+    BBQCalibrator,
+    BetaCalibrator,
+    CalibratedClassifier,
+    DirichletCalibrator,
+    ENIRCalibrator,
+    EnsembleTemperatureScaler,
+    HistogramBinningCalibrator,
+    IsotonicCalibrator,
+    MatrixScaler,
+    PlattScaler,
+    ScalingBinningCalibrator,
+    TemperatureScaler,
+    VectorScaler,
+    VennAbersCalibrator,
+)
+
+WEIGHTED = [
+    TemperatureScaler(),
+    TemperatureScaler(objective="ece"),
+    VectorScaler(),
+    MatrixScaler(reg=1e-2),
+    PlattScaler(),
+    HistogramBinningCalibrator(),
+    HistogramBinningCalibrator(strategy="quantile", n_bins=5),
+    IsotonicCalibrator(),
+    DirichletCalibrator(),
+    EnsembleTemperatureScaler(),
+    ScalingBinningCalibrator(n_bins=5),
+    VennAbersCalibrator(),
+]
+NETCAL = [BBQCalibrator(), ENIRCalibrator(), BetaCalibrator()]
+
+
+def _data(calibrator, n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    logits = 3 * rng.normal(size=(n, k))
+    y = np.array([rng.choice(k, p=p) for p in softmax(logits / 2, axis=1)])
+    if calibrator._input == "logits":
+        return logits, y
+    return softmax(logits, axis=1), y
+
+
+@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+def test_integer_weights_are_repeated_rows(calibrator):
+    X, y = _data(calibrator)
+    w = np.random.default_rng(1).integers(0, 4, size=len(y))
+    weighted = clone(calibrator).fit(X, y, sample_weight=w)
+    repeated = clone(calibrator).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    # the optimisers stop at a gradient tolerance: parameters agree to ~1e-7
+    np.testing.assert_allclose(
+        weighted.predict_proba(X), repeated.predict_proba(X), atol=1e-6
+    )
+    # and weights matter: unit weights give another fit
+    plain = clone(calibrator).fit(X, y)
+    assert not np.allclose(plain.predict_proba(X), weighted.predict_proba(X))
+
+
+@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+def test_unit_weights_are_no_weights(calibrator):
+    X, y = _data(calibrator)
+    np.testing.assert_allclose(
+        clone(calibrator).fit(X, y, sample_weight=np.ones(len(y))).predict_proba(X),
+        clone(calibrator).fit(X, y).predict_proba(X),
+        atol=1e-9,
+    )
+
+
+class _ScoresOf(ClassifierMixin, BaseEstimator):
+    """Turns scikit-learn's random features into the scores a calibrator
+    takes (the first n_classes columns, scaled, as logits or their softmax),
+    so that scikit-learn's checks can fit calibrators."""
+
+    def __init__(self, calibrator=None, n_classes=3):
+        self.calibrator = calibrator
+        self.n_classes = n_classes
+
+    def _scores(self, X):
+        logits = 4 * np.asarray(X, dtype=np.float64)[:, : self.n_classes]
+        if self.calibrator._input == "logits":
+            return logits
+        return softmax(logits, axis=1)
+
+    def fit(self, X, y, sample_weight=None):
+        self.calibrator_ = clone(self.calibrator).fit(
+            self._scores(X), y, sample_weight=sample_weight
+        )
+        self.classes_ = self.calibrator_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.calibrator_.predict_proba(self._scores(X))
+
+    def predict(self, X):
+        return self.calibrator_.predict(self._scores(X))
+
+
+@pytest.mark.parametrize(
+    "calibrator",
+    [c for c in WEIGHTED if not isinstance(c, PlattScaler)],  # binary only
+    ids=repr,
+)
+def test_sklearn_sample_weight_equivalence_check(calibrator):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence on 15 samples
+        check_sample_weight_equivalence_on_dense_data(
+            type(calibrator).__name__, _ScoresOf(calibrator)
+        )
+
+
+@pytest.mark.parametrize("calibrator", WEIGHTED + NETCAL, ids=repr)
+def test_bad_weights_are_named(calibrator):
+    X, y = _data(calibrator, n=60)
+    n = len(y)
+    bad = {
+        "negative": np.r_[-1.0, np.ones(n - 1)],
+        "NaN": np.r_[np.nan, np.ones(n - 1)],
+        "infinity": np.r_[np.inf, np.ones(n - 1)],
+        "sums to zero": np.zeros(n),
+        "entries": np.ones(n + 1),
+        "1-D": np.ones((n, 2)),
+    }
+    for match, w in bad.items():
+        with pytest.raises(ValueError, match=f"sample_weight.*{match}|{match}"):
+            clone(calibrator).fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("calibrator", NETCAL, ids=repr)
+def test_netcal_calibrators_refuse_weights(calibrator):
+    X, y = _data(calibrator, n=60)
+    with pytest.raises(ValueError, match="cannot honour sample_weight"):
+        clone(calibrator).fit(X, y, sample_weight=np.ones(len(y)))
+
+
+@pytest.fixture(scope="module")
+def tabular():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=240) > 0).astype(int) + (X[:, 1] > 0.8)
+    return X, y
+
+
+def test_calibrated_classifier_sklearn_equivalence_check():
+    # scikit-learn's check: weights on one LeaveOneGroupOut group, repeated
+    # rows in the other fit; cv is replaced by the groups' splits
+    check_sample_weight_equivalence_on_dense_data(
+        "CalibratedClassifier",
+        CalibratedClassifier(LogisticRegression(tol=1e-10), IsotonicCalibrator()),
+    )
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_calibrated_classifier_weights_reach_both_fits(tabular, ensemble):
+    X, y = tabular
+    w = np.random.default_rng(2).integers(0, 3, size=len(y))
+    # repeated rows must stay in the fold of their original: fixed splits
+    folds = np.arange(len(y)) % 3
+    rep = np.repeat(np.arange(len(y)), w)
+    split_w = [
+        (np.flatnonzero(folds != f), np.flatnonzero(folds == f)) for f in range(3)
+    ]
+    split_r = [
+        (np.flatnonzero(folds[rep] != f), np.flatnonzero(folds[rep] == f))
+        for f in range(3)
+    ]
+    model = LogisticRegression(tol=1e-12, C=10.0)
+    weighted = CalibratedClassifier(
+        model, TemperatureScaler(), cv=split_w, ensemble=ensemble
+    ).fit(X, y, sample_weight=w)
+    repeated = CalibratedClassifier(
+        model, TemperatureScaler(), cv=split_r, ensemble=ensemble
+    ).fit(X[rep], y[rep])
+    np.testing.assert_allclose(
+        weighted.predict_proba(X), repeated.predict_proba(X), atol=1e-5
+    )
+
+
+def test_calibrated_classifier_frozen_and_passthrough_weights(tabular):
+    X, y = tabular
+    w = np.random.default_rng(3).integers(0, 3, size=len(y))
+    rep = np.repeat(np.arange(len(y)), w)
+    frozen = FrozenEstimator(LogisticRegression().fit(X, y))
+    a = CalibratedClassifier(frozen, IsotonicCalibrator()).fit(X, y, sample_weight=w)
+    b = CalibratedClassifier(frozen, IsotonicCalibrator()).fit(X[rep], y[rep])
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
+    model = LogisticRegression(tol=1e-12)
+    a = CalibratedClassifier(model, "passthrough").fit(X, y, sample_weight=w)
+    b = clone(model).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_estimator_without_weights_warns_and_calibrator_still_weighs(tabular):
+    X, y = tabular
+    w = np.r_[np.full(120, 3.0), np.ones(120)]
+    clf = CalibratedClassifier(KNeighborsClassifier(), IsotonicCalibrator(), cv=3)
+    with pytest.warns(UserWarning, match="does not accept sample_weight"):
+        clf.fit(X, y, sample_weight=w)
+    plain = clone(clf).fit(X, y)
+    assert not np.allclose(clf.predict_proba(X), plain.predict_proba(X))
+
+
+def test_calibrated_classifier_bad_weights(tabular):
+    X, y = tabular
+    clf = CalibratedClassifier(LogisticRegression(), cv=3)
+    for w, match in [
+        (-np.ones(len(y)), "negative"),
+        (np.zeros(len(y)), "sums to zero"),
+        (np.ones(len(y) - 1), "sample_weight has"),
+        (np.r_[np.nan, np.ones(len(y) - 1)], "NaN"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            clone(clf).fit(X, y, sample_weight=w)
