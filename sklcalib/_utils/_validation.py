@@ -311,7 +311,10 @@ def check_prob_values(p, name="y_prob"):
     if not np.all(np.isfinite(p)):
         raise ValueError(f"{name} contains NaN or infinity.")
     if np.any(p < 0):
-        raise ValueError(f"{name} contains negative values: min {p.min()}.")
+        # scikit-learn's wording first: its estimator checks look for it
+        raise ValueError(
+            f"Negative values in data: {name} contains negative values, min {p.min()}."
+        )
     if np.any(p > 1):
         raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
     if p.ndim == 2 and p.shape[1] > 1:
