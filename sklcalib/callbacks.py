@@ -15,8 +15,13 @@ import inspect
 import numbers
 
 import numpy as np
-from skorch.callbacks import Callback, EpochScoring
-from skorch.utils import data_from_dataset, to_numpy
+
+from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._validation import check_n_bins
+
+with extra_imports("sklcalib.callbacks"):
+    from skorch.callbacks import Callback, EpochScoring
+    from skorch.utils import data_from_dataset, to_numpy
 
 __all__ = [
     "FLS531",
@@ -327,12 +332,7 @@ class CalibrationScoring(EpochScoring):
         return f"{prefix}_{getattr(self.scoring, '__name__', 'calibration')}"
 
     def initialize(self):
-        if (
-            isinstance(self.n_bins, bool)
-            or not isinstance(self.n_bins, numbers.Integral)
-            or self.n_bins < 1
-        ):
-            raise ValueError(f"n_bins must be an integer >= 1, got {self.n_bins!r}.")
+        check_n_bins(self.n_bins)
         metric = _resolve_metric(self.scoring)
         self._derive_use_caching()
         self.best_score_ = np.inf

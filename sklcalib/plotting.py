@@ -13,11 +13,12 @@ from scipy.stats import beta
 
 from ._utils._binning import (
     _bin_statistics,
+    bin_index,
     error_from_stats,
     quantile_groups,
     top_label,
-    uniform_bin_index,
 )
+from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._validation import (
     STRATEGIES,
@@ -29,6 +30,8 @@ from ._utils._validation import (
     is_dask_array,
     reject_dask,
 )
+
+__all__ = ["ReliabilityDisplay"]
 
 KINDS = ("top-label", "classwise")
 BANDS = ("bootstrap",)
@@ -181,8 +184,8 @@ class ReliabilityDisplay:
     >>> X, y = load_iris(return_X_y=True)
     >>> model = GaussianNB().fit(X, y)
     >>> display = ReliabilityDisplay.from_estimator(model, X, y, n_bins=5)
-    >>> display.counts.sum()
-    np.float64(150.0)
+    >>> float(display.counts.sum())
+    150.0
     >>> bool((display.ci_low <= display.prob_true).all())
     True
     """
@@ -241,7 +244,7 @@ class ReliabilityDisplay:
         display : ReliabilityDisplay
             ``self``, with the matplotlib artists stored.
         """
-        import matplotlib.pyplot as plt
+        plt = import_optional("matplotlib.pyplot", "ReliabilityDisplay.plot")
 
         if ax is None:
             _, ax = plt.subplots()
@@ -560,5 +563,5 @@ def _bin_index(conf, stats, strategy):
     """Bin of every sample, as :func:`~sklcalib.metrics.bin_statistics` bins."""
     conf64 = np.asarray(conf, dtype=np.float64)
     if strategy == "uniform":
-        return uniform_bin_index(conf64, stats.edges)
+        return bin_index(conf64, stats.edges)
     return quantile_groups(conf64, stats.edges.shape[0] - 1)[0]

@@ -6,14 +6,14 @@ uses a CI profile with no deadline (timings on shared machines are noisy).
 """
 
 import os
+import sys
 
-os.environ.setdefault("MPLBACKEND", "Agg")
+# the non-interactive backend, set before matplotlib (an optional extra; the
+# core-only CI run has none) is first imported
+os.environ["MPLBACKEND"] = "Agg"
 
-import matplotlib
 import pytest
 from hypothesis import HealthCheck, settings
-
-matplotlib.use("Agg")
 
 settings.register_profile(
     "ci",
@@ -27,9 +27,12 @@ settings.load_profile("ci")
 def pytest_configure(config):
     # One intra-op thread per test process: CI has two cores and pytest-xdist
     # already runs two processes; more threads only fight over the cores (the
-    # tiny nets of the tests run 10x slower oversubscribed).
-    import torch
-
+    # tiny nets of the tests run 10x slower oversubscribed). torch is the
+    # optional "torch" extra: the core-only CI run has none.
+    try:
+        import torch
+    except ModuleNotFoundError:
+        return
     torch.set_num_threads(1)
 
 
@@ -52,6 +55,5 @@ def data():
 @pytest.fixture(autouse=True)
 def _close_figures():
     yield
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+    if "matplotlib.pyplot" in sys.modules:  # only tests that plotted
+        sys.modules["matplotlib.pyplot"].close("all")

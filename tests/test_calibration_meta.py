@@ -176,6 +176,7 @@ def test_invalid_input_is_named(data):
 
 
 def test_net_classifier_logits_are_calibrated(data):
+    pytest.importorskip("torch", reason="NetClassifier is the optional torch extra")
     from sklcalib.net import NetClassifier
 
     X, y = data
@@ -194,3 +195,67 @@ def test_net_classifier_logits_are_calibrated(data):
         rtol=1e-6,
     )
     assert list(clf.classes_) == list(net.classes_)
+
+
+# -- branches of CalibratedClassifier ------------------------------------------
+
+
+def _three_classes():
+    return make_classification(
+        n_samples=150, n_features=5, n_informative=3, n_classes=3, random_state=2
+    )
+
+
+def test_estimator_without_scores_is_refused():
+    class PredictOnly(LogisticRegression):
+        def __getattribute__(self, name):
+            if name in ("decision_function", "predict_proba"):
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+    X, y = _three_classes()
+    with pytest.raises(ValueError, match="decision_function or a predict_proba"):
+        CalibratedClassifier(PredictOnly(), IsotonicCalibrator()).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_probability_calibrator_gets_the_softmax_of_decision_scores(n_classes):
+    # LinearSVC has no predict_proba: a probability calibrator is fitted on
+    # softmax(decision_function) (the sigmoid of a binary margin)
+    X, y = make_classification(
+        n_samples=150,
+        n_features=5,
+        n_informative=3,
+        n_classes=n_classes,
+        random_state=3,
+    )
+    svc = LinearSVC().fit(X, y)
+    scores = svc.decision_function(X)
+    if n_classes == 2:
+        scores = np.column_stack([np.zeros_like(scores), scores])
+    expected = IsotonicCalibrator().fit(softmax(scores, axis=1), y)
+    clf = CalibratedClassifier(FrozenEstimator(svc), IsotonicCalibrator()).fit(X, y)
+    np.testing.assert_allclose(
+        clf.predict_proba(X), expected.predict_proba(softmax(scores, axis=1))
+    )
+
+
+def test_a_split_missing_a_class_is_named():
+    X, y = _three_classes()
+    index = np.arange(len(y))
+    no_two = index[y != 2]
+    # the training split lacks class 2: the estimator never sees it
+    with pytest.raises(ValueError, match="training split saw classes"):
+        CalibratedClassifier(
+            LogisticRegression(), IsotonicCalibrator(), cv=[(no_two, index)]
+        ).fit(X, y)
+    # the held-out split lacks class 2: sklcalib's calibrators refuse the
+    # columns; any other calibrator would silently lose the class
+    with pytest.raises(ValueError, match="3 columns but y has 2 classes"):
+        CalibratedClassifier(
+            LogisticRegression(), IsotonicCalibrator(), cv=[(index, no_two)]
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="calibration split holds classes"):
+        CalibratedClassifier(
+            LogisticRegression(), LogisticRegression(), cv=[(index, no_two)]
+        ).fit(X, y)

@@ -213,6 +213,7 @@ def test_invalid_parameters_are_named(params, match):
 
 
 def test_compiled_kernel_matches_the_numpy_reference():
+    pytest.importorskip("numba", reason="the compiled kernel is the 'fast' extra")
     from sklcalib.calibration import _temperature as core
     from sklcalib.calibration._temperature_fused import exp_nonpositive
 

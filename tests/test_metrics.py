@@ -21,6 +21,7 @@ import pytest
 import torch
 from netcal.metrics import ECE as NetcalECE
 from netcal.metrics import MCE as NetcalMCE
+from scipy.special import softmax
 from torchmetrics.functional.classification import (
     binary_calibration_error,
     multiclass_calibration_error,
@@ -220,6 +221,37 @@ def test_against_torchmetrics_and_netcal(kind, n_bins):
     p64 = p.astype(np.float64)
     assert ece == pytest.approx(netcal_metric(NetcalECE, p64, y, n_bins), **tol)
     assert mce == pytest.approx(netcal_metric(NetcalMCE, p64, y, n_bins), **tol)
+
+
+@pytest.mark.parametrize(("n_bins", "per_bin"), [(5, 40), (10, 30), (15, 20)])
+def test_adaptive_and_classwise_against_netcal(n_bins, per_bin):
+    """Adaptive ECE against netcal's equal-mass ECE (``equal_intervals=False``)
+    and classwise ECE against the mean of netcal's ECE of every column against
+    its one-vs-rest event. netcal splits equal-mass bins at quantiles: with
+    distinct confidences and n a multiple of n_bins its groups are exactly the
+    ``array_split`` groups."""
+    rng = np.random.default_rng(n_bins)
+    n, k = n_bins * per_bin, 4
+    p = softmax(2 * rng.normal(size=(n, k)), axis=1)
+    y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)  # y ~ p
+    conf = p.max(axis=1)
+    assert np.unique(conf).shape[0] == n
+    correct = (p.argmax(axis=1) == y).astype(int)
+    netcal_adaptive = NetcalECE(bins=n_bins, equal_intervals=False).measure(
+        conf, correct
+    )
+    assert adaptive_calibration_error(y, p, n_bins=n_bins) == pytest.approx(
+        float(netcal_adaptive), rel=1e-12
+    )
+    netcal_classwise = np.mean(
+        [
+            float(NetcalECE(bins=n_bins).measure(p[:, j].copy(), (y == j).astype(int)))
+            for j in range(k)
+        ]
+    )
+    assert classwise_calibration_error(y, p, n_bins=n_bins) == pytest.approx(
+        netcal_classwise, rel=1e-12
+    )
 
 
 def test_binary_against_references():

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import sklcalib.metrics._calibration_error as ce
-from sklcalib._utils._binning import top_label
+from sklcalib._utils._binning import BinStatistics, error_from_stats, top_label
+from sklcalib._utils._optional import is_installed
 from sklcalib.metrics import (
     adaptive_calibration_error,
     bin_statistics,
@@ -18,7 +19,12 @@ from sklcalib.metrics import (
     maximum_calibration_error,
     smooth_calibration_error,
 )
-from sklcalib.metrics._fused import fused_top_label, fused_uniform_statistics
+
+# the compiled path is the optional "fast" extra (numba): its tests skip where
+# it is not installed (the core-only CI run); the numpy path serves instead
+needs_numba = pytest.mark.skipif(
+    not is_installed("numba"), reason="numba (the 'fast' extra) is not installed"
+)
 
 
 @st.composite
@@ -62,6 +68,39 @@ def test_every_metric_is_in_unit_interval(yp, n_bins):
     for key in ("ece", "ece_l2", "adaptive_ece", "classwise_ece", "mce"):
         assert 0.0 <= report[key] <= 1.0
     assert report["ece_over"] + report["ece_under"] == pytest.approx(report["ece"])
+
+
+def test_errors_are_not_clipped_to_the_unit_interval():
+    # a wrong result must show: bin sums that no probability can produce
+    # (mean confidence 1.5 against accuracy 0) give 1.5, not a clipped 1.0
+    stats = BinStatistics(
+        np.array([2.0]), np.array([3.0]), np.array([0.0]), np.array([0.0, 1.0])
+    )
+    for norm in ("l1", "l2", "max"):
+        assert error_from_stats(stats, norm) == 1.5
+
+
+@pytest.mark.parametrize("n_bins", [2, 15, 1000])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_worst_case_is_exactly_one(n_bins, weighted):
+    # every prediction certain and wrong: the largest possible error, reached
+    # exactly (no round-off above 1 that a clip would have hidden)
+    rng = np.random.default_rng(n_bins)
+    n = 997
+    w = rng.random(n) if weighted else None
+    for k in (2, 5):
+        y = rng.integers(0, k, n)
+        p = np.eye(k)[(y + 1) % k]
+        kw = {"n_bins": n_bins, "sample_weight": w}
+        values = [
+            expected_calibration_error(y, p, **kw),
+            expected_calibration_error(y, p, norm="l2", **kw),
+            adaptive_calibration_error(y, p, **kw),
+            maximum_calibration_error(y, p, **kw),
+        ]
+        if k == 2:  # every column certain and wrong too
+            values.append(classwise_calibration_error(y, p, **kw))
+        assert values == [1.0] * len(values)
 
 
 @given(predictions(), st.integers(1, 20), st.randoms(use_true_random=False))
@@ -126,10 +165,13 @@ def test_adaptive_zero_when_each_group_is_calibrated(numerators):
 # ---------------------------------------------------- fused path vs numpy
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [2, 3, 7, 100])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_fused_kernel_equals_numpy_reference(dtype, k, weighted):
+    from sklcalib.metrics._fused import fused_top_label, fused_uniform_statistics
+
     rng = np.random.default_rng(k)
     n = 3001
     p = rng.dirichlet(np.full(k, 0.3), size=n).astype(dtype)
@@ -154,6 +196,7 @@ def test_fused_kernel_equals_numpy_reference(dtype, k, weighted):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9)
 
 
+@needs_numba
 def test_metrics_take_the_fused_path_for_large_inputs(monkeypatch):
     rng = np.random.default_rng(5)
     p = rng.dirichlet(np.ones(10), size=500).astype(np.float32)
@@ -165,6 +208,7 @@ def test_metrics_take_the_fused_path_for_large_inputs(monkeypatch):
     np.testing.assert_allclose(fused, ref, rtol=1e-12)
 
 
+@needs_numba
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_float_from_bits_is_exact(dtype):
     from sklcalib.metrics._fused import _bit_view, _float_from_bits

@@ -80,7 +80,7 @@ def test_negative_and_above_one(metric, dtype, path):
 
 
 @pytest.mark.parametrize("metric", METRICS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_rows_must_sum_to_one_within_sqrt_eps(metric, dtype, path):
     y, p = good(dtype=dtype)
     tol = np.sqrt(np.finfo(dtype).eps)
@@ -94,6 +94,21 @@ def test_rows_must_sum_to_one_within_sqrt_eps(metric, dtype, path):
     outside = np.clip(outside, 0, 1).astype(dtype)
     with pytest.raises(ValueError, match=r"y_prob rows must sum to 1.*row 5"):
         metric(y, outside)
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_float16_rows_summing_to_one_in_float16_are_accepted(metric, path):
+    # rows of thirds: their float16 sum is off by 2.4e-4, far above float64's
+    # sqrt(eps) (1.5e-8) but within float16's (0.031)
+    p = np.full((6, 3), 1 / 3, dtype=np.float16)
+    assert abs(p.sum(axis=1, dtype=np.float64)[0] - 1) > 1e-4
+    value = metric(np.arange(6) % 3, p)
+    expected = metric(np.arange(6) % 3, np.full((6, 3), 1 / 3))
+    assert value == pytest.approx(expected, abs=1e-3)
+    bad = p.copy()
+    bad[2, 0] = 0.25
+    with pytest.raises(ValueError, match=r"machine epsilon of float16\); row 2"):
+        metric(np.arange(6) % 3, bad)
 
 
 @pytest.mark.parametrize("metric", METRICS)
@@ -155,6 +170,14 @@ def test_n_bins(metric, n_bins):
     y, p = good()
     with pytest.raises(ValueError, match="n_bins must be an integer >= 1"):
         metric(y, p, n_bins=n_bins)
+
+
+@pytest.mark.parametrize("metric", BINNED)
+def test_huge_n_bins_is_a_value_error_not_a_memory_error(metric):
+    y, p = good()
+    with pytest.raises(ValueError, match="n_bins must be at most 1,000,000"):
+        metric(y, p, n_bins=10**12)
+    metric(y, p, n_bins=10**6)  # the bound itself is allowed
 
 
 def test_numpy_integer_n_bins_is_accepted():

@@ -73,7 +73,7 @@ def test_mlp_options():
     [
         ({"n_features": None, "n_classes": 2}, "n_features must be given"),
         ({"n_features": 3, "n_classes": None}, "n_classes must be given"),
-        ({"n_features": 0, "n_classes": 2}, "n_features must be a positive"),
+        ({"n_features": 0, "n_classes": 2}, "n_features must be >= 1"),
         ({"n_features": 3, "n_classes": 2, "hidden_units": (4, -1)}, "hidden_units"),
         ({"n_features": 3, "n_classes": 2, "dropout": 1.0}, "dropout"),
     ],

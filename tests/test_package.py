@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 import sklcalib
 
 
@@ -62,3 +64,138 @@ def test_command_line_version():
         check=True,
     )
     assert out.stdout.strip() == f"sklcalib {sklcalib.__version__}"
+
+
+# -- dependencies: the core install and the extras ------------------------------
+
+# a finder that makes the optional packages look uninstalled (sys.modules[m] =
+# None would not do: scipy probes sys.modules for torch and dask arrays)
+_BLOCK_EXTRAS = """
+import sys
+class _Block:
+    def find_spec(self, name, path=None, target=None):
+        blocked = ("torch", "skorch", "numba", "matplotlib", "netcal", "dask")
+        if name.split(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, _Block())
+"""
+
+
+def _run(code):
+    return subprocess.run(
+        [sys.executable, "-c", _BLOCK_EXTRAS + code], capture_output=True, text=True
+    )
+
+
+def test_core_works_without_any_extra():
+    code = """
+import numpy as np
+from sklcalib.metrics import expected_calibration_error, get_scorer
+from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
+import sklcalib.metrics._calibration_error as ce
+import sklcalib.calibration._temperature as te
+ce._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
+te.FUSED_MIN_SIZE = 0
+rng = np.random.default_rng(0)
+logits = rng.normal(size=(300, 4))
+y = rng.integers(0, 4, 300)
+p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+print(round(expected_calibration_error(y, p), 12))
+print(TemperatureScaler().fit(logits, y).temperature_ > 0)
+print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
+"""
+    out = _run(code)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.split("\n")
+    import numpy as np
+
+    from sklcalib.metrics import expected_calibration_error
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(300, 4))
+    y = rng.integers(0, 4, 300)
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    assert float(lines[0]) == round(expected_calibration_error(y, p), 12)
+    assert lines[1:3] == ["True", "(300, 4)"]
+
+
+@pytest.mark.parametrize(
+    ("code", "extra"),
+    [
+        ("import sklcalib.losses", "torch"),
+        ("import sklcalib.net", "torch"),
+        ("import sklcalib.callbacks", "torch"),
+        ("from sklcalib import NetClassifier", "torch"),
+        ("from sklcalib.diagnostics import hessian_trace", "torch"),
+        (
+            "import numpy as np\n"
+            "from sklcalib.calibration import BBQCalibrator\n"
+            "BBQCalibrator().fit(np.array([0.2, 0.8, 0.3, 0.7]), [0, 1, 0, 1])",
+            "netcal",
+        ),
+        (
+            "from sklcalib.plotting import ReliabilityDisplay\n"
+            "ReliabilityDisplay.from_predictions([0, 1, 1], [0.2, 0.7, 0.9])",
+            "plot",
+        ),
+        (
+            "import numpy as np\n"
+            "from sklcalib.calibration._temperature import nll_derivatives\n"
+            "nll_derivatives(np.zeros((2, 2)), np.array([0, 1]), fused=True)",
+            "fast",
+        ),
+    ],
+)
+def test_a_missing_extra_is_named(code, extra):
+    out = _run(code)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError") and f'"sklcalib[{extra}]"' in last, last
+
+
+def _lower_bounds():
+    import re
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    specs = [*project["dependencies"], *extras["fast"], *extras["plot"]]
+    declared = {}
+    for spec in specs:
+        name, low = re.match(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", spec).groups()
+        declared[name] = low
+    pinned = {}
+    for line in (root / ".ci" / "minimum-versions.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pinned[name.strip()] = version.strip()
+    return declared, pinned, extras
+
+
+def test_ci_tests_the_declared_lower_bounds():
+    declared, pinned, extras = _lower_bounds()
+    assert declared == pinned
+    # skorch's bound is its newest release, tested by the main run
+    assert "skorch>=1.4.0" in extras["torch"]
+
+
+def test_core_dependencies_are_numpy_scipy_scikit_learn_joblib():
+    _, _, extras = _lower_bounds()
+    from pathlib import Path
+
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    deps = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "dependencies"
+    ]
+    assert sorted(d.split(">=")[0] for d in deps) == [
+        "joblib",
+        "numpy",
+        "scikit-learn",
+        "scipy",
+    ]
+    assert set(extras) >= {"torch", "fast", "plot", "dask", "netcal", "data", "all"}

@@ -152,3 +152,12 @@ def test_bad_input(data):
         ReliabilityDisplay.from_predictions(y, np.full_like(p, np.nan))
     with pytest.raises(ValueError, match="predict_proba"):
         ReliabilityDisplay.from_estimator(object(), p, y)
+
+
+def test_public_names():
+    import sklcalib.plotting
+
+    assert sklcalib.plotting.__all__ == ["ReliabilityDisplay"]
+    namespace = {}
+    exec("from sklcalib.plotting import *", namespace)
+    assert {n for n in namespace if not n.startswith("__")} == {"ReliabilityDisplay"}

@@ -46,31 +46,20 @@ class BinStatistics(NamedTuple):
         """Boolean mask of the bins holding a positive weight."""
         return self.counts > 0
 
-    @property
-    def mean_confidence(self):
-        """Mean confidence per bin (0 for an empty bin)."""
-        return _safe_divide(self.sum_confidence, self.counts)
-
-    @property
-    def accuracy(self):
-        """Observed frequency of correctness per bin (0 for an empty bin)."""
-        return _safe_divide(self.sum_correct, self.counts)
-
-
-def _safe_divide(num, den):
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
 
 def uniform_edges(n_bins):
     """Equal-width edges in float64, exactly ``np.linspace(0, 1, n_bins + 1)``."""
     return np.linspace(0.0, 1.0, n_bins + 1)
 
 
-def uniform_bin_index(confidence, edges):
+def bin_index(confidence, edges):
     """Index of the right-closed bin ``(edges[b], edges[b+1]]`` of each value.
 
-    A value exactly on an edge goes to the lower bin; 0 goes to the first bin.
-    The comparison is made in float64 (float32 confidences convert exactly).
+    The one definition of sklcalib's bins, for any increasing edges from 0 to
+    1 (uniform or quantile): a value exactly on an edge goes to the lower bin;
+    0 goes to the first bin. The comparison is made in float64 (float32
+    confidences convert exactly). The compiled metric kernel and AdaFocal's
+    torch bins follow the same rule and are tested against this function.
     """
     idx = np.searchsorted(edges, confidence, side="left") - 1
     return np.clip(idx, 0, edges.shape[0] - 2)
@@ -91,6 +80,21 @@ def quantile_groups(confidence, n_bins):
     groups = np.empty(n, dtype=np.intp)
     groups[order] = np.repeat(np.arange(n_bins, dtype=np.intp), sizes)
     return groups, order, sizes
+
+
+def quantile_edges(values, order, sizes):
+    """Edges of the equal-mass groups of :func:`quantile_groups`.
+
+    0, the largest value of every group but the last, and 1: right-closed bins
+    ``(edges[b], edges[b + 1]]`` on them reproduce the groups (up to ties
+    across a group boundary). Empty groups come last (sizes never increase),
+    so an empty group's edge repeats the one before it.
+    """
+    edges = np.empty(sizes.shape[0] + 1)
+    edges[0], edges[-1] = 0.0, 1.0
+    last = np.cumsum(sizes) - 1  # sorted position of each group's largest value
+    edges[1:-1] = values[order[last[:-1]]]
+    return edges
 
 
 def bin_statistics(
@@ -167,16 +171,10 @@ def _bin_statistics(conf, correct, n_bins, strategy, weights):
     corr64 = correct.astype(np.float64, copy=False)
     if strategy == "uniform":
         edges = uniform_edges(n_bins)
-        idx = uniform_bin_index(conf64, edges)
+        idx = bin_index(conf64, edges)
     else:
         idx, order, sizes = quantile_groups(conf64, n_bins)
-        edges = np.empty(n_bins + 1)
-        edges[0] = 0.0
-        last = np.cumsum(sizes) - 1  # position (in sorted order) of each group's max
-        sorted_conf = conf64[order]
-        for b in range(n_bins - 1):
-            edges[b + 1] = sorted_conf[last[b]] if sizes[b] > 0 else edges[b]
-        edges[n_bins] = 1.0
+        edges = quantile_edges(conf64, order, sizes)
     if weights is None:
         counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
         sum_conf = np.bincount(idx, weights=conf64, minlength=n_bins)
@@ -198,17 +196,22 @@ def calibration_gaps(stats):
 
 
 def error_from_stats(stats, norm="l1"):
-    """Calibration error of the given norm from bin statistics."""
-    frac, gaps = calibration_gaps(stats)
-    absgap = np.abs(gaps)
-    if norm == "l1":
-        value = float(np.dot(frac, absgap))
-    elif norm == "l2":
-        value = float(np.sqrt(np.dot(frac, absgap * absgap)))
-    else:
-        value = float(absgap.max())
-    # sums of rounded terms can overshoot [0, 1] by an ulp
-    return min(max(value, 0.0), 1.0)
+    """Calibration error of the given norm from bin statistics.
+
+    No clipping to [0, 1]: the weighted mean is ``sum(n_b |gap_b|) / sum(n_b)``
+    with numerator and denominator summed in the same order, and every term
+    ``n_b |gap_b|`` is at most ``n_b`` after rounding (a bin's sums of
+    confidence and correctness are at most its count), so round-off cannot
+    leave [0, 1]; a value outside it is a bug to see, not to hide.
+    """
+    mask = stats.counts > 0
+    counts = stats.counts[mask]
+    absgap = np.abs(stats.sum_confidence[mask] - stats.sum_correct[mask]) / counts
+    if norm == "max":
+        return float(absgap.max())
+    if norm == "l2":
+        return float(np.sqrt(np.sum(counts * (absgap * absgap)) / np.sum(counts)))
+    return float(np.sum(counts * absgap) / np.sum(counts))
 
 
 def top_label(p, y_idx):

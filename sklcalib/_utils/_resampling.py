@@ -150,7 +150,9 @@ def bootstrap_sums(codes, values, n_cells, seeds):
     if seeds.shape[0] * n * m >= _COMPILED_MIN_WORK:
         from ._resampling_compiled import bootstrap_sums_compiled
 
-        return bootstrap_sums_compiled(codes, values, n_cells, seeds, counts)
+        return bootstrap_sums_compiled(
+            codes, values, n_cells, seeds, counts, _ROW_BLOCK
+        )
     out = np.empty((seeds.shape[0], n_cells, 1 + values.shape[-1]))
     for sl in _chunks(seeds.shape[0], n * m):
         idx = uniform_indices(seeds[sl], n, counts[sl])

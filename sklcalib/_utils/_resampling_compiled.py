@@ -81,16 +81,16 @@ def _top_label_kernel(codes, values, bounds, seeds, out):
                 out[b, cell, 1 + v] += values[i, k, v]
 
 
-def bootstrap_sums_compiled(codes, values, n_cells, seeds, counts):
-    from ._resampling import _ROW_BLOCK
-
+def bootstrap_sums_compiled(codes, values, n_cells, seeds, counts, row_block):
+    # row_block (the caller's _ROW_BLOCK) is passed in: importing it back from
+    # _resampling would close an import cycle
     out = np.zeros((seeds.shape[0], n_cells, 1 + values.shape[2]))
     _bootstrap_kernel(
         np.ascontiguousarray(codes, dtype=np.int32),
         np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(seeds, dtype=np.uint64),
         np.ascontiguousarray(counts, dtype=np.int64),
-        _ROW_BLOCK,
+        row_block,
         out,
     )
     return out

@@ -7,6 +7,7 @@ warns: a calibration metric of something that is not a probability is
 meaningless.
 """
 
+import math
 import numbers
 import sys
 
@@ -14,6 +15,41 @@ import numpy as np
 
 STRATEGIES = ("uniform", "quantile")
 NORMS = ("l1", "l2", "max")
+
+# Every binned quantity allocates a few float64 arrays of n_bins entries; a
+# million bins (8 MB each) is far more than any sample can fill, while
+# n_bins=10**12 would otherwise fail with a MemoryError instead of a ValueError.
+MAX_N_BINS = 10**6
+
+
+def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=False):
+    """Return ``value`` as an int (``integer``) or a finite float in the range.
+
+    ``sklearn.utils.check_scalar`` raises TypeError for a wrong type; every bad
+    parameter of sklcalib raises a ValueError naming it, hence this helper.
+    Booleans are refused although Python counts them as integers.
+    """
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an integer" if integer else "a real number"
+        raise ValueError(f"{name} must be {what}, got {value!r}.")
+    value = int(value) if integer else float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}.")
+    if low is not None and (value <= low if low_open else value < low):
+        raise ValueError(
+            f"{name} must be {'>' if low_open else '>='} {low}, got {value!r}."
+        )
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be <= {high}, got {value!r}.")
+    return value
+
+
+def check_bool(value, name):
+    """Return ``value`` if it is a bool (numpy's included), else raise."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be a bool, got {value!r}.")
+    return bool(value)
 
 
 def is_dask_array(x):
@@ -70,15 +106,20 @@ _STREAMING_HINT = (
 )
 
 
-def check_n_bins(n_bins):
-    """Return ``n_bins`` as an int, or raise if it is not an integer >= 1."""
+def check_n_bins(n_bins, name="n_bins"):
+    """Return ``n_bins`` as an int in [1, MAX_N_BINS], or raise."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral):
         raise ValueError(
-            f"n_bins must be an integer >= 1, got {n_bins!r} of type "
+            f"{name} must be an integer >= 1, got {n_bins!r} of type "
             f"{type(n_bins).__name__}."
         )
     if n_bins < 1:
-        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins}.")
+        raise ValueError(f"{name} must be an integer >= 1, got {n_bins}.")
+    if n_bins > MAX_N_BINS:
+        raise ValueError(
+            f"{name} must be at most {MAX_N_BINS:,} (more bins than any sample "
+            f"can fill), got {n_bins}."
+        )
     return int(n_bins)
 
 
@@ -226,7 +267,8 @@ def check_prob_array(y_prob):
     """Shape and dtype checks on ``y_prob`` (the values are checked later).
 
     Returns a float array of shape (n, K) with K >= 2, or (n,) for binary
-    positive-class scores, keeping float32 as float32.
+    positive-class scores, keeping float16 and float32 as they are (the row-sum
+    tolerance is that of the input's dtype).
     """
     p = np.asarray(as_numpy(y_prob))
     if p.dtype == bool or not np.issubdtype(p.dtype, np.number):
@@ -244,30 +286,44 @@ def check_prob_array(y_prob):
         raise ValueError("y_prob has no columns.")
     if p.ndim == 2 and p.shape[1] == 1:
         p = p[:, 0]  # as log_loss: one column is the positive-class probability
-    if p.dtype not in (np.float32, np.float64):
+    if p.dtype not in (np.float16, np.float32, np.float64):
         p = p.astype(np.float64)
     return p
 
 
-def check_prob_values(p):
-    """Value checks on a float ``y_prob`` (numpy path; the fused kernel does the
-    same in its single pass)."""
+def row_sum_message(name, tol, dtype, row, total):
+    """The one wording of a row-sum failure (numpy path and fused kernel)."""
+    return (
+        f"{name} rows must sum to 1 (within {tol:.2g}, the square root of the "
+        f"machine epsilon of {dtype}); row {row} sums to {float(total)!r}."
+    )
+
+
+def check_prob_values(p, name="y_prob"):
+    """Raise unless the float array ``p`` holds probabilities.
+
+    Every value finite and in [0, 1]; for a 2-D array of more than one column,
+    every row summing to 1 within :func:`row_sum_tolerance` of ``p.dtype`` (the
+    sums are taken in float64). This is the one definition of "is this a
+    probability matrix" (the fused kernel of the metrics does the same in its
+    single pass and is tested against it).
+    """
     if not np.all(np.isfinite(p)):
-        raise ValueError("y_prob contains NaN or infinity.")
+        raise ValueError(f"{name} contains NaN or infinity.")
     if np.any(p < 0):
-        raise ValueError(f"y_prob contains negative values: min {p.min()}.")
+        # scikit-learn's wording first: its estimator checks look for it
+        raise ValueError(
+            f"Negative values in data: {name} contains negative values, min {p.min()}."
+        )
     if np.any(p > 1):
-        raise ValueError(f"y_prob contains values greater than 1: max {p.max()}.")
-    if p.ndim == 2:
+        raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
+    if p.ndim == 2 and p.shape[1] > 1:
         sums = p.sum(axis=1, dtype=np.float64)
         tol = row_sum_tolerance(p.dtype)
         bad = np.abs(sums - 1.0) > tol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"y_prob rows must sum to 1 (within {tol:.2g}, the square root of "
-                f"the machine epsilon of {p.dtype}); row {i} sums to {sums[i]!r}."
-            )
+            raise ValueError(row_sum_message(name, tol, p.dtype, i, sums[i]))
 
 
 def check_found_classes(classes, n_columns, prob_ndim):

@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from sklcalib._utils._optional import import_optional
 from sklcalib.benchmark.chance import CHANCE_RULE, runs_at_chance
 from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
 
@@ -434,7 +435,7 @@ def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     fig : matplotlib.figure.Figure
         The figure written (no pyplot state is kept).
     """
-    from matplotlib.figure import Figure
+    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     stats = aggregate(rows)
     chance = chance_counts(rows)
@@ -544,7 +545,7 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     """
     # A bare Figure (no pyplot): no GUI backend and no global figure state,
     # so the command works headless and leaks no figures.
-    from matplotlib.figure import Figure
+    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     from sklcalib.plotting import ReliabilityDisplay
 

@@ -15,9 +15,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklcalib._utils._validation import (
     any_dask,
+    check_prob_values,
     check_sample_weight,
     is_dask_array,
-    row_sum_tolerance,
 )
 
 LOGITS = "logits"
@@ -31,22 +31,6 @@ def _as_2d(X):
     if X.ndim == 1:
         return np.asarray(X).reshape(-1, 1)
     return X
-
-
-def check_params(name, value, *, low=None, integer=False, choices=None):
-    """Raise a ValueError naming ``name`` when ``value`` is out of range."""
-    if choices is not None:
-        if not isinstance(value, str) or value not in choices:
-            raise ValueError(f"{name} must be one of {sorted(choices)}; got {value!r}.")
-        return
-    number_types = (int, np.integer) if integer else (int, float, np.number)
-    if isinstance(value, bool) or not isinstance(value, number_types):
-        kind = "an integer" if integer else "a number"
-        raise ValueError(f"{name} must be {kind}; got {value!r}.")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value!r}.")
-    if low is not None and value < low:
-        raise ValueError(f"{name} must be >= {low}; got {value!r}.")
 
 
 def renormalise(proba):
@@ -100,10 +84,13 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
                 "problems fitted on one column. Reshape your data to "
                 f"(n_samples, {self.n_features_in_})."
             )
-        out = validate_data(self, X, y, reset=reset, dtype=[np.float64, np.float32])
+        # float16 stays float16 until checked: the row-sum tolerance is that
+        # of the input's dtype
+        dtypes = [np.float64, np.float32, np.float16]
+        out = validate_data(self, X, y, reset=reset, dtype=dtypes)
         X = out if isinstance(y, str) else out[0]
-        if self._input == PROBABILITIES:
-            _check_probabilities(X)
+        if self._input == PROBABILITIES and X.size:
+            check_prob_values(X, "scores")
         X = X.astype(np.float64, copy=False)
         return X if isinstance(y, str) else (X, out[1])
 
@@ -209,31 +196,6 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             return predict_dask(self, X)
         proba = self.predict_proba(X)  # first: NotFittedError before classes_
         return self.classes_[np.argmax(proba, axis=1)]
-
-
-def _check_probabilities(X):
-    """Probabilities in [0, 1] whose rows sum to 1 (when there are rows).
-
-    The row-sum tolerance is the square root of the machine epsilon of the
-    input dtype, as ``sklearn.metrics.log_loss`` uses.
-    """
-    if X.size == 0:
-        return
-    low, high = X.min(), X.max()
-    if low < 0 or high > 1:
-        raise ValueError(
-            f"{'Negative values in data: ' if low < 0 else ''}"
-            "scores must be probabilities in [0, 1] for this calibrator; got "
-            f"values in [{low:.6g}, {high:.6g}]."
-        )
-    if X.shape[1] > 1:
-        tol = row_sum_tolerance(X.dtype)
-        sums = X.sum(axis=1, dtype=np.float64)
-        if np.max(np.abs(sums - 1)) > tol:
-            raise ValueError(
-                "scores must be probabilities whose rows sum to 1; a row sums "
-                f"to {sums[np.argmax(np.abs(sums - 1))]:.6g}."
-            )
 
 
 def softmax_rows(logits):

@@ -3,9 +3,10 @@
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from sklcalib._utils._binning import weighted_quantile
+from sklcalib._utils._binning import bin_index, weighted_quantile
+from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
 
-from ._base import PROBABILITIES, BaseCalibrator, check_params, renormalise
+from ._base import PROBABILITIES, BaseCalibrator, renormalise
 
 
 class _OneVsRestCalibrator(BaseCalibrator):
@@ -49,11 +50,6 @@ class _OneVsRestCalibrator(BaseCalibrator):
         if len(self.classes_) == 2:
             return np.column_stack([1.0 - calibrated[:, 0], calibrated[:, 0]])
         return renormalise(calibrated)
-
-
-def _bin_index(edges, values):
-    """Bins right-closed (lower, upper], the first one also holding 0."""
-    return np.clip(np.searchsorted(edges[1:-1], values, side="left"), 0, len(edges) - 2)
 
 
 class HistogramBinningCalibrator(_OneVsRestCalibrator):
@@ -112,8 +108,8 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         self.strategy = strategy
 
     def _check_params(self):
-        check_params("n_bins", self.n_bins, low=1, integer=True)
-        check_params("strategy", self.strategy, choices={"uniform", "quantile"})
+        check_n_bins(self.n_bins)
+        check_option(self.strategy, "strategy", STRATEGIES)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         super()._fit(scores, y_idx, sample_weight)
@@ -128,7 +124,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
             edges = np.unique(weighted_quantile(p, levels, sample_weight))
             edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
         n_bins = len(edges) - 1
-        idx = _bin_index(edges, p)
+        idx = bin_index(p, edges)
         counts = np.bincount(idx, weights=sample_weight, minlength=n_bins)
         hits = np.bincount(
             idx,
@@ -142,7 +138,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
     @staticmethod
     def _predict_column(model, p):
         edges, values = model
-        return values[_bin_index(edges, p)]
+        return values[bin_index(p, edges)]
 
 
 class IsotonicCalibrator(_OneVsRestCalibrator):

@@ -5,7 +5,9 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._base import PROBABILITIES, BaseCalibrator, check_params, softmax_rows
+from sklcalib._utils._validation import check_scalar
+
+from ._base import PROBABILITIES, BaseCalibrator, softmax_rows
 from ._scaling import normalised_weights
 
 #: log p is taken of p clipped to this: the smallest positive normal float64.
@@ -161,11 +163,11 @@ class DirichletCalibrator(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_params("reg_lambda", self.reg_lambda, low=0)
+        check_scalar(self.reg_lambda, "reg_lambda", low=0)
         if self.reg_mu is not None:
-            check_params("reg_mu", self.reg_mu, low=0)
-        check_params("max_iter", self.max_iter, low=1, integer=True)
-        check_params("tol", self.tol, low=0)
+            check_scalar(self.reg_mu, "reg_mu", low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         reg_mu = self.reg_lambda if self.reg_mu is None else self.reg_mu

@@ -12,36 +12,55 @@ one per class on ``p[:, k]`` against ``[y == k]`` and renormalises the rows
 (an all-zero row becomes uniform).
 """
 
-import contextlib
-import importlib
-import io
+import functools
+import sys
+import warnings
 
 import numpy as np
 
-from ._base import check_params
+from sklcalib._utils._optional import import_optional
+from sklcalib._utils._validation import check_bool, check_option
+
 from ._binning import _OneVsRestCalibrator
 
 
 def import_netcal(submodule, owner):
-    """``netcal.<submodule>``, or an ImportError that names the extra."""
-    try:
-        return importlib.import_module(f"netcal.{submodule}")
-    except ImportError as exc:
-        raise ImportError(
-            f"{owner} needs the optional dependency netcal; install it with "
-            'pip install "sklcalib[netcal]"'
-        ) from exc
+    """``netcal.<submodule>``, or an ImportError that names the extra.
+
+    netcal writes its warnings with ``print`` and its progress bars with tqdm
+    straight to stdout/stderr, which a calibrator inside a grid search should
+    not. Rather than redirecting the whole process's streams (not thread-safe,
+    and it would hide everyone else's output), the names ``print`` and
+    ``tqdm`` inside netcal's own modules are replaced, once: netcal's
+    ``"WARNING: ..."`` lines become Python warnings (visible and filterable),
+    its other chatter is dropped and its progress bars are disabled.
+    """
+    module = import_optional(f"netcal.{submodule}", owner)
+    for name, loaded in list(sys.modules.items()):
+        if name == "netcal" or name.startswith("netcal."):
+            _silence(loaded)
+    return module
 
 
-@contextlib.contextmanager
-def _quiet():
-    # netcal prints warnings and progress bars (tqdm) straight to
-    # stdout/stderr; a calibrator inside a grid search should not.
-    with (
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-    ):
-        yield
+def _netcal_print(*args, **kwargs):
+    """``print`` as netcal's modules see it: its warnings become warnings."""
+    message = " ".join(map(str, args))
+    if message.startswith("WARNING:"):
+        warnings.warn(
+            f"netcal: {message.removeprefix('WARNING:').strip()}",
+            UserWarning,
+            stacklevel=2,
+        )
+
+
+def _silence(module):
+    if module is None or getattr(module, "_sklcalib_silenced", False):
+        return
+    module.print = _netcal_print
+    bar = getattr(module, "tqdm", None)
+    if isinstance(bar, type):  # the tqdm class imported by name
+        module.tqdm = functools.partial(bar, disable=True)
+    module._sklcalib_silenced = True
 
 
 class _NetcalCalibrator(_OneVsRestCalibrator):
@@ -63,15 +82,13 @@ class _NetcalCalibrator(_OneVsRestCalibrator):
 
     def _fit_column(self, p, target, sample_weight=None):
         model = self._make_netcal()
-        with _quiet():
-            # copies: netcal may write to its inputs
-            model.fit(np.array(p), target.astype(np.int64))
+        # copies: netcal may write to its inputs
+        model.fit(np.array(p), target.astype(np.int64))
         return model
 
     @staticmethod
     def _predict_column(model, p):
-        with _quiet():
-            return np.asarray(model.transform(np.array(p)), dtype=np.float64)
+        return np.asarray(model.transform(np.array(p)), dtype=np.float64)
 
 
 class BBQCalibrator(_NetcalCalibrator):
@@ -116,11 +133,8 @@ class BBQCalibrator(_NetcalCalibrator):
         self.equal_intervals = equal_intervals
 
     def _check_params(self):
-        check_params("score_function", self.score_function, choices={"BIC", "AIC"})
-        if not isinstance(self.equal_intervals, bool):
-            raise ValueError(
-                f"equal_intervals must be a bool; got {self.equal_intervals!r}."
-            )
+        check_option(self.score_function, "score_function", ("BIC", "AIC"))
+        check_bool(self.equal_intervals, "equal_intervals")
 
     def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)
@@ -170,9 +184,8 @@ class ENIRCalibrator(_NetcalCalibrator):
         self.quick_init = quick_init
 
     def _check_params(self):
-        check_params("score_function", self.score_function, choices={"BIC", "AIC"})
-        if not isinstance(self.quick_init, bool):
-            raise ValueError(f"quick_init must be a bool; got {self.quick_init!r}.")
+        check_option(self.score_function, "score_function", ("BIC", "AIC"))
+        check_bool(self.quick_init, "quick_init")
 
     def _make_netcal(self):
         binning = import_netcal("binning", type(self).__name__)

@@ -9,15 +9,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from sklcalib._utils._validation import any_dask
+from sklcalib._utils._validation import any_dask, check_scalar
 
-from ._base import (
-    LOGITS,
-    BaseCalibrator,
-    binary_logits,
-    check_params,
-    softmax_rows,
-)
+from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 
 def _nll_and_logit_grad(new_logits, y_idx, weights=None):
@@ -112,8 +106,8 @@ class VectorScaler(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_params("max_iter", self.max_iter, low=1, integer=True)
-        check_params("tol", self.tol, low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
@@ -187,9 +181,9 @@ class MatrixScaler(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_params("reg", self.reg, low=0)
-        check_params("max_iter", self.max_iter, low=1, integer=True)
-        check_params("tol", self.tol, low=0)
+        check_scalar(self.reg, "reg", low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
@@ -267,9 +261,7 @@ class PlattScaler(BaseCalibrator):
         return tags
 
     def _check_params(self):
-        check_params("C", self.C, low=0)
-        if self.C == 0:
-            raise ValueError("C must be > 0; got 0.")
+        check_scalar(self.C, "C", low=0, low_open=True)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the calibrator on held-out binary scores.

@@ -4,8 +4,8 @@ import numpy as np
 from scipy.special import expit, logit
 
 from sklcalib._utils._binning import equal_mass_edges
+from sklcalib._utils._validation import check_n_bins
 
-from ._base import check_params
 from ._binning import _OneVsRestCalibrator
 from ._scaling import PlattScaler
 
@@ -68,7 +68,7 @@ class ScalingBinningCalibrator(_OneVsRestCalibrator):
         self.n_bins = n_bins
 
     def _check_params(self):
-        check_params("n_bins", self.n_bins, low=1, integer=True)
+        check_n_bins(self.n_bins)
 
     @staticmethod
     def _log_odds(p):

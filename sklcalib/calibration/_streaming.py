@@ -27,11 +27,12 @@ import numpy as np
 from scipy.special import expit, logit
 from sklearn.utils.multiclass import check_classification_targets
 
+from sklcalib._utils._binning import bin_index
 from sklcalib._utils._dask import map_row_blocks, row_blocks, unique_values
 from sklcalib._utils._validation import is_dask_array
 
 from ._base import binary_logits
-from ._binning import HistogramBinningCalibrator, _bin_index
+from ._binning import HistogramBinningCalibrator
 from ._scaling import PlattScaler
 from ._temperature import (
     TEMPERATURE_BOUNDS,
@@ -258,7 +259,7 @@ def _histogram_counts(X, y, estimator, edges):
     n_bins = len(edges) - 1
     out = []
     for c, k in estimator._columns(X):
-        idx = _bin_index(edges, X[:, c])
+        idx = bin_index(X[:, c], edges)
         out.append(
             [
                 np.bincount(idx, minlength=n_bins).astype(np.float64),

@@ -5,9 +5,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._validation import row_sum_tolerance
+from sklcalib._utils._optional import extra_imports, is_installed
+from sklcalib._utils._validation import check_n_bins, check_option, row_sum_tolerance
 
-from ._base import LOGITS, BaseCalibrator, binary_logits, check_params, softmax_rows
+from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 #: Range of the fitted temperature. An NLL that keeps decreasing as T -> 0
 #: (perfectly separable scores) or T -> inf (scores that carry no
@@ -71,11 +72,18 @@ def _numpy_derivatives(logits, y_idx, weights=None):
 
 def _fused_derivatives(logits, y_idx):
     """beta -> (nll, grad, hess, third), compiled one-pass kernel."""
-    from . import _temperature_fused as fused  # imports numba: large inputs only
+    # imports numba (the "fast" extra): large inputs only
+    with extra_imports("the compiled temperature kernel"):
+        from . import _temperature_fused as fused
 
     logits = np.ascontiguousarray(logits, dtype=np.float64)
     y_idx = np.ascontiguousarray(y_idx, dtype=np.int64)
     return lambda beta: fused.nll_derivatives(logits, y_idx, beta)
+
+
+def _fused_by_default(logits):
+    # without numba (the "fast" extra) the numpy path serves every size
+    return logits.size >= FUSED_MIN_SIZE and is_installed("numba")
 
 
 def nll_derivatives(logits, y_idx, *, fused=None, sample_weight=None):
@@ -88,7 +96,7 @@ def nll_derivatives(logits, y_idx, *, fused=None, sample_weight=None):
     if sample_weight is not None:
         return _numpy_derivatives(logits, y_idx, sample_weight)
     if fused is None:
-        fused = logits.size >= FUSED_MIN_SIZE
+        fused = _fused_by_default(logits)
     return (_fused_derivatives if fused else _numpy_derivatives)(logits, y_idx)
 
 
@@ -186,7 +194,7 @@ def fit_temperature_nll(
     beta = 1.0
     n = len(y_idx)
     if fused is None:  # decided once, so the subsample uses the same kernel
-        fused = logits.size >= FUSED_MIN_SIZE
+        fused = _fused_by_default(logits)
     if n >= 4 * SUBSAMPLE_ROWS:
         rows = slice(None, None, n // SUBSAMPLE_ROWS)
         sub = np.ascontiguousarray(logits[rows])
@@ -201,14 +209,6 @@ def fit_temperature_nll(
     )
     beta = _safeguarded_newton(derivatives, beta, lo, hi, max_iter)
     return 1.0 / min(max(beta, lo), hi)
-
-
-def temperature_nll(logits, y_idx, temperature):
-    """Mean negative log-likelihood of ``softmax(logits / temperature)``."""
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    buffer = np.empty_like(shifted)
-    shifted_true = shifted[np.arange(len(y_idx)), y_idx]
-    return _nll_derivatives(shifted, shifted_true, 1.0 / temperature, buffer)[0]
 
 
 class TemperatureScaler(BaseCalibrator):
@@ -274,8 +274,8 @@ class TemperatureScaler(BaseCalibrator):
         self.n_bins = n_bins
 
     def _check_params(self):
-        check_params("objective", self.objective, choices={"nll", "ece"})
-        check_params("n_bins", self.n_bins, low=1, integer=True)
+        check_option(self.objective, "objective", ("nll", "ece"))
+        check_n_bins(self.n_bins)
         if self.grid is not None:
             grid = np.asarray(self.grid, dtype=np.float64)
             if grid.ndim != 1 or grid.size == 0:

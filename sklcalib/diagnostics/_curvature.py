@@ -10,10 +10,15 @@ import numbers
 import warnings
 
 import numpy as np
-import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from skorch.callbacks import Callback
+
+from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._validation import check_scalar
+
+with extra_imports("sklcalib.diagnostics (curvature)"):
+    import torch
+    from skorch.callbacks import Callback
 
 # ---------------------------------------------------------------------------
 # curvature of a fitted net's training loss
@@ -21,13 +26,7 @@ from skorch.callbacks import Callback
 
 
 def _check_positive_int(value, name, minimum=1):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Integral)
-        or value < minimum
-    ):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_scalar(value, name, integer=True, low=minimum)
 
 
 def _full_batch(net, dataset):

@@ -36,7 +36,10 @@ torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
 =========================== ===================== ===============================
 """
 
-import torch
+from sklcalib._utils._optional import extra_imports
+
+with extra_imports("sklcalib.losses"):
+    import torch
 
 from sklcalib.losses._adaptive import (
     AdaDualFocalLoss,

@@ -2,12 +2,12 @@
 a γ per confidence bin, updated once an epoch from the validation split."""
 
 import math
-import numbers
 
 import numpy as np
 import torch
 
-from sklcalib._utils._binning import quantile_groups
+from sklcalib._utils._binning import quantile_edges, quantile_groups, top_label
+from sklcalib._utils._validation import check_n_bins, check_prob_values
 from sklcalib.losses._autograd import FocalSpec, focal_term
 from sklcalib.losses._base import (
     INPUT_DOC,
@@ -84,14 +84,8 @@ def _check_validation(y_prob, y_true):
         )
     if not np.issubdtype(y_prob.dtype, np.floating):
         raise ValueError(f"y_prob must hold floating point values, got {y_prob.dtype}.")
-    tol = np.sqrt(np.finfo(y_prob.dtype).eps)
+    check_prob_values(y_prob)  # row sums within sqrt(eps) of the input dtype
     prob = y_prob.astype(np.float64)
-    if not np.all(np.isfinite(prob)):
-        raise ValueError("y_prob must be finite (it contains NaN or inf).")
-    if prob.min() < 0 or prob.max() > 1:
-        raise ValueError("y_prob must lie in [0, 1].")
-    if np.any(np.abs(prob.sum(1) - 1.0) > tol):
-        raise ValueError(f"y_prob rows must sum to 1 (within {tol:.2g}).")
     if y_true.ndim != 1 or y_true.shape[0] != prob.shape[0]:
         raise ValueError(
             f"y_true must have shape ({prob.shape[0]},) to match y_prob, got "
@@ -109,15 +103,6 @@ def _check_validation(y_prob, y_true):
 def _sign(gamma):
     # γ >= 0: focal side (γ = 0 is cross-entropy either way)
     return torch.where(gamma >= 0, 1.0, -1.0).to(gamma.dtype)
-
-
-def _check_n_bins(n_bins):
-    if (
-        isinstance(n_bins, bool)
-        or not isinstance(n_bins, numbers.Integral)
-        or n_bins < 1
-    ):
-        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}.")
 
 
 class _BinnedGammaLoss(CalibrationLoss):
@@ -159,7 +144,8 @@ class _BinnedGammaLoss(CalibrationLoss):
             Same shape and dtype as ``score``.
         """
         inner = self.bin_edges[1:-1]
-        # bins (e_b, e_b+1]: the index is the number of inner edges < score
+        # bins (e_b, e_b+1]: the index is the number of inner edges < score,
+        # the rule of sklcalib._utils._binning.bin_index, on the device
         index = torch.searchsorted(inner, score.detach().to(inner.dtype), right=False)
         return self.gammas[index].to(score.dtype)
 
@@ -189,18 +175,15 @@ class _BinnedGammaLoss(CalibrationLoss):
         """
         self._check_params()
         prob, y_true = _check_validation(y_prob, y_true)
-        conf = prob.max(1)
-        correct = (prob.argmax(1) == y_true).astype(np.float64)
-        n_bins = self.n_bins
-        # the metrics' equal-mass grouping, so AdaFocal bins as adaptive ECE does
-        _, order, sizes = quantile_groups(conf, n_bins)
+        conf, correct = top_label(prob, y_true)
+        correct = correct.astype(np.float64)
+        # the metrics' equal-mass grouping and edges, so AdaFocal bins as
+        # adaptive ECE does
+        _, order, sizes = quantile_groups(conf, self.n_bins)
         groups = np.split(order, np.cumsum(sizes)[:-1])
         gammas = self.gammas.detach().cpu().numpy().copy()
-        edges = np.empty(n_bins + 1)
-        edges[0], edges[-1] = 0.0, 1.0
+        edges = quantile_edges(conf, order, sizes)
         for b, idx in enumerate(groups):
-            if b < n_bins - 1:
-                edges[b + 1] = conf[idx[-1]] if len(idx) else edges[b]
             if len(idx):
                 gammas[b] = self._step(
                     gammas[b], conf[idx].mean() - correct[idx].mean()
@@ -308,7 +291,7 @@ class AdaFocalLoss(_BinnedGammaLoss):
         self._init_state()
 
     def _check_params(self):
-        _check_n_bins(self.n_bins)
+        check_n_bins(self.n_bins)
         check_real(self.lam, "lam", low=0.0)
         gamma_min = check_real(self.gamma_min, "gamma_min")
         gamma_max = check_real(self.gamma_max, "gamma_max")
@@ -415,7 +398,7 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         self._init_state()
 
     def _check_params(self):
-        _check_n_bins(self.n_bins)
+        check_n_bins(self.n_bins)
         check_real(self.lam, "lam", low=0.0)
         gamma_max = check_real(self.gamma_max, "gamma_max", low=0.0)
         check_real(self.gamma_init, "gamma_init", low=0.0, high=gamma_max)

@@ -1,12 +1,10 @@
 """Shared pieces of the criteria: parameter checks, input checks, reductions and
 the :class:`CalibrationLoss` base class."""
 
-import math
-import numbers
-
 import torch
 from torch import nn
 
+from sklcalib._utils._validation import check_option, check_scalar
 from sklcalib.losses._autograd import fused_focal
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -35,26 +33,11 @@ def check_real(value, name, *, low=None, high=None, low_open=False):
     """``value`` as a float, checked to be a finite real in [low, high]."""
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}.")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}.")
-    if low is not None and (value <= low if low_open else value < low):
-        bound = f"> {low}" if low_open else f">= {low}"
-        raise ValueError(f"{name} must be {bound}, got {value!r}.")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be <= {high}, got {value!r}.")
-    return value
+    return check_scalar(value, name, low=low, high=high, low_open=low_open)
 
 
 def check_reduction(reduction):
-    if reduction not in _REDUCTIONS:
-        raise ValueError(
-            f"reduction must be one of {', '.join(map(repr, _REDUCTIONS))}; "
-            f"got {reduction!r}."
-        )
-    return reduction
+    return check_option(reduction, "reduction", _REDUCTIONS)
 
 
 def check_input(logits, target):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from sklcalib._utils._binning import _bin_statistics, error_from_stats, top_label
+from sklcalib._utils._optional import is_installed
 from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
@@ -53,7 +54,14 @@ _FUSED_MIN_SIZE = 1 << 20
 
 
 def _use_fused(p):
-    return p.ndim == 2 and p.size >= _FUSED_MIN_SIZE
+    # numba is optional (the "fast" extra): without it the numpy path, which
+    # gives the same results, serves every size; float16 has no fused kernel
+    return (
+        p.ndim == 2
+        and p.size >= _FUSED_MIN_SIZE
+        and p.dtype in (np.float32, np.float64)
+        and is_installed("numba")
+    )
 
 
 def validated_top_label(p, y_idx):

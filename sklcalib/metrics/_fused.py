@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from sklcalib._utils._binning import BinStatistics, uniform_edges
-from sklcalib._utils._validation import row_sum_tolerance
+from sklcalib._utils._validation import row_sum_message, row_sum_tolerance
 
 # The row helpers below are not cached themselves: a cached function is linked
 # into its caller as machine code, which LLVM cannot inline (measured about
@@ -168,7 +168,8 @@ def _kernel(
             if pairs:
                 conf[i] = x
                 correct[i] = hit
-            # right-closed bins (edges[b], edges[b + 1]] on the float64 edges:
+            # right-closed bins (edges[b], edges[b + 1]] on the float64 edges (the
+            # rule of sklcalib._utils._binning.bin_index):
             # guess from x * n_bins, then settle against the exact edges
             b = min(int(x * n_bins), n_bins - 1)
             while b > 0 and x <= edges[b]:
@@ -220,10 +221,7 @@ def _raise_status(status, p):
         raise ValueError(f"y_prob contains values greater than 1 (row {row}).")
     tol = row_sum_tolerance(p.dtype)
     total = p[row].sum(dtype=np.float64)
-    raise ValueError(
-        f"y_prob rows must sum to 1 (within {tol:.2g}, the square root of the "
-        f"machine epsilon of {p.dtype}); row {row} sums to {total!r}."
-    )
+    raise ValueError(row_sum_message("y_prob", tol, p.dtype, row, total))
 
 
 def _bit_view(p):

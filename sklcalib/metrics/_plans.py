@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sklcalib._utils._binning import top_label, uniform_bin_index, uniform_edges
+from sklcalib._utils._binning import bin_index, top_label, uniform_edges
 from sklcalib._utils._validation import (
     NORMS,
     check_n_bins,
@@ -220,7 +220,7 @@ def bootstrap_plan(name, y_true, y_prob, params):
     if name in ("ece", "mce"):
         conf, correct = top_label(p, y_idx)
         conf = conf.astype(np.float64)
-        codes = (2 * uniform_bin_index(conf, edges) + correct)[:, None]
+        codes = (2 * bin_index(conf, edges) + correct)[:, None]
         values = _row_values(w, conf)
 
         def finalize(sums):
@@ -230,7 +230,7 @@ def bootstrap_plan(name, y_true, y_prob, params):
     columns = columns.astype(np.float64)
     n_classes = columns.shape[1]
     hit = y_idx[:, None] == np.arange(n_classes)
-    codes = 2 * (uniform_bin_index(columns, edges) + np.arange(n_classes) * n_bins)
+    codes = 2 * (bin_index(columns, edges) + np.arange(n_classes) * n_bins)
     codes += hit
     values = _row_values(w, columns)
 
@@ -269,7 +269,7 @@ def consistency_plan(name, y_true, y_prob, params):
         bounds[:, 0] = np.where(pred > 0, cumulative[rows, pred - 1], -np.inf)
         bounds[:, 1] = np.where(pred < n_classes - 1, cumulative[rows, pred], np.inf)
         bounds[:, 2] = cumulative[:, -1]
-        codes = 2 * uniform_bin_index(conf, edges)[:, None] + np.arange(2)
+        codes = 2 * bin_index(conf, edges)[:, None] + np.arange(2)
         values = _row_values(w, np.broadcast_to(conf[:, None], (n, 2)))
 
         def finalize(sums):
@@ -282,7 +282,7 @@ def consistency_plan(name, y_true, y_prob, params):
     # only column k's outcome becomes 1: count and confidence sums per
     # (class, bin) are fixed, the drawn class adds its weight to its cell
     columns = columns.astype(np.float64)
-    cells = uniform_bin_index(columns, edges) + every * n_bins
+    cells = bin_index(columns, edges) + every * n_bins
     wc = np.ones(n) if w is None else w
     fixed_count = np.bincount(
         cells.ravel(), weights=np.repeat(wc, n_classes), minlength=n_classes * n_bins

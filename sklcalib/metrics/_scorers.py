@@ -32,6 +32,9 @@ class _CalibrationScorer(_Scorer):
 
     Subclassing sklearn's private ``_Scorer`` (stable since scikit-learn 1.4)
     keeps every behaviour of ``make_scorer``; the only change is the labels.
+    There is no public way: ``make_scorer`` fixes its keyword arguments when
+    it is built, while the labels are those of each fitted estimator.
+    tests/test_private_apis.py fails loudly if ``_Scorer`` changes.
     """
 
     def _score(self, method_caller, estimator, X, y_true, **kwargs):
