@@ -100,3 +100,29 @@ def test_scorer_names_go_through_get_scorer():
     for text in ((ROOT / "README.md").read_text(), metrics_page):
         assert 'scoring=get_scorer("neg_ece")' in text
         assert "no public way to add names" in text
+
+
+def _fresh_machine_commands(text):
+    """The one-line fresh-machine commands (venv, install, run) of a page."""
+    return [
+        ln.strip()
+        for ln in text.splitlines()
+        if "python -m venv" in ln and "pip install" in ln
+    ]
+
+
+def test_one_install_story_everywhere():
+    """The quickstart page repeats the README's two commands verbatim and the
+    same Python floor as pyproject.toml (it once had its own install line, with
+    no extras, after which ``sklcalib benchmark`` failed on a missing module)."""
+    readme = (ROOT / "README.md").read_text()
+    quickstart = (ROOT / "docs" / "quickstart.rst").read_text()
+    readme_cmds = _fresh_machine_commands(readme)
+    assert len(readme_cmds) == 2
+    assert _fresh_machine_commands(quickstart) == readme_cmds
+    floor = re.search(
+        r'requires-python = ">=([\d.]+)"', (ROOT / "pyproject.toml").read_text()
+    ).group(1)
+    for text in (readme, quickstart):
+        stated = set(re.findall(r"Python ≥ (\d+\.\d+)", text))
+        assert stated == {floor}, stated
