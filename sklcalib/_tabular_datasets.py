@@ -108,6 +108,50 @@ SPECS = {
         "10 000 credit-card customers; predict default (class 1, rare) from "
         "balance, income and student status",
     ),
+    "mlc_churn": TabularSpec(
+        "modeldata",
+        "mlc_churn",
+        "churn",
+        ("no", "yes"),
+        "MIT",
+        "R package modeldata (Kuhn), data set `mlc_churn`, the customer churn "
+        "data of the MLC++ machine-learning library",
+        "5 000 telephone customers; predict churn (class 1) from their state, "
+        "plans and usage",
+    ),
+    "wa_churn": TabularSpec(
+        "modeldata",
+        "wa_churn",
+        "churn",
+        ("No", "Yes"),
+        "MIT",
+        "R package modeldata (Kuhn), data set `wa_churn`, IBM's Watson "
+        "Analytics telco customer churn sample",
+        "7 043 telco customers; predict churn (class 1) from demographics, "
+        "services, contract and charges; with missing values in total_charges",
+    ),
+    "caravan": TabularSpec(
+        "ISLR",
+        "Caravan",
+        "Purchase",
+        ("No", "Yes"),
+        "GPL-2",
+        "R package ISLR (James, Witten, Hastie & Tibshirani), data set "
+        "`Caravan`, the CoIL 2000 insurance challenge data",
+        "5 822 customers; predict whether one buys caravan insurance (class 1, "
+        "rare) from 85 socio-demographic and product-ownership variables",
+    ),
+    "titanic": TabularSpec(
+        "carData",
+        "TitanicSurvival",
+        "survived",
+        ("no", "yes"),
+        "GPL (>= 2)",
+        "R package carData (Fox & Weisberg), data set `TitanicSurvival`, from "
+        "the Titanic passenger list of the Encyclopedia Titanica",
+        "1 309 Titanic passengers; predict survival (class 1) from sex, age "
+        "and passenger class; with missing ages",
+    ),
 }
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "TABULAR_DATASETS",
     "list_datasets",
     "load_blobs",
+    "load_caravan",
     "load_breast_cancer",
     "load_cells",
     "load_classification",
@@ -55,7 +56,10 @@ __all__ = [
     "load_digits",
     "load_hpc",
     "load_lending_club",
+    "load_mlc_churn",
     "load_moons",
+    "load_titanic",
+    "load_wa_churn",
     "load_wine",
     "split_and_scale",
 ]
@@ -556,6 +560,75 @@ load_default = _tabular_loader(
 """,
 )
 
+load_mlc_churn = _tabular_loader(
+    "mlc_churn",
+    """Telephone customer churn: 5 000 customers of the MLC++ churn data (binary).
+
+    Source: R package modeldata, data set ``mlc_churn`` (licence of the
+    package: MIT), the churn data distributed with the MLC++ machine-learning
+    library. Binary target ``churn``: no (class 0, 85.9 %) and yes (class 1,
+    14.1 %), from 15 numeric columns (account length, minutes, calls and
+    charges by time of day, service calls) and the categorical state, area
+    code, international plan and voice-mail plan.
+""",
+    """    >>> from sklcalib.datasets import load_mlc_churn
+    >>> d = load_mlc_churn()
+    >>> d.target_names, len(d.y_test)
+    (['no', 'yes'], 1000)
+""",
+)
+
+load_wa_churn = _tabular_loader(
+    "wa_churn",
+    """Telco customer churn: 7 043 customers of IBM's Watson Analytics sample (binary).
+
+    Source: R package modeldata, data set ``wa_churn`` (licence of the package:
+    MIT), IBM's Watson Analytics telco churn sample. Binary target ``churn``:
+    No (class 0, 73.5 %) and Yes (class 1, 26.5 %), from demographics, the
+    services subscribed to, the contract, the payment method and the charges;
+    ``total_charges`` has missing values.
+""",
+    """    >>> from sklcalib.datasets import load_wa_churn
+    >>> d = load_wa_churn()
+    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    (2, 0.265)
+""",
+)
+
+load_caravan = _tabular_loader(
+    "caravan",
+    """Caravan insurance: rare buyers among 5 822 customers (binary, 6.0 % positives).
+
+    Source: R package ISLR, data set ``Caravan`` (licence of the package:
+    GPL-2), the CoIL 2000 challenge data used in *An Introduction to
+    Statistical Learning*. Binary target ``Purchase``: No (class 0, 94.0 %)
+    and Yes (class 1, 6.0 %), from 85 integer-coded socio-demographic and
+    product-ownership variables (standardised as numbers, as in the book).
+""",
+    """    >>> from sklcalib.datasets import load_caravan
+    >>> d = load_caravan()
+    >>> d.X_train.shape, d.target_names
+    ((3494, 85), ['No', 'Yes'])
+""",
+)
+
+load_titanic = _tabular_loader(
+    "titanic",
+    """Titanic survival: 1 309 passengers (binary).
+
+    Source: R package carData, data set ``TitanicSurvival`` (licence of the
+    package: GPL (>= 2)), from the passenger list of the Encyclopedia Titanica.
+    Binary target ``survived``: no (class 0, 61.8 %) and yes (class 1,
+    38.2 %), from sex, age (263 missing, imputed with the training median)
+    and passenger class. The passengers' names (the row names) are dropped.
+""",
+    """    >>> from sklcalib.datasets import load_titanic
+    >>> d = load_titanic()
+    >>> d.feature_names
+    ['age', 'sex_female', 'sex_male', 'passengerClass_1st', 'passengerClass_2nd', 'passengerClass_3rd']
+""",
+)
+
 #: names of the real tabular sets (they need the ``data`` extra)
 TABULAR_DATASETS = tuple(SPECS)
 
@@ -574,6 +647,10 @@ DATASETS = {
     "credit": load_credit,
     "lending_club": load_lending_club,
     "default": load_default,
+    "mlc_churn": load_mlc_churn,
+    "wa_churn": load_wa_churn,
+    "caravan": load_caravan,
+    "titanic": load_titanic,
 }
 
 
@@ -591,7 +668,7 @@ def list_datasets():
     >>> list_datasets()  # doctest: +NORMALIZE_WHITESPACE
     ['moons', 'blobs', 'classification', 'classification_hard', 'digits',
      'breast_cancer', 'wine', 'diamonds', 'hpc', 'cells', 'credit',
-     'lending_club', 'default']
+     'lending_club', 'default', 'mlc_churn', 'wa_churn', 'caravan', 'titanic']
 
     The real tabular sets (which need the ``data`` extra) are
     :data:`TABULAR_DATASETS`.

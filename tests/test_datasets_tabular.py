@@ -57,6 +57,16 @@ EXPECTED = {
         {"good": 9340, "bad": 517},
     ),
     "default": ("ISLR", "Default", "default", 10000, {"No": 9667, "Yes": 333}),
+    "mlc_churn": ("modeldata", "mlc_churn", "churn", 5000, {"no": 4293, "yes": 707}),
+    "wa_churn": ("modeldata", "wa_churn", "churn", 7043, {"No": 5174, "Yes": 1869}),
+    "caravan": ("ISLR", "Caravan", "Purchase", 5822, {"No": 5474, "Yes": 348}),
+    "titanic": (
+        "carData",
+        "TitanicSurvival",
+        "survived",
+        1309,
+        {"no": 809, "yes": 500},
+    ),
 }
 
 
@@ -114,7 +124,8 @@ def test_every_row_once_with_its_own_label(data):
 
 def test_description_states_source_target_balance_licence(data):
     package, _, target, *_ = EXPECTED[data.name]
-    licence = "GPL-2" if package == "ISLR" else "MIT"
+    # the licences of the R packages, as CRAN lists them
+    licence = {"ISLR": "GPL-2", "carData": "GPL (>= 2)"}.get(package, "MIT")
     text = data.description
     assert package in text and f"`{target}`" in text
     assert f"Licence of the R package: {licence}" in text
