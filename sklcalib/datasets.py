@@ -44,8 +44,8 @@ __all__ = [
     "TABULAR_DATASETS",
     "list_datasets",
     "load_blobs",
-    "load_caravan",
     "load_breast_cancer",
+    "load_caravan",
     "load_cells",
     "load_classification",
     "load_classification_hard",
@@ -624,8 +624,9 @@ load_titanic = _tabular_loader(
 """,
     """    >>> from sklcalib.datasets import load_titanic
     >>> d = load_titanic()
-    >>> d.feature_names
-    ['age', 'sex_female', 'sex_male', 'passengerClass_1st', 'passengerClass_2nd', 'passengerClass_3rd']
+    >>> d.feature_names  # doctest: +NORMALIZE_WHITESPACE
+    ['age', 'sex_female', 'sex_male', 'passengerClass_1st',
+     'passengerClass_2nd', 'passengerClass_3rd']
 """,
 )
 
