@@ -10,15 +10,17 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import brier_score_loss, log_loss
 
-from sklcalib.benchmark import cli
+from sklcalib.benchmark import cli, tabular
 from sklcalib.benchmark.cli import main
 from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
 from sklcalib.benchmark.tabular import (
     CALIBRATORS,
     RAW,
+    auto_check,
     available_calibrators,
     boosting_markdown,
     boosting_summary,
+    calibrator_scores,
     run_boosting,
 )
 from sklcalib.datasets import TABULAR_DATASETS, load_dataset
@@ -126,10 +128,16 @@ def test_run_boosting_raw_metrics_match_scikit_learn():
     assert rows[1]["nll"] < raw["nll"]
 
 
-def _fake(rows_spec):
+def _fake(rows_spec, model="hgb"):
     rows = []
     for ds, cal, seed, ece in rows_spec:
-        row = {"dataset": ds, "calibrator": cal, "seed": seed, "n_train": 100}
+        row = {
+            "dataset": ds,
+            "model": model,
+            "calibrator": cal,
+            "seed": seed,
+            "n_train": 100,
+        }
         row.update(dict.fromkeys(METRICS, 0.1))
         row["ece"] = ece
         rows.append(row)
@@ -156,9 +164,100 @@ def test_markdown_tables_bold_the_lowest_mean():
     assert "| b | **1.00 ± 0.00** | 4.00 ± 1.41 |" in md
     for title in ("Test ECE (%)", "Test NLL", "Test Brier"):
         assert title in md
+
+
+def _change_rows(spec):
+    """Rows with given NLL and paired log-loss changes: (dataset, model,
+    calibrator, nll, change, se)."""
+    rows = []
+    for ds, model, cal, nll, change, se in spec:
+        row = {"dataset": ds, "model": model, "calibrator": cal, "seed": 0}
+        row.update(dict.fromkeys(METRICS, 0.1), n_train=100, nll=nll)
+        row.update(
+            nll_change=change,
+            nll_change_low=change - 1.96 * se,
+            nll_change_high=change + 1.96 * se,
+            nll_change_se=se,
+        )
+        rows.append(row)
+    return rows
+
+
+def test_paired_change_is_the_mean_row_difference_with_its_normal_interval():
+    rng = np.random.default_rng(0)
+    raw = rng.exponential(0.5, 400)
+    cal = raw * 0.9 + rng.normal(0, 0.05, 400)
+    change, low, high, se = tabular._paired_change(cal, raw)
+    diff = cal - raw
+    assert change == pytest.approx(diff.mean() / raw.mean())
+    assert se == pytest.approx(diff.std(ddof=1) / np.sqrt(400) / raw.mean())
+    assert low == pytest.approx(change - 1.96 * se)
+    assert high == pytest.approx(change + 1.96 * se)
+    assert low < change < high < 0  # a clear improvement
+
+
+def test_change_tables_mark_only_what_the_interval_supports():
+    rows = _change_rows(
+        [
+            ("a", "hgb", RAW, 0.50, 0.0, 0.0),
+            ("a", "hgb", "temperature", 0.40, -0.20, 0.02),  # better
+            ("a", "hgb", "isotonic", 0.60, 0.20, 0.02),  # worse
+            ("a", "hgb", "auto", 0.49, -0.02, 0.05),  # not distinguishable
+        ]
+    )
+    md = boosting_markdown(rows)
+    assert "| a | 0.5000 | -20.0 [-23.9, -16.1] ▼ | +20.0 [+16.1, +23.9] ▲ |" in md
+    assert "| -2.0 [-11.8, +7.8] |" in md
+    scores = calibrator_scores(rows)
+    assert scores["temperature"]["better"] == 1 and scores["temperature"]["worse"] == 0
+    assert scores["isotonic"]["worse"] == 1
+    assert scores["auto"]["better"] == scores["auto"]["worse"] == 0
+    assert scores["temperature"]["ratio"] == pytest.approx(0.8)
+    assert scores["temperature"]["mean_rank"] == 1
+    assert scores[RAW]["mean_rank"] == 3
     summary = boosting_summary(rows)
-    assert "| a | 11.00 | **3.00** |" in summary
-    assert len(summary.splitlines()) == 5
+    assert "auto: significantly worse than no calibration in 0 of 1 cells" in summary
+
+
+def test_auto_check_against_the_hindsight_best():
+    rows = _change_rows(
+        [
+            ("a", "hgb", RAW, 0.50, 0.0, 0.0),
+            ("a", "hgb", "temperature", 0.40, -0.2, 0.01),
+            ("a", "hgb", "isotonic", 0.45, -0.1, 0.01),
+            ("a", "hgb", "auto", 0.41, -0.18, 0.01),
+            ("b", "hgb", RAW, 0.20, 0.0, 0.0),
+            ("b", "hgb", "temperature", 0.25, 0.25, 0.01),
+            ("b", "hgb", "isotonic", 0.10, -0.5, 0.01),
+            ("b", "hgb", "auto", 0.22, 0.1, 0.01),  # significantly worse
+        ]
+    )
+    check = auto_check(rows)
+    assert check["cells"] == 2
+    assert check["worse_cells"] == [("b", "hgb")]
+    # geometric means over the cells: temperature sqrt(.40 * .25), isotonic
+    # sqrt(.45 * .10): isotonic is the single best with hindsight
+    assert check["best"] == "isotonic"
+    expected = np.sqrt((0.41 / 0.45) * (0.22 / 0.10)) - 1
+    assert check["excess"] == pytest.approx(expected)
+    assert auto_check(_change_rows([("a", "hgb", RAW, 0.5, 0.0, 0.0)])) is None
+
+
+def test_run_boosting_compares_base_models_paired_with_their_raw_rows():
+    rows = run_boosting(
+        "breast_cancer", 0, calibrators=["temperature"], models=["hgb", "logreg"]
+    )
+    assert [(r["model"], r["calibrator"]) for r in rows] == [
+        ("hgb", RAW),
+        ("hgb", "temperature"),
+        ("logreg", RAW),
+        ("logreg", "temperature"),
+    ]
+    for raw, cal in (rows[:2], rows[2:]):
+        assert raw["nll_change"] == 0.0
+        # the relative change is the NLL ratio minus one (same test rows)
+        assert cal["nll_change"] == pytest.approx(cal["nll"] / raw["nll"] - 1)
+        assert cal["nll_change_low"] < cal["nll_change"] < cal["nll_change_high"]
 
 
 @pytest.mark.slow

@@ -36,6 +36,10 @@ DEFAULT_EPOCHS = {
     "credit": 100,
     "lending_club": 30,
     "default": 30,
+    "mlc_churn": 60,
+    "wa_churn": 50,
+    "caravan": 50,
+    "titanic": 200,
 }
 DEFAULT_SEEDS = 3
 

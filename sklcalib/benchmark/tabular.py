@@ -25,10 +25,15 @@ from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
 
 __all__ = [
     "CALIBRATORS",
+    "MODELS",
+    "auto_check",
     "available_calibrators",
+    "available_models",
     "boosting_markdown",
     "boosting_summary",
+    "calibrator_scores",
     "make_calibrator",
+    "make_model",
     "plot_boosting_reliability",
     "run_boosting",
     "write_boosting_csv",
@@ -47,6 +52,23 @@ CALIBRATORS = {
     "ets": ("EnsembleTemperatureScaler", {}, None),
     "scaling_binning": ("ScalingBinningCalibrator", {}, None),
     "venn_abers": ("VennAbersCalibrator", {}, None),
+    # the leaders of public calibration benchmarks; a name whose class this
+    # version lacks is left out by available_calibrators
+    "sms": ("SMSCalibrator", {}, None),
+    "svs": ("SVSCalibrator", {}, None),
+    "quadratic": ("QuadraticScaler", {}, None),
+    "beta_native": ("BetaScaler", {}, None),
+    "spline": ("SplineCalibrator", {}, None),
+    # cross-validated choice among the calibrators, "none" included
+    "auto": ("auto", {}, None),
+}
+
+#: base model name -> (constructor in this module, optional package it needs)
+MODELS = {
+    "hgb": ("_make_hgb", None),
+    "logreg": ("_make_logreg", None),
+    "net": ("_make_net", "skorch"),
+    "lightgbm": ("_make_lightgbm", "lightgbm"),
 }
 
 #: the raw booster's row in the tables
@@ -76,16 +98,97 @@ def available_calibrators():
     return [
         name
         for name, (cls, _, needs) in CALIBRATORS.items()
-        if hasattr(calibration, cls)
+        if (hasattr(calibration, cls) or (cls == "auto" and _auto_available()))
         and (needs is None or importlib.util.find_spec(needs) is not None)
+    ]
+
+
+def _auto_available():
+    return hasattr(importlib.import_module("sklcalib.calibration"), "select_calibrator")
+
+
+def available_models():
+    """Names of :data:`MODELS` whose packages this installation has.
+
+    Returns
+    -------
+    names : list of str
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.tabular import available_models
+    >>> available_models()[:2]
+    ['hgb', 'logreg']
+    """
+    return [
+        name
+        for name, (_, needs) in MODELS.items()
+        if needs is None or importlib.util.find_spec(needs) is not None
     ]
 
 
 def make_calibrator(name):
     """A fresh calibrator for a name of :data:`CALIBRATORS`."""
     cls, kwargs, _ = CALIBRATORS[name]
+    if cls == "auto":
+        return "auto"  # CalibratedClassifier's own cross-validated choice
     calibration = importlib.import_module("sklcalib.calibration")
     return getattr(calibration, cls)(**kwargs)
+
+
+def _make_hgb(data, seed, net_epochs):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    return HistGradientBoostingClassifier(random_state=seed)
+
+
+def _make_logreg(data, seed, net_epochs):
+    from sklearn.linear_model import LogisticRegression
+
+    # the features are standardised by the loaders; a cap on the iterations
+    # that the one-hot encoded sets need
+    return LogisticRegression(max_iter=2000)
+
+
+def _make_net(data, seed, net_epochs):
+    from sklcalib.net import NetClassifier
+
+    return NetClassifier(
+        criterion="ce",
+        max_epochs=net_epochs,
+        train_split=None,
+        random_state=seed,
+        verbose=0,
+    )
+
+
+def _make_lightgbm(data, seed, net_epochs):
+    import lightgbm
+
+    return lightgbm.LGBMClassifier(random_state=seed, n_jobs=1, verbose=-1)
+
+
+def make_model(name, data, seed, *, net_epochs=100):
+    """A fresh, unfitted base model for a name of :data:`MODELS`."""
+    return globals()[MODELS[name][0]](data, seed, net_epochs)
+
+
+def _row_log_loss(y, proba):
+    """Per-row negative log-likelihood, clipped as the library's NLL is."""
+    proba = np.asarray(proba, dtype=np.float64)
+    p_true = proba[np.arange(len(y)), y]
+    return -np.log(np.clip(p_true, np.finfo(np.float64).eps, 1.0))
+
+
+def _paired_change(losses, raw_losses):
+    """Relative change of the mean test log-loss against raw, with its 95 %
+    normal interval from the per-row paired differences (the test rows' sampling
+    error; the fitted model and calibrator are held fixed)."""
+    diff = losses - raw_losses
+    base = float(np.mean(raw_losses))
+    se = float(np.std(diff, ddof=1) / math.sqrt(len(diff))) if len(diff) > 1 else 0.0
+    mean = float(np.mean(diff))
+    return mean / base, (mean - 1.96 * se) / base, (mean + 1.96 * se) / base, se / base
 
 
 def run_boosting(
@@ -93,16 +196,20 @@ def run_boosting(
     seed,
     *,
     calibrators=("temperature", "isotonic", "histogram"),
+    models=("hgb",),
     max_train=None,
+    net_epochs=100,
     return_proba=False,
 ):
-    """Fit HistGradientBoostingClassifier and each calibrator; test metrics.
+    """Fit each base model and each calibrator on one split; test metrics.
 
-    The booster (scikit-learn's defaults, ``random_state`` from
-    :func:`~sklcalib.benchmark.runner.derive_seed`) is fitted on the training
-    split of ``load_dataset(dataset, random_state=seed)``; each calibrator is
-    fitted on the validation split through
-    ``CalibratedClassifier(FrozenEstimator(booster), calibrator)``. BLAS and
+    Each base model (``"hgb"``: scikit-learn's ``HistGradientBoostingClassifier``
+    with its defaults; ``"logreg"``: ``LogisticRegression``; ``"net"``: a
+    cross-entropy :class:`~sklcalib.net.NetClassifier`; ``"lightgbm"`` when
+    installed; seeds from :func:`~sklcalib.benchmark.runner.derive_seed`) is
+    fitted on the training split of ``load_dataset(dataset, random_state=seed)``;
+    each calibrator is fitted on the validation split through
+    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``. BLAS and
     OpenMP run on one thread, so parallel runs do not oversubscribe the cores.
 
     Parameters
@@ -110,12 +217,16 @@ def run_boosting(
     dataset : str
         A name of :func:`sklcalib.datasets.list_datasets`.
     seed : int
-        Seed of the split and of the booster.
+        Seed of the split and of the models.
     calibrators : sequence of str
         Names of :data:`CALIBRATORS`.
+    models : sequence of str, default=("hgb",)
+        Names of :data:`MODELS`.
     max_train : int, default=None
-        Fit the booster on at most this many training rows (a stratified
+        Fit the models on at most this many training rows (a stratified
         subsample); validation and test splits are whole.
+    net_epochs : int, default=100
+        Training epochs of the ``"net"`` model.
     return_proba : bool, default=False
         Also return the test labels and probabilities (keys ``"y_test"``,
         ``"proba"``) for reliability diagrams.
@@ -123,10 +234,13 @@ def run_boosting(
     Returns
     -------
     rows : list of dict
-        One row for the raw booster (``calibrator="none"``) and one per
-        calibrator: ``dataset``, ``model``, ``calibrator``, ``seed``,
+        Per model, one row for the raw model (``calibrator="none"``) and one
+        per calibrator: ``dataset``, ``model``, ``calibrator``, ``seed``,
         ``n_train``, each of :data:`~sklcalib.benchmark.runner.METRICS` on the
-        test split, ``fit_seconds``.
+        test split, ``fit_seconds``, and the test log-loss relative to the raw
+        model's (``nll_change``, a fraction; negative is better) with the 95 %
+        interval of the per-row paired differences (``nll_change_low``,
+        ``nll_change_high``, ``nll_change_se``).
 
     Examples
     --------
@@ -134,8 +248,9 @@ def run_boosting(
     >>> rows = run_boosting("breast_cancer", 0, calibrators=["temperature"])
     >>> [r["calibrator"] for r in rows]
     ['none', 'temperature']
+    >>> rows[0]["nll_change"]
+    0.0
     """
-    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.frozen import FrozenEstimator
     from threadpoolctl import threadpool_limits
 
@@ -146,44 +261,62 @@ def run_boosting(
     data = subsample_train(load_dataset(dataset, random_state=seed), max_train)
     rows = []
 
-    def add(name, proba, seconds):
-        report = calibration_report(data.y_test, proba)
+    def add(model_name, name, proba, seconds, raw_losses):
+        report = calibration_report(data.y_test, proba, confidence_level=None)
+        losses = _row_log_loss(data.y_test, proba)
+        change, low, high, se = _paired_change(losses, raw_losses)
         row = {
             "dataset": dataset,
-            "model": "hgb",
+            "model": model_name,
             "calibrator": name,
             "seed": int(seed),
             "n_train": len(data.y_train),
             **{key: float(report[key]) for key in METRICS},
+            "nll_change": change,
+            "nll_change_low": low,
+            "nll_change_high": high,
+            "nll_change_se": se,
             "fit_seconds": seconds,
         }
         if return_proba:
             row["y_test"] = data.y_test
             row["proba"] = proba
         rows.append(row)
+        return losses
 
     with threadpool_limits(1):
-        start = time.perf_counter()
-        booster = HistGradientBoostingClassifier(
-            random_state=derive_seed(dataset, seed)
-        ).fit(data.X_train, data.y_train)
-        add(RAW, booster.predict_proba(data.X_test), time.perf_counter() - start)
-        frozen = FrozenEstimator(booster)
-        for name in calibrators:
+        for model_name in models:
             start = time.perf_counter()
-            model = CalibratedClassifier(frozen, make_calibrator(name))
-            model.fit(data.X_val, data.y_val)
-            proba = np.asarray(model.predict_proba(data.X_test), dtype=np.float64)
-            add(name, proba, time.perf_counter() - start)
+            model = make_model(
+                model_name,
+                data,
+                derive_seed(f"{dataset}/{model_name}", seed)
+                if model_name != "hgb"
+                else derive_seed(dataset, seed),
+                net_epochs=net_epochs,
+            ).fit(data.X_train, data.y_train)
+            # kept in the model's dtype (float32 for the net): the metrics hold
+            # each dtype to its own round-off
+            raw = np.asarray(model.predict_proba(data.X_test))
+            raw_losses = _row_log_loss(data.y_test, raw)
+            add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
+            frozen = FrozenEstimator(model)
+            for name in calibrators:
+                start = time.perf_counter()
+                calibrated = CalibratedClassifier(frozen, make_calibrator(name))
+                calibrated.fit(data.X_val, data.y_val)
+                proba = np.asarray(calibrated.predict_proba(data.X_test))
+                add(model_name, name, proba, time.perf_counter() - start, raw_losses)
     return rows
 
 
 _COLUMNS = ["dataset", "model", "calibrator", "seed", "n_train", *METRICS]
+_CHANGE = ["nll_change", "nll_change_low", "nll_change_high", "nll_change_se"]
 
 
 def write_boosting_csv(rows, path):
-    """Write ``boosting.csv``: one line per dataset x seed x calibrator."""
-    cols = [*_COLUMNS, "fit_seconds"]
+    """Write ``boosting.csv``: one line per dataset x model x seed x calibrator."""
+    cols = [*_COLUMNS, *_CHANGE, "fit_seconds"]
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
@@ -194,10 +327,12 @@ def write_boosting_csv(rows, path):
 
 
 def _stats(rows):
-    """``(dataset, calibrator) -> {metric: (mean, std)}`` over seeds."""
+    """``(dataset, model, calibrator) -> {metric: (mean, std)}`` over seeds,
+    plus the pooled relative log-loss change and its interval."""
     groups = {}
     for row in rows:
-        groups.setdefault((row["dataset"], row["calibrator"]), []).append(row)
+        key = (row["dataset"], row.get("model", "hgb"), row["calibrator"])
+        groups.setdefault(key, []).append(row)
     out = {}
     for key, group in groups.items():
         out[key] = {}
@@ -206,11 +341,17 @@ def _stats(rows):
             std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
             out[key][metric] = (float(np.mean(values)), std)
         out[key]["n_seeds"] = len(group)
+        if all("nll_change" in r for r in group):
+            # the mean of the seeds' changes; the seeds' test sets are drawn
+            # independently, so their standard errors add in quadrature
+            change = float(np.mean([r["nll_change"] for r in group]))
+            se = math.sqrt(sum(r["nll_change_se"] ** 2 for r in group)) / len(group)
+            out[key]["nll_change"] = (change, change - 1.96 * se, change + 1.96 * se)
     return out
 
 
 def _order(rows, key):
-    return list(dict.fromkeys(r[key] for r in rows))
+    return list(dict.fromkeys(r.get(key, "hgb") for r in rows))
 
 
 def _cell(mean, std, scale, digits, bold):
@@ -220,7 +361,7 @@ def _cell(mean, std, scale, digits, bold):
     return f"**{text}**" if bold else text
 
 
-def _metric_table(stats, datasets, calibrators, metric, *, with_std=True):
+def _metric_table(stats, datasets, model, calibrators, metric, *, with_std=True):
     scale, digits = (100, 2) if metric == "ece" else (1, 4)
     header = ["Dataset", *(("raw" if c == RAW else c) for c in calibrators)]
     lines = [
@@ -228,15 +369,19 @@ def _metric_table(stats, datasets, calibrators, metric, *, with_std=True):
         "| " + " | ".join(["---"] * len(header)) + " |",
     ]
     for ds in datasets:
-        present = [c for c in calibrators if (ds, c) in stats]
+        present = [c for c in calibrators if (ds, model, c) in stats]
+        if not present:
+            continue
         # bold: the lowest mean, compared at the precision shown
-        best = min(round(stats[ds, c][metric][0] * scale, digits) for c in present)
+        best = min(
+            round(stats[ds, model, c][metric][0] * scale, digits) for c in present
+        )
         cells = [ds]
         for c in calibrators:
-            if (ds, c) not in stats:
+            if (ds, model, c) not in stats:
                 cells.append("")
                 continue
-            mean, std = stats[ds, c][metric]
+            mean, std = stats[ds, model, c][metric]
             bold = round(mean * scale, digits) == best
             cells.append(
                 _cell(mean, std if with_std else math.nan, scale, digits, bold)
@@ -245,11 +390,243 @@ def _metric_table(stats, datasets, calibrators, metric, *, with_std=True):
     return lines
 
 
-def boosting_markdown(rows, *, settings=None):
-    """The gradient-boosting section of ``results.md``.
+def _verdict(low, high):
+    """``"better"``, ``"worse"`` or ``"tie"``: whether the interval of the
+    log-loss change excludes 0."""
+    if high < 0:
+        return "better"
+    if low > 0:
+        return "worse"
+    return "tie"
 
-    One table per metric (test ECE in %, NLL, Brier): a line per dataset, a
-    column for the raw booster and for each calibrator, mean ± standard
+
+def _change_cell(change, low, high):
+    mark = {"better": " ▼", "worse": " ▲", "tie": ""}[_verdict(low, high)]
+    return f"{100 * change:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]{mark}"
+
+
+def _change_table(stats, datasets, model, calibrators):
+    shown = [c for c in calibrators if c != RAW]
+    header = ["Dataset", "raw NLL", *shown]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(["---"] * len(header)) + " |",
+    ]
+    for ds in datasets:
+        if (ds, model, RAW) not in stats:
+            continue
+        cells = [ds, f"{stats[ds, model, RAW]['nll'][0]:.4f}"]
+        for c in shown:
+            s = stats.get((ds, model, c))
+            change = s.get("nll_change") if s else None
+            cells.append(_change_cell(*change) if change else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def calibrator_scores(rows):
+    """Win rates of each calibrator across the (dataset, model) cells.
+
+    For each calibrator, over the cells where it ran: ``cells``; ``better``
+    and ``worse``, the cells whose 95 % interval of the test log-loss change
+    against the raw model lies below or above 0; ``wins``, the share of cells
+    where its mean log-loss is below the raw model's; ``ratio``, the
+    geometric mean over the cells of its test log-loss divided by the raw
+    model's (below 1 is better; a geometric mean, so that a set whose raw
+    log-loss is tiny does not dominate); ``mean_rank``, its mean rank by test
+    log-loss among every calibrator and the raw model of the cell (1 is
+    best); and ``gap_to_best``, the geometric mean of its log-loss over the
+    lowest of each cell (raw included), minus 1.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`run_boosting`.
+
+    Returns
+    -------
+    scores : dict
+        Calibrator name (``"none"`` for the raw model) -> dict of the above.
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.tabular import calibrator_scores, run_boosting
+    >>> rows = run_boosting("breast_cancer", 0, calibrators=["temperature"])
+    >>> sorted(calibrator_scores(rows)["temperature"])
+    ['better', 'cells', 'gap_to_best', 'mean_rank', 'ratio', 'wins', 'worse']
+    """
+    stats = _stats(rows)
+    cells = {}
+    for (ds, model, c), s in stats.items():
+        cells.setdefault((ds, model), {})[c] = s
+    scores = {}
+    for members in cells.values():
+        nll = {c: s["nll"][0] for c, s in members.items()}
+        best = min(nll.values())
+        order = sorted(nll, key=nll.get)
+        ranks = {c: order.index(c) + 1 for c in nll}
+        for c, s in members.items():
+            acc = scores.setdefault(
+                c,
+                {
+                    "cells": 0,
+                    "better": 0,
+                    "worse": 0,
+                    "wins": 0.0,
+                    "ratios": [],
+                    "ranks": [],
+                    "gaps": [],
+                },
+            )
+            acc["cells"] += 1
+            change, low, high = s.get("nll_change", (0.0, 0.0, 0.0))
+            verdict = _verdict(low, high) if c != RAW else "tie"
+            acc["better"] += verdict == "better"
+            acc["worse"] += verdict == "worse"
+            acc["wins"] += change < 0
+            acc["ratios"].append(math.log(nll[c] / nll[RAW]))
+            acc["ranks"].append(ranks[c])
+            acc["gaps"].append(math.log(nll[c] / best))
+    return {
+        c: {
+            "cells": a["cells"],
+            "better": a["better"],
+            "worse": a["worse"],
+            "wins": a["wins"] / a["cells"],
+            "ratio": math.exp(float(np.mean(a["ratios"]))),
+            "mean_rank": float(np.mean(a["ranks"])),
+            "gap_to_best": math.exp(float(np.mean(a["gaps"]))) - 1.0,
+        }
+        for c, a in scores.items()
+    }
+
+
+def auto_check(rows):
+    """How ``auto`` fares against no calibration and the hindsight best.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`run_boosting` that include the ``"auto"`` calibrator.
+
+    Returns
+    -------
+    check : dict or None
+        None when no row is ``"auto"``; else ``cells``, ``worse_cells`` (the
+        (dataset, model) cells where auto's 95 % interval of the log-loss
+        change lies above 0: significantly worse than no calibration), ``best``
+        (the single calibrator, ``"auto"`` and raw excluded, with the lowest
+        geometric-mean log-loss over the cells where auto ran, chosen with
+        hindsight) and ``excess`` (auto's geometric-mean log-loss over that
+        calibrator's on the same cells, minus 1).
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.tabular import auto_check
+    >>> auto_check([]) is None
+    True
+    """
+    stats = _stats(rows)
+    auto_cells = [(ds, m) for ds, m, c in stats if c == "auto"]
+    if not auto_cells:
+        return None
+    worse = [
+        cell
+        for cell in auto_cells
+        if _verdict(*stats[(*cell, "auto")]["nll_change"][1:]) == "worse"
+    ]
+    candidates = {c for _, _, c in stats} - {"auto", RAW}
+    log_ratio = {}
+    for c in candidates:
+        if all((*cell, c) in stats for cell in auto_cells):
+            log_ratio[c] = np.mean(
+                [
+                    math.log(
+                        stats[(*cell, "auto")]["nll"][0] / stats[(*cell, c)]["nll"][0]
+                    )
+                    for cell in auto_cells
+                ]
+            )
+    if not log_ratio:
+        return {
+            "cells": len(auto_cells),
+            "worse_cells": worse,
+            "best": None,
+            "excess": math.nan,
+        }
+    # auto over c is exp(mean log ratio): the best c has the largest ratio
+    best = max(log_ratio, key=log_ratio.get)
+    return {
+        "cells": len(auto_cells),
+        "worse_cells": worse,
+        "best": best,
+        "excess": math.exp(float(log_ratio[best])) - 1.0,
+    }
+
+
+def _auto_lines(rows):
+    check = auto_check(rows)
+    if check is None:
+        return []
+    worse = check["worse_cells"]
+    text = (
+        f"auto: significantly worse than no calibration in {len(worse)} of "
+        f"{check['cells']} cells"
+        + (": " + ", ".join(f"{ds}/{m}" for ds, m in worse) if worse else "")
+    )
+    if check["best"] is not None:
+        text += (
+            f"; its geometric-mean test log-loss is {100 * check['excess']:+.2f} % "
+            f"against the best single calibrator chosen with hindsight "
+            f"({check['best']})."
+        )
+    return [text]
+
+
+def _scores_table(rows):
+    scores = calibrator_scores(rows)
+    header = [
+        "Calibrator",
+        "cells",
+        "better than raw",
+        "worse than raw",
+        "wins",
+        "NLL / raw NLL (geometric mean)",
+        "mean rank",
+        "excess NLL over each cell's best (%)",
+    ]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(["---"] * len(header)) + " |",
+    ]
+    for c, s in sorted(scores.items(), key=lambda item: item[1]["mean_rank"]):
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    "raw (no calibration)" if c == RAW else c,
+                    str(s["cells"]),
+                    str(s["better"]),
+                    str(s["worse"]),
+                    f"{100 * s['wins']:.0f} %",
+                    f"{s['ratio']:.3f}",
+                    f"{s['mean_rank']:.2f}",
+                    f"{100 * s['gap_to_best']:.2f}",
+                ]
+            )
+            + " |"
+        )
+    return lines
+
+
+def boosting_markdown(rows, *, settings=None):
+    """The post-hoc calibration section of ``results.md``.
+
+    First, per base model, the test log-loss of every calibrator relative to
+    the raw model with its 95 % interval (▼: the interval is below 0, a
+    significant improvement; ▲: above 0, significantly worse), and the win
+    rates across datasets (:func:`calibrator_scores`); then, per base model,
+    one table per metric (test ECE in %, NLL, Brier): mean ± standard
     deviation over seeds, the lowest mean of each line in bold.
 
     Parameters
@@ -265,32 +642,72 @@ def boosting_markdown(rows, *, settings=None):
     """
     stats = _stats(rows)
     datasets = _order(rows, "dataset")
+    models = _order(rows, "model")
     calibrators = _order(rows, "calibrator")
     seeds = sorted({r["seed"] for r in rows})
-    n_train = ", ".join(f"{ds} {int(stats[ds, RAW]['n_train'][0])}" for ds in datasets)
     lines = [
-        "## Gradient boosting: raw and post-hoc calibrated",
+        "## Post-hoc calibrators on tabular models",
         "",
-        "scikit-learn's `HistGradientBoostingClassifier` (default settings) fitted "
-        "on the training split; each calibrator fitted on the validation split "
-        "(temperature: on the booster's decision scores, the others on its "
-        "probabilities); test-split metrics, mean ± std over "
+        "Each base model (hgb: scikit-learn's `HistGradientBoostingClassifier`, "
+        "logreg: `LogisticRegression`, net: a cross-entropy MLP; default "
+        "settings) is fitted on the training split; each calibrator on the "
+        "validation split (logit calibrators on the decision scores, the others "
+        "on the probabilities); `auto` chooses by cross-validated log-loss on "
+        "the validation split, no calibration included. Test-split metrics over "
         f"{len(seeds)} seed(s) ({', '.join(map(str, seeds))}); each seed draws "
-        "its own 60/20/20 split and booster seed. ECE: 15 equal-width bins, "
-        "top-label; NLL: mean negative log-likelihood; Brier: the multiclass "
-        "score, summed over the classes (twice the binary Brier score). "
-        f"Training rows: {n_train}. Lowest mean per line in bold.",
+        "its own 60/20/20 split and model seed.",
+        "",
+        "Test log-loss change against the raw model (%), mean over seeds, with "
+        "the 95 % interval of the per-row paired differences (the test rows' "
+        "sampling error, the fitted models held fixed): ▼ the interval lies "
+        "below 0 (better than no calibration), ▲ above 0 (worse); no mark: not "
+        "distinguishable from no calibration on this test set.",
         "",
     ]
     if settings:
         lines += [settings, ""]
-    for metric in _HEADLINE:
-        lines += [f"### Test {_LABELS[metric]}", ""]
-        lines += _metric_table(stats, datasets, calibrators, metric)
+    for model in models:
+        lines += [f"### {model}: test log-loss change (%)", ""]
+        lines += _change_table(stats, datasets, model, calibrators)
         lines.append("")
+    lines += [
+        "### Across datasets and models",
+        "",
+        "Per calibrator, over the (dataset, model) cells: how often its "
+        "interval says better or worse than no calibration, how often its mean "
+        "log-loss is lower (wins), its mean relative change, its mean rank "
+        "among the calibrators and the raw model, and its mean excess log-loss "
+        "over the best of each cell chosen with hindsight.",
+        "",
+    ]
+    lines += _scores_table(rows)
+    lines.append("")
+    auto_lines = _auto_lines(rows)
+    if auto_lines:
+        lines += [*auto_lines, ""]
+    for model in models:
+        n_train = ", ".join(
+            f"{ds} {int(stats[ds, model, RAW]['n_train'][0])}"
+            for ds in datasets
+            if (ds, model, RAW) in stats
+        )
+        lines += [
+            f"### {model}: ECE, NLL and Brier",
+            "",
+            "Mean ± std over seeds. ECE: 15 equal-width bins, top-label; NLL: "
+            "mean negative log-likelihood; Brier: the multiclass score, summed "
+            "over the classes (twice the binary Brier score). Training rows: "
+            f"{n_train}. Lowest mean per line in bold.",
+            "",
+        ]
+        for metric in _HEADLINE:
+            lines += [f"Test {_LABELS[metric]}", ""]
+            lines += _metric_table(stats, datasets, model, calibrators, metric)
+            lines.append("")
     lines += ["### Other metrics (means over seeds)", ""]
     header = [
         "Dataset",
+        "Model",
         "Calibrator",
         "Error (%)",
         "AdaECE (%)",
@@ -302,33 +719,28 @@ def boosting_markdown(rows, *, settings=None):
         "| " + " | ".join(["---"] * len(header)) + " |",
     ]
     for ds in datasets:
-        for c in calibrators:
-            if (ds, c) not in stats:
-                continue
-            s = stats[ds, c]
-            cells = [ds, "raw" if c == RAW else c]
-            cells += [
-                f"{100 * s[m][0]:.2f}"
-                for m in ("error", "adaptive_ece", "classwise_ece", "smooth_ece")
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
+        for model in models:
+            for c in calibrators:
+                if (ds, model, c) not in stats:
+                    continue
+                s = stats[ds, model, c]
+                cells = [ds, model, "raw" if c == RAW else c]
+                cells += [
+                    f"{100 * s[m][0]:.2f}"
+                    for m in ("error", "adaptive_ece", "classwise_ece", "smooth_ece")
+                ]
+                lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def boosting_summary(rows):
-    """A terminal-sized summary: the test ECE table (means over seeds)."""
-    stats = _stats(rows)
+    """A terminal-sized summary: the calibrators' scores across the cells."""
     lines = [
-        "Gradient boosting, test ECE (%) raw and after each calibrator "
-        "(means over seeds; full tables in results.md):"
+        "Post-hoc calibrators on tabular models: test log-loss against no "
+        "calibration, across (dataset, model) cells (tables in results.md):"
     ]
-    lines += _metric_table(
-        stats,
-        _order(rows, "dataset"),
-        _order(rows, "calibrator"),
-        "ece",
-        with_std=False,
-    )
+    lines += _scores_table(rows)
+    lines += _auto_lines(rows)
     return "\n".join(lines) + "\n"
 
 
@@ -360,7 +772,9 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
 
     first = {}
     for row in rows:
-        if row["dataset"] == dataset and "proba" in row:
+        # the gradient-boosting model's panels (the models tabular users
+        # calibrate most)
+        if row["dataset"] == dataset and "proba" in row and row["model"] == "hgb":
             first.setdefault(row["calibrator"], row)
     names = [c for c in (calibrators or first) if c in first]
     n_cols = min(4, len(names))
