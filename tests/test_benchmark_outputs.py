@@ -15,11 +15,11 @@ from sklcalib.benchmark.chance import (
     majority_class_error,
     runs_at_chance,
 )
-from sklcalib.benchmark.cli import main
 from sklcalib.benchmark.outputs import new_run_dir
 from sklcalib.benchmark.report import markdown_report, plot_curvature
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.cli import main
 
 LONG_NAMES = [
     "moons",

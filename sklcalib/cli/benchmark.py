@@ -1,4 +1,4 @@
-"""The ``sklcalib`` command line (also ``python -m sklcalib``).
+"""``sklcalib benchmark``: the options of the benchmark and the run they start.
 
 ``sklcalib benchmark`` trains :class:`sklcalib.NetClassifier` with each chosen
 criterion on each chosen dataset over several seeds, fits a temperature on the
@@ -13,10 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from sklcalib.benchmark.report_command import add_report_parser
 from sklcalib.benchmark.runner import DEFAULT_LOSSES
 
-__all__ = ["build_parser", "main"]
+__all__ = ["add_benchmark_parser", "run_benchmark"]
 
 #: epochs per dataset of the default run: long enough for cross-entropy to fit
 #: the (noisy) training labels hard, the over-confident regime the papers study
@@ -120,23 +119,11 @@ def _n_jobs(text):
     return value
 
 
-def build_parser():
-    """The argument parser of the ``sklcalib`` command."""
-    from sklcalib import __version__
+def add_benchmark_parser(sub):
+    """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
     from sklcalib.benchmark.tabular import CALIBRATORS
     from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
-    parser = argparse.ArgumentParser(
-        prog="sklcalib",
-        description="sklcalib: calibration losses, post-hoc calibrators and "
-        "calibration metrics. `sklcalib report PATH` reports on predictions in a "
-        "file; `sklcalib benchmark` runs the benchmark; `sklcalib COMMAND --help` "
-        "for their options.",
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     default_epochs = ", ".join(f"{k} {v}" for k, v in DEFAULT_EPOCHS.items())
     bench = sub.add_parser(
         "benchmark",
@@ -276,9 +263,8 @@ def build_parser():
     bench.add_argument(
         "--no-plots", action="store_true", help="do not write reliability diagrams"
     )
-    bench.set_defaults(command_parser=bench, handler=_benchmark)
-    add_report_parser(sub)
-    return parser
+    bench.set_defaults(command_parser=bench, handler=run_benchmark)
+    return bench
 
 
 def _resolve(args, parser):
@@ -412,7 +398,8 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
             cluster.close()
 
 
-def _benchmark(args, parser):
+def run_benchmark(args, parser):
+    """Run ``sklcalib benchmark``; 0 on success."""
     from joblib import delayed
 
     from sklcalib.benchmark.outputs import LATEST, new_run_dir
@@ -542,44 +529,3 @@ def _benchmark(args, parser):
     )
     print(f"{Path(args.out) / LATEST} points to this run's folder.")
     return 0
-
-
-def main(argv=None):
-    """Entry point of the ``sklcalib`` console script.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    status : int
-        0 on success, 2 on a usage error (with a message on stderr).
-
-    Examples
-    --------
-    A usage error returns 2 and explains itself on stderr:
-
-    >>> from sklcalib.benchmark.cli import main
-    >>> main(["benchmark", "--datasets", "no_such_data"])
-    2
-    """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 2
-        status = args.handler(args, args.command_parser)
-        sys.stdout.flush()  # a closed pipe raises here, not at interpreter exit
-        return status
-    except BrokenPipeError:
-        # the reader went away (``sklcalib report ... | head``): stop quietly,
-        # as a command-line tool killed by SIGPIPE does, with 128 + 13
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except SystemExit as exc:  # argparse exits on --help and usage errors
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-        return exc.code if isinstance(exc.code, int) else 1
