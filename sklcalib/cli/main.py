@@ -118,6 +118,8 @@ def main(argv=None):
         if isinstance(exc.code, str):
             print(exc.code, file=sys.stderr)
         return exc.code if isinstance(exc.code, int) else 1
+    except KeyboardInterrupt:
+        return _one_line_error(command, "interrupted") + 128  # 130, as a shell
     except ImportError as exc:
         message = missing_extra_message(exc)
         if message is None:
