@@ -258,8 +258,9 @@ def add_benchmark_parser(sub):
         "--out",
         default="benchmark-results",
         metavar="DIR",
-        help="each run writes into a new folder DIR/run-YYYYMMDD-HHMMSS and "
-        "points DIR/latest at it; earlier runs are kept, never overwritten "
+        help="each run writes into a new folder DIR/run-YYYYMMDD-HHMMSS and, "
+        "once complete, points DIR/latest at it (an interrupted run removes "
+        "its folder); earlier runs are kept, never overwritten "
         "(default: ./benchmark-results)",
     )
     bench.add_argument(

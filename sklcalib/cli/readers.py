@@ -164,7 +164,7 @@ def _check_size(path, needed, max_bytes, what):
 
 def _short(value, limit=40):
     text = str(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # ----------------------------------------------------------------------------
@@ -481,12 +481,12 @@ def _numbers(path, values, name):
     # an object column: lists, text, None; say what the first bad cell is
     for i, v in enumerate(values.tolist()):
         if isinstance(v, bool) or not isinstance(v, int | float):
-            what = (
-                f"a {type(v).__name__}"
-                if isinstance(v, list | tuple | dict | np.ndarray)
-                or type(v).__name__ == "ndarray"
-                else repr(_short(v))
-            )
+            if isinstance(v, list | tuple | np.ndarray):
+                what = "a list"
+            elif isinstance(v, dict):
+                what = "a mapping"
+            else:
+                what = repr(_short(v))
             raise InputFileError(
                 f"{path}: column {name!r} holds {what} in row {i + 1}, not a number"
             )
