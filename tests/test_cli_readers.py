@@ -359,3 +359,21 @@ def test_zip_member_with_object_array_is_refused(capsys, tmp_path):
         np.save(b2, np.eye(2))
         archive.writestr("y_prob.npy", b2.getvalue())
     assert "refused, because loading a pickle" in _one_line_error(capsys, path)
+
+
+def test_header_without_rows_is_one_line_without_numpys_warning(capsys, tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("y_true,a,b\n\n")
+    assert "no rows" in _one_line_error(capsys, path)
+
+
+def test_encrypted_or_unsupported_zip_member_is_one_line(capsys, tmp_path, monkeypatch):
+    y, p = _proba()
+    path = tmp_path / "p.npz"
+    np.savez(path, y_true=y, y_prob=p)
+
+    def encrypted(*args, **kwargs):
+        raise RuntimeError("File 'y_true.npy' is encrypted, password required")
+
+    monkeypatch.setattr(readers.zipfile.ZipFile, "open", encrypted)
+    assert "is encrypted" in _one_line_error(capsys, path)

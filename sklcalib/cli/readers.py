@@ -30,6 +30,7 @@ import csv
 import os
 import re
 import stat
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -353,7 +354,12 @@ def _read_csv(path, logits, size, max_bytes):
             return -1.0
         return float(k)
 
-    with open(path, encoding="utf-8-sig", newline="") as fh:
+    with (
+        open(path, encoding="utf-8-sig", newline="") as fh,
+        warnings.catch_warnings(),
+    ):
+        # a header without rows is reported below, not as numpy's warning
+        warnings.simplefilter("ignore", UserWarning)
         fh.seek(offset)  # past the header (its BOM included)
         try:
             table = np.loadtxt(
@@ -615,11 +621,14 @@ def _read_npz(path, logits, max_bytes):
                     arrays[k] = np.lib.format.read_array(fh, allow_pickle=False)
             except InputFileError:
                 raise
+            # NotImplementedError: an unsupported compression method;
+            # RuntimeError: an encrypted member
             except (
                 zipfile.BadZipFile,
                 EOFError,
                 ValueError,
                 NotImplementedError,
+                RuntimeError,
             ) as exc:
                 raise InputFileError(
                     f"{path}: array {k!r} cannot be read ({_short(exc, 100)})"
