@@ -377,3 +377,23 @@ def test_encrypted_or_unsupported_zip_member_is_one_line(capsys, tmp_path, monke
 
     monkeypatch.setattr(readers.zipfile.ZipFile, "open", encrypted)
     assert "is encrypted" in _one_line_error(capsys, path)
+
+
+def test_csv_with_bom_crlf_quotes_and_spaces(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes(
+        b'\xef\xbb\xbfy_true,cat,dog\r\ncat,0.8,0.2\r\n"dog", 0.3 ,0.7\r\n\r\n'
+    )
+    pred = readers.read_predictions(path)
+    assert pred.classes == ["cat", "dog"] and pred.y.tolist() == [0, 1]
+    np.testing.assert_array_equal(pred.scores, [[0.8, 0.2], [0.3, 0.7]])
+
+
+def test_structured_npy_with_byte_string_labels(tmp_path):
+    table = np.array(
+        [(b"cat", 0.8, 0.2), (b"dog", 0.3, 0.7)],
+        dtype=[("y_true", "S3"), ("cat", "f8"), ("dog", "f8")],
+    )
+    path = tmp_path / "t.npy"
+    np.save(path, table)
+    assert readers.read_predictions(path).y.tolist() == [0, 1]

@@ -426,7 +426,10 @@ def _maybe_number(text):
 
 
 def _label_text(value):
-    """A label as text; integral floats (``2.0``) as integers (``"2"``)."""
+    """A label as text; integral floats (``2.0``) as integers (``"2"``),
+    bytes (a NumPy ``S`` array) decoded."""
+    if isinstance(value, bytes | np.bytes_):
+        return bytes(value).decode("utf-8", errors="replace")
     if isinstance(value, float | np.floating):
         value = float(value)
         if value.is_integer():
