@@ -218,7 +218,8 @@ def _skip_generated(app, what, name, obj, skip, options):
 # benchmark.rst quotes the defaults of ``sklcalib benchmark``; taking them from
 # the command's module keeps the page true when the defaults are retuned.
 def _benchmark_substitutions():
-    from sklcalib.benchmark import cli, runner
+    from sklcalib.benchmark import runner
+    from sklcalib.cli import benchmark as cli
     from sklcalib.benchmark.tabular import CALIBRATORS
     from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 

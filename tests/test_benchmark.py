@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 
-from sklcalib.benchmark.cli import _parse_seeds, main
 from sklcalib.benchmark.report import (
     aggregate,
     markdown_report,
@@ -18,6 +17,8 @@ from sklcalib.benchmark.report import (
     write_csv,
 )
 from sklcalib.benchmark.runner import METRICS, derive_seed
+from sklcalib.cli import main
+from sklcalib.cli.benchmark import _parse_seeds
 
 # Tiny settings shared by the end-to-end tests: one dataset, three losses,
 # two seeds, a few epochs.

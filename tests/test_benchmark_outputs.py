@@ -2,8 +2,12 @@
 best, the curvature figure, the terminal summary, one folder per run."""
 
 import contextlib
+import errno
 import io
 import math
+import os
+import signal
+import sys
 
 import numpy as np
 import pytest
@@ -15,11 +19,12 @@ from sklcalib.benchmark.chance import (
     majority_class_error,
     runs_at_chance,
 )
-from sklcalib.benchmark.cli import main
-from sklcalib.benchmark.outputs import new_run_dir
+from sklcalib.benchmark.outputs import INCOMPLETE, discard_run, new_run_dir, run_folder
 from sklcalib.benchmark.report import markdown_report, plot_curvature
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.cli import benchmark as cli_benchmark
+from sklcalib.cli import main
 
 LONG_NAMES = [
     "moons",
@@ -163,8 +168,136 @@ def test_new_run_dir_never_reuses_a_folder(tmp_path):
     (first / "reliability_old.png").write_bytes(b"x")
     second = new_run_dir(tmp_path)
     assert first != second and list(second.iterdir()) == []
-    assert (tmp_path / "latest").resolve() == second.resolve()
     assert (first / "reliability_old.png").exists()  # nothing deleted
+    # a folder is only created: latest moves when a run completes
+    assert not (tmp_path / "latest").exists()
+
+
+def test_latest_moves_only_when_the_run_completes(tmp_path):
+    with run_folder(tmp_path) as first:
+        (first / "results.csv").write_text("x\n")
+        assert not (tmp_path / "latest").exists()
+    assert (tmp_path / "latest").resolve() == first.resolve()
+    with pytest.raises(KeyboardInterrupt):
+        with run_folder(tmp_path) as second:
+            (second / "results.csv").write_text("half\n")
+            raise KeyboardInterrupt
+    # the interrupted run is gone and latest still shows the complete one
+    assert not second.exists()
+    assert (tmp_path / "latest").resolve() == first.resolve()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", first.name]
+
+
+def test_an_undeletable_incomplete_folder_is_marked(tmp_path, monkeypatch):
+    run_dir = new_run_dir(tmp_path)
+    monkeypatch.setattr("shutil.rmtree", lambda *a, **k: None)
+    left = discard_run(run_dir)
+    assert left.name == run_dir.name + INCOMPLETE and left.is_dir()
+
+
+def _tiny(tmp_path):
+    return [
+        "benchmark",
+        "--datasets",
+        "wine",
+        "--losses",
+        "ce",
+        "--seeds",
+        "1",
+        "--epochs",
+        "1",
+        "--n-jobs",
+        "1",
+        "--hessian-samples",
+        "0",
+        "--no-plots",
+        "--out",
+        str(tmp_path),
+    ]
+
+
+def _fake_run(tmp_path, monkeypatch, exc):
+    """A benchmark whose run writes a file, then fails with ``exc``."""
+
+    def run(args, out, *rest):
+        (out / "results.csv").write_text("partial\n")
+        raise exc
+
+    monkeypatch.setattr(cli_benchmark, "_run", run)
+    previous = new_run_dir(tmp_path)
+    from sklcalib.benchmark.outputs import _point_latest
+
+    _point_latest(tmp_path, previous.name)
+    return previous
+
+
+def test_interrupted_benchmark_keeps_the_last_good_run(tmp_path, monkeypatch, capsys):
+    previous = _fake_run(tmp_path, monkeypatch, KeyboardInterrupt())
+    assert main(_tiny(tmp_path)) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "Traceback" not in err
+    assert (tmp_path / "latest").resolve() == previous.resolve()
+    assert [p.name for p in tmp_path.glob("run-*")] == [previous.name]
+
+
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path, monkeypatch):
+    previous = new_run_dir(tmp_path)
+    from sklcalib.benchmark.outputs import _point_latest
+
+    _point_latest(tmp_path, previous.name)
+
+    def run(args, out, *rest):
+        (out / "results.csv").write_text("partial\n")
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not stop the run")  # pragma: no cover
+
+    monkeypatch.setattr(cli_benchmark, "_run", run)
+    assert main(_tiny(tmp_path)) == 128 + signal.SIGTERM
+    assert (tmp_path / "latest").resolve() == previous.resolve()
+    assert [p.name for p in tmp_path.glob("run-*")] == [previous.name]
+    # the handler is the previous one again
+    assert signal.getsignal(signal.SIGTERM) is not None
+
+
+def test_full_disk_is_one_line(tmp_path, monkeypatch, capsys):
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "results.csv")
+    previous = _fake_run(tmp_path, monkeypatch, full)
+    assert main(_tiny(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Writing to ") and "Traceback" not in err
+    (line,) = err.splitlines()[1:]
+    assert line.startswith("sklcalib benchmark: error: ENOSPC: No space left")
+    assert (tmp_path / "latest").resolve() == previous.resolve()
+    assert [p.name for p in tmp_path.glob("run-*")] == [previous.name]
+
+
+def test_missing_extra_is_one_line_and_no_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import fails
+    assert main(_tiny(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "needs tqdm" in err and 'pip install "sklcalib[torch]"' in err
+    assert not tmp_path.exists() or list(tmp_path.iterdir()) == []
+
+
+def test_boosting_summary_is_plain_text_within_100_columns():
+    markdown = (
+        "Gradient boosting, test ECE (%):\n"
+        "| Dataset | raw | temperature | isotonic | histogram | beta | dirichlet "
+        "| ets | scaling_binning | venn_abers | sms | svs | spline |\n"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+        "| --- |\n"
+        "| diamonds | 4.10 | **1.20** | 1.30 | 2.00 | 1.90 | 1.40 | 1.25 | 1.60 "
+        "| 1.70 | 1.21 | 1.22 | 1.23 |\n"
+    )
+    text = cli_benchmark.plain_text(markdown)
+    assert "|" not in text and "**" not in text and "---" not in text
+    assert max(map(len, text.splitlines())) <= 100
+    lines = text.splitlines()
+    # split into two blocks, each starting with the dataset column
+    assert sum(ln.startswith("Dataset") for ln in lines) == 2
+    assert sum(ln.startswith("diamonds") for ln in lines) == 2
+    assert "1.20" in text and "spline" in text
 
 
 @pytest.mark.slow

@@ -10,8 +10,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import brier_score_loss, log_loss
 
-from sklcalib.benchmark import cli, tabular
-from sklcalib.benchmark.cli import main
+from sklcalib.benchmark import tabular
 from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
 from sklcalib.benchmark.tabular import (
     CALIBRATORS,
@@ -23,11 +22,14 @@ from sklcalib.benchmark.tabular import (
     calibrator_scores,
     run_boosting,
 )
+from sklcalib.cli import benchmark as cli
+from sklcalib.cli import main
+from sklcalib.cli.main import build_parser
 from sklcalib.datasets import TABULAR_DATASETS, load_dataset
 
 
 def _parse(argv):
-    parser = cli.build_parser()
+    parser = build_parser()
     args = parser.parse_args(["benchmark", *argv])
     return args, args.command_parser
 

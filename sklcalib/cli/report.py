@@ -1,0 +1,577 @@
+"""``sklcalib report PATH``: the calibration verdict on predictions in a file.
+
+Predictions of any model (gradient boosting, a network, an LLM classifier) are
+read from a file, and :func:`sklcalib.metrics.calibration_report` is printed as
+a compact table (``--json``: as JSON). ``--plot FILE.png`` writes the
+reliability diagram; ``--calibrate NAME --fit-on FILE`` fits a post-hoc
+calibrator on the predictions in one file and reports on another before and
+after it.
+
+The files are read by :mod:`sklcalib.cli.readers` (the layouts are
+described there); a bad file, a missing optional dependency or a file that
+cannot be written gives a one-line error on stderr and exit status 2, never a
+traceback.
+"""
+
+import inspect
+import json
+import math
+import sys
+import textwrap
+
+import numpy as np
+
+from sklcalib._utils._optional import is_installed
+from sklcalib.cli.readers import (
+    InputFileError,
+    Predictions,
+    default_max_bytes,
+    parse_size,
+    read_predictions,
+)
+
+__all__ = ["CALIBRATORS", "add_report_parser", "available_calibrators", "run_report"]
+
+#: ``--calibrate`` names: (class of sklcalib.calibration, the scores it takes).
+#: Names whose class this installation lacks are not offered.
+CALIBRATORS = {
+    "temperature": ("TemperatureScaler", "logits"),
+    "platt": ("PlattScaler", "logits"),
+    "vector": ("VectorScaler", "logits"),
+    "matrix": ("MatrixScaler", "logits"),
+    "ets": ("EnsembleTemperatureScaler", "logits"),
+    "histogram": ("HistogramBinningCalibrator", "probabilities"),
+    "isotonic": ("IsotonicCalibrator", "probabilities"),
+    "dirichlet": ("DirichletCalibrator", "probabilities"),
+    "scaling_binning": ("ScalingBinningCalibrator", "probabilities"),
+    "venn_abers": ("VennAbersCalibrator", "probabilities"),
+    "bbq": ("BBQCalibrator", "probabilities"),
+    "enir": ("ENIRCalibrator", "probabilities"),
+    "beta": ("BetaCalibrator", "probabilities"),
+}
+
+#: rows of the table: report key, label, shown in percent
+TABLE_ROWS = (
+    ("accuracy", "accuracy (%)", True),
+    ("ece", "ECE, 15 bins (%)", True),
+    ("ece_over", "  over-confident part (%)", True),
+    ("ece_under", "  under-confident part (%)", True),
+    ("adaptive_ece", "adaptive ECE (%)", True),
+    ("classwise_ece", "classwise ECE (%)", True),
+    ("mce", "MCE (%)", True),
+    ("smooth_ece", "smooth ECE (%)", True),
+    ("debiased_ece", "debiased ECE (%)", True),
+    ("ece_sweep", "ECE-sweep (%)", True),
+    ("skce", "SKCE", False),
+    ("nll", "NLL", False),
+    ("brier", "Brier", False),
+    ("s99_fraction", "confidence >= 0.99 (% of samples)", True),
+    ("s99_accuracy", "  their accuracy (%)", True),
+)
+
+
+# ----------------------------------------------------------------------------
+# computing
+# ----------------------------------------------------------------------------
+#: class of sklcalib.calibration -> the optional package it needs
+NEEDS = {
+    "BBQCalibrator": "netcal",
+    "ENIRCalibrator": "netcal",
+    "BetaCalibrator": "netcal",
+}
+
+#: ``--confidence-level`` values that turn the intervals off
+NO_INTERVALS = "none"
+
+
+def _report(pred, args):
+    from sklcalib.metrics import calibration_report
+
+    kwargs = {"n_bins": args.n_bins, "labels": np.arange(len(pred.classes))}
+    parameters = inspect.signature(calibration_report).parameters
+    if args.confidence_level == NO_INTERVALS:
+        if "confidence_level" in parameters:
+            kwargs["confidence_level"] = None
+    elif args.confidence_level is not None:
+        kwargs["confidence_level"] = args.confidence_level
+    if "random_state" in parameters:
+        kwargs["random_state"] = 0  # the same file gives the same intervals
+    return calibration_report(pred.y, pred.proba, **kwargs)
+
+
+def available_calibrators():
+    """The ``--calibrate`` names this installation can fit: the class exists
+    and the optional package it needs is installed."""
+    import sklcalib.calibration as calibration
+
+    return [
+        n
+        for n, (cls, _) in CALIBRATORS.items()
+        if hasattr(calibration, cls) and is_installed(NEEDS.get(cls, "numpy"))
+    ]
+
+
+def _calibrate(name, fit_pred, pred):
+    """Fit ``name`` on ``fit_pred``; return (calibrator, calibrated proba of pred)."""
+    import sklcalib.calibration as calibration
+
+    cls_name, takes = CALIBRATORS[name]
+    if fit_pred.classes != pred.classes:
+        raise InputFileError(
+            f"{fit_pred.path} has the classes {', '.join(fit_pred.classes)}, "
+            f"{pred.path} {', '.join(pred.classes)}: they must be the same columns"
+        )
+    if name == "platt" and len(pred.classes) != 2:
+        raise InputFileError(
+            f"{pred.path}: --calibrate platt is for binary problems, this file "
+            f"has {len(pred.classes)} classes; use temperature, vector or matrix"
+        )
+    missing = sorted(set(range(len(pred.classes))) - set(fit_pred.y.tolist()))
+    if missing:
+        raise InputFileError(
+            f"{fit_pred.path}: no sample of class(es) "
+            f"{', '.join(pred.classes[k] for k in missing)}; the calibrator "
+            "needs every class in the file it is fitted on"
+        )
+
+    def scores(p):
+        return p.logits if takes == "logits" else p.proba
+
+    calibrator = getattr(calibration, cls_name)()
+    calibrator.fit(scores(fit_pred), fit_pred.y)
+    return calibrator, np.asarray(calibrator.predict_proba(scores(pred)), dtype=float)
+
+
+def _fitted_parameters(calibrator):
+    """Scalar fitted parameters worth printing (e.g. the temperature)."""
+    out = {}
+    for key, value in vars(calibrator).items():
+        if key.endswith("_") and not key.startswith("_") and key != "n_features_in_":
+            if isinstance(value, int | float | np.floating) and not isinstance(
+                value, bool
+            ):
+                out[key] = float(value)
+    return out
+
+
+def mce_bin_count(y, proba, n_bins):
+    """Rows in the bin where the maximum calibration error is attained.
+
+    A near-empty bin can give a large MCE from a handful of rows; its count
+    says how much to trust it. Uniform top-label bins, as the report's MCE.
+    """
+    from sklcalib.metrics import bin_statistics
+
+    top = np.argmax(proba, axis=1)
+    conf = proba[np.arange(len(top)), top]
+    stats = bin_statistics(conf, top == y, n_bins=n_bins, strategy="uniform")
+    filled = stats.counts > 0
+    gaps = np.zeros_like(stats.counts)
+    gaps[filled] = (
+        np.abs(stats.sum_confidence[filled] - stats.sum_correct[filled])
+        / stats.counts[filled]
+    )
+    return int(stats.counts[int(np.argmax(gaps))])
+
+
+# ----------------------------------------------------------------------------
+# printing
+# ----------------------------------------------------------------------------
+#: the terminal output stays within this many columns
+WIDTH = 100
+
+
+def _number(value, percent):
+    if percent:
+        return f"{100.0 * float(value):.2f}"
+    value = float(value)
+    # three significant digits: an SKCE of 2.3e-05 is not "0.0000"
+    return f"{value:.4f}" if abs(value) >= 0.01 or value == 0 else f"{value:.3g}"
+
+
+def _cell(report, key, percent):
+    value = report.get(key)
+    if value is None:
+        return "-"
+    text = _number(value, percent)
+    interval = report.get(f"{key}_ci")  # with intervals
+    if interval is not None:
+        low, high = interval
+        text += f" [{_number(low, percent)}, {_number(high, percent)}]"
+    if key == "mce" and "mce_bin_count" in report:
+        text += f" (bin of {report['mce_bin_count']})"
+    return text
+
+
+def format_table(reports):
+    """The reports as a plain-text table: a line per metric, a column per report.
+
+    Parameters
+    ----------
+    reports : dict
+        ``column title -> calibration_report dict``. Keys a report lacks are
+        skipped; ``"<key>_ci"`` intervals, where present, follow the value.
+
+    Returns
+    -------
+    text : str
+    """
+    titles = list(reports)
+    rows = [
+        (label, [_cell(reports[t], key, pct) for t in titles])
+        for key, label, pct in TABLE_ROWS
+        if any(key in reports[t] for t in titles)
+    ]
+    first = max(len("metric"), *(len(label) for label, _ in rows))
+    widths = [
+        max(len(t), *(len(cells[i]) for _, cells in rows)) for i, t in enumerate(titles)
+    ]
+    lines = [
+        "metric".ljust(first)
+        + "".join(f"  {t:>{w}}" for t, w in zip(titles, widths, strict=True))
+    ]
+    for label, cells in rows:
+        lines.append(
+            label.ljust(first)
+            + "".join(f"  {c:>{w}}" for c, w in zip(cells, widths, strict=True))
+        )
+    return "\n".join(lines)
+
+
+def _fill(text, indent=""):
+    """One logical line wrapped to the terminal width."""
+    return textwrap.fill(
+        text, WIDTH, subsequent_indent=indent or "  ", break_on_hyphens=False
+    )
+
+
+def _verdict_lines(reports):
+    lines = []
+    for title, report in reports.items():
+        verdict = report.get("verdict")
+        if verdict:
+            label = "verdict" if len(reports) == 1 else f"verdict ({title})"
+            lines.append(_fill(f"{label}: {' '.join(str(verdict).split())}"))
+    return lines
+
+
+def _json_ready(value):
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    return value
+
+
+# ----------------------------------------------------------------------------
+# the figure
+# ----------------------------------------------------------------------------
+def plot_target(path):
+    """The file ``--plot PATH`` writes and its format, or InputFileError.
+
+    A path without a suffix gets ``.png`` (and the printed path says so); an
+    unknown suffix is refused. Neither the given path nor the written one may
+    be anything but a regular file or absent: a figure is never written over,
+    or beside, a device, a pipe or a folder.
+    """
+    import os
+    import stat
+    from pathlib import Path
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = Path(path)
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if not suffix:
+        target, fmt = path.with_name(path.name + ".png"), "png"
+    elif suffix in formats:
+        target, fmt = path, suffix
+    else:
+        raise InputFileError(
+            f"--plot {path}: unknown image type '.{suffix}'; give a file ending "
+            f"in .png, .pdf or .svg (or one of {', '.join(sorted(formats))})"
+        )
+    for candidate in dict.fromkeys([path, target]):
+        try:
+            mode = os.stat(candidate).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise InputFileError(f"--plot {candidate}: {exc.strerror}") from None
+        if not stat.S_ISREG(mode):
+            what = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise InputFileError(
+                f"--plot {candidate}: {what}; give the path of an image file to write"
+            )
+    return target, fmt
+
+
+def _plot(path, fmt, pred, proba_after, title_after):
+    from matplotlib.figure import Figure
+
+    from sklcalib.plotting import ReliabilityDisplay
+
+    panels = [("before" if proba_after is not None else pred.path.name, pred.proba)]
+    if proba_after is not None:
+        panels.append((title_after, proba_after))
+    fig = Figure(figsize=(4.6 * len(panels), 4.2), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False).ravel()
+    for ax, (title, proba) in zip(axes, panels, strict=True):
+        ReliabilityDisplay.from_predictions(pred.y, proba, ax=ax, name=title)
+        ax.set_title(title)
+        ax.legend(loc="upper left", fontsize=7)
+    fig.suptitle(f"Reliability diagram: {pred.path.name}")
+    try:
+        fig.savefig(path, format=fmt, dpi=100)
+    except (OSError, ValueError) as exc:
+        raise InputFileError(
+            f"--plot {path}: cannot write the figure ({exc})"
+        ) from None
+
+
+# ----------------------------------------------------------------------------
+# the subcommand
+# ----------------------------------------------------------------------------
+def _confidence_level(text):
+    import argparse
+
+    if text.strip().lower() in (NO_INTERVALS, "off", "0"):
+        return NO_INTERVALS
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be in (0, 1) or 'none', got {text}"
+        ) from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1) or 'none', got {text}")
+    return value
+
+
+def _n_bins(text):
+    import argparse
+
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _max_bytes(text):
+    import argparse
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_report_parser(subparsers):
+    """Add the ``report`` subcommand to the ``sklcalib`` parser."""
+    import argparse
+
+    parser = subparsers.add_parser(
+        "report",
+        help="calibration report of predictions in a file (csv, parquet, npz, npy)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="\n\n".join(
+            textwrap.fill(paragraph, 79)
+            for paragraph in (
+                "Print the calibration report (ECE and its variants, NLL, Brier, "
+                "accuracy) of the predictions in PATH.",
+                "csv/parquet: a column y_true with each row's class and one column "
+                "per class (headed by the class name) with its probability, or its "
+                "logit with --logits. npz: arrays y_true and y_prob (or logits), "
+                "(n, K) or (n,) for a binary problem's positive class, optionally "
+                "classes (the K names); integer y_true holds column indices, "
+                "string y_true class names. "
+                "npy: a structured array laid out like a table, or an (n, K + 1) "
+                "array: the true class index, then the K scores. Arrays of Python "
+                "objects are refused (allow_pickle=False: unpickling can run "
+                "arbitrary code).",
+                "Example: sklcalib report test.csv --calibrate temperature "
+                "--fit-on val.csv --plot reliability.png",
+            )
+        ),
+    )
+    parser.add_argument("path", metavar="PATH", help="predictions to report on")
+    parser.add_argument(
+        "--logits",
+        action="store_true",
+        help="the class columns hold logits (softmax gives the probabilities)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead"
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="write the reliability diagram to FILE.png (.pdf, .svg: those "
+        "formats; no suffix: FILE.png)",
+    )
+    parser.add_argument(
+        "--calibrate",
+        metavar="NAME",
+        help="fit this post-hoc calibrator on --fit-on and report before/after: "
+        + ", ".join(available_calibrators()),
+    )
+    parser.add_argument(
+        "--fit-on",
+        metavar="FILE",
+        help="held-out predictions (same layout and classes) to fit --calibrate on",
+    )
+    parser.add_argument(
+        "--n-bins", type=_n_bins, default=15, help="bins of the binned metrics (15)"
+    )
+    parser.add_argument(
+        "--confidence-level",
+        type=_confidence_level,
+        metavar="LEVEL",
+        help="level of the intervals (e.g. 0.9); 'none' turns them off "
+        "(default: calibration_report's own)",
+    )
+    parser.add_argument(
+        "--no-intervals",
+        dest="confidence_level",
+        action="store_const",
+        const=NO_INTERVALS,
+        help="no intervals (the same as --confidence-level none)",
+    )
+    parser.add_argument(
+        "--max-bytes",
+        type=_max_bytes,
+        metavar="SIZE",
+        help="refuse a file whose data would take more memory than SIZE (e.g. "
+        "500M, 2G), read from the file's header or zip directory before "
+        f"anything is decompressed (default: a quarter of this machine's "
+        f"memory, {default_max_bytes() / 2**30:.1f}G here)",
+    )
+    parser.set_defaults(handler=run_report, command_parser=parser)
+    return parser
+
+
+def _check_options(args, parser):
+    """Usage errors (exit 2 through argparse) and the extras the options need."""
+    from sklcalib._utils._optional import EXTRAS
+
+    if (args.calibrate is None) != (args.fit_on is None):
+        parser.error(
+            "--calibrate and --fit-on go together: a calibrator is fitted on "
+            "--fit-on's predictions and evaluated on PATH's (fitting and "
+            "evaluating on the same file flatters it)"
+        )
+    if args.calibrate is not None and args.calibrate not in available_calibrators():
+        cls = CALIBRATORS.get(args.calibrate, (None,))[0]
+        if cls in NEEDS:
+            module = NEEDS[cls]
+            raise InputFileError(
+                f"--calibrate {args.calibrate} needs the optional dependency "
+                f'{module}: pip install "sklcalib[{EXTRAS.get(module, module)}]"'
+            )
+        parser.error(
+            f"--calibrate: unknown calibrator {args.calibrate!r}; valid names are "
+            f"{', '.join(available_calibrators())}"
+        )
+    if args.confidence_level not in (None, NO_INTERVALS):
+        from sklcalib.metrics import calibration_report
+
+        if "confidence_level" not in inspect.signature(calibration_report).parameters:
+            parser.error(
+                "--confidence-level needs a sklcalib whose calibration_report "
+                "computes intervals (confidence_level=...)"
+            )
+    if args.plot and not is_installed("matplotlib"):
+        raise InputFileError(
+            "--plot needs the optional dependency matplotlib: "
+            'pip install "sklcalib[plot]"'
+        )
+
+
+def run_report(args, parser):
+    """Run ``sklcalib report``; 0 on success, 2 (message on stderr) on bad input."""
+    try:
+        _check_options(args, parser)
+        plot = plot_target(args.plot) if args.plot else None
+        pred = read_predictions(args.path, logits=args.logits, max_bytes=args.max_bytes)
+        before = _report(pred, args)
+        before["mce_bin_count"] = mce_bin_count(pred.y, pred.proba, args.n_bins)
+        after = calibrator = None
+        if args.calibrate is not None:
+            fit_pred = read_predictions(
+                args.fit_on, logits=args.logits, max_bytes=args.max_bytes
+            )
+            calibrator, proba_after = _calibrate(args.calibrate, fit_pred, pred)
+            after = _report(
+                Predictions(
+                    pred.path, pred.y, proba_after, pred.classes, "probabilities"
+                ),
+                args,
+            )
+            after["mce_bin_count"] = mce_bin_count(pred.y, proba_after, args.n_bins)
+        if plot is not None:
+            _plot(
+                plot[0],
+                plot[1],
+                pred,
+                None if after is None else proba_after,
+                f"after {args.calibrate}",
+            )
+    except (ValueError, MemoryError) as exc:  # InputFileError, the metrics' checks
+        message = " ".join(str(exc).split()) or "not enough memory"
+        print(f"sklcalib report: error: {message}", file=sys.stderr)
+        return 2
+
+    if args.json:
+        out = {
+            "path": str(pred.path),
+            "n_samples": len(pred.y),
+            "classes": pred.classes,
+            "input": pred.kind,
+            "report": before,
+        }
+        if after is not None:
+            out["calibration"] = {
+                "calibrator": args.calibrate,
+                "fit_on": str(args.fit_on),
+                "fitted": _fitted_parameters(calibrator),
+                "report": after,
+            }
+        if plot is not None:
+            out["plot"] = str(plot[0])
+        print(json.dumps(_json_ready(out), indent=2))
+        return 0
+
+    shown = ", ".join(pred.classes[:6]) + (", ..." if len(pred.classes) > 6 else "")
+    what = f"{len(pred.y)} samples, {len(pred.classes)} classes ({shown}), {pred.kind}"
+    # a long path gets a line of its own, so that the rest fits the terminal
+    first = f"{pred.path}: {what}"
+    lines = [first] if len(first) <= WIDTH else [f"{pred.path}:", _fill("  " + what)]
+    reports = (
+        {"value": before}
+        if after is None
+        else {
+            "before": before,
+            f"after {args.calibrate}": after,
+        }
+    )
+    lines += _verdict_lines(reports)
+    if after is not None:
+        fitted = _fitted_parameters(calibrator)
+        params = ", ".join(f"{k.rstrip('_')} {v:.3g}" for k, v in fitted.items())
+        lines.append(
+            _fill(
+                f"{args.calibrate} fitted on {args.fit_on}"
+                + (f" ({params})" if params else "")
+            )
+        )
+    lines.append(format_table(reports))
+    if plot is not None:
+        lines.append(_fill(f"reliability diagram: {plot[0]}"))
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,91 @@
+"""The ``sklcalib`` entry point: where it lives, what it dispatches, and that
+the command line is the top layer (nothing below imports it)."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+
+import sklcalib
+from sklcalib.cli import main
+from sklcalib.cli.main import build_parser, missing_extra_message
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_console_script_and_python_dash_m_point_at_the_cli_package():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"sklcalib": "sklcalib.cli:main"}
+    module, _, name = scripts["sklcalib"].partition(":")
+    assert getattr(__import__(module, fromlist=[name]), name) is main
+    out = subprocess.run(
+        [sys.executable, "-m", "sklcalib", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        out.returncode == 0 and out.stdout.strip() == f"sklcalib {sklcalib.__version__}"
+    )
+
+
+def test_each_command_has_its_module():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    handlers = {
+        name: p.get_default("handler").__module__ for name, p in sub.choices.items()
+    }
+    assert handlers == {
+        "benchmark": "sklcalib.cli.benchmark",
+        "report": "sklcalib.cli.report",
+    }
+
+
+def _imports_of(path):
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+    return found
+
+
+def test_nothing_below_the_command_line_imports_it():
+    offending = []
+    for path in (ROOT / "sklcalib").rglob("*.py"):
+        relative = path.relative_to(ROOT / "sklcalib")
+        if relative.parts[0] == "cli" or relative.name == "__main__.py":
+            continue
+        if any(m.startswith("sklcalib.cli") for m in _imports_of(path)):
+            offending.append(str(relative))
+    assert offending == []
+
+
+@pytest.mark.parametrize(
+    ("module", "extra"),
+    [
+        ("tqdm", "torch"),
+        ("numba", "fast"),
+        ("pyarrow", "parquet"),
+        ("netcal", "netcal"),
+    ],
+)
+def test_missing_extra_message_names_the_extra(module, extra):
+    exc = ModuleNotFoundError(f"No module named '{module}'", name=module)
+    message = missing_extra_message(exc)
+    assert f'pip install "sklcalib[{extra}]"' in message and module in message
+
+
+def test_a_missing_module_of_sklcalib_is_not_an_extra():
+    exc = ModuleNotFoundError("No module named 'sklcalib.gone'", name="sklcalib.gone")
+    assert missing_extra_message(exc) is None
+
+
+def test_no_command_prints_help_and_returns_2(capsys):
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    assert "benchmark" in out and "report" in out
