@@ -267,6 +267,7 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
     argv = ["benchmark", "--suite", "tabular", "--datasets", "cells,lending_club"]
     argv += ["--losses", "ce", "--seeds", "2", "--epochs", "2", "--max-train", "300"]
     argv += ["--hessian-samples", "0", "--n-jobs", "1", "--out", str(tmp_path)]
+    argv += ["--models", "hgb,logreg"]
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         assert main(argv) == 0
@@ -274,17 +275,20 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
     with open(out / "boosting.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     calibrators = [RAW, *available_calibrators()]
-    assert [(r["dataset"], r["seed"], r["calibrator"]) for r in rows] == [
-        (d, str(s), c)
+    assert [(r["dataset"], r["seed"], r["model"], r["calibrator"]) for r in rows] == [
+        (d, str(s), m, c)
         for d in ("cells", "lending_club")
         for s in (0, 1)
+        for m in ("hgb", "logreg")
         for c in calibrators
     ]
     assert {r["n_train"] for r in rows} == {"300"}
     for row in rows:
         assert all(math.isfinite(float(row[k])) for k in METRICS)
     md = (out / "results.md").read_text()
-    assert "## Gradient boosting: raw and post-hoc calibrated" in md
+    assert "## Post-hoc calibrators on tabular models" in md
+    assert "### hgb: test log-loss change (%)" in md
+    assert "### logreg: test log-loss change (%)" in md
     assert "at most 300 training rows of cells, 300 training rows of lending_club" in md
     assert "| cells |" in md and "| lending_club |" in md
     pngs = sorted(p.name for p in out.glob("*.png"))
@@ -295,4 +299,5 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
         "reliability_lending_club.png",
     ]
     printed = stdout.getvalue()
-    assert "Gradient boosting, test ECE (%)" in printed and "boosting.csv" in printed
+    assert "Post-hoc calibrators on tabular models" in printed
+    assert "boosting.csv" in printed

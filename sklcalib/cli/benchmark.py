@@ -208,6 +208,14 @@ def add_benchmark_parser(sub):
         f"{', '.join(CALIBRATORS)} (default: all that this installation has)",
     )
     bench.add_argument(
+        "--models",
+        nargs="+",
+        metavar="NAME",
+        help="base models of the post-hoc calibration table, from: "
+        "hgb, logreg, net, lightgbm (default: hgb; --suite tabular: every one "
+        "this installation has)",
+    )
+    bench.add_argument(
         "--no-boosting",
         action="store_true",
         help="skip the gradient-boosting runs on the real tabular sets",
@@ -342,6 +350,29 @@ def _resolve_boosting(args, parser, datasets):
         calibrators = available
     boost = [] if args.no_boosting else [d for d in datasets if d in TABULAR_DATASETS]
     return boost, calibrators
+
+
+def _resolve_models(args, parser):
+    """Base models of the post-hoc calibration runs; parser.error on bad names."""
+    from sklcalib.benchmark.tabular import MODELS, available_models
+
+    available = available_models()
+    if not args.models:
+        return available if args.suite == "tabular" else ["hgb"]
+    models = list(dict.fromkeys(_csv_list(args.models)))
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        parser.error(
+            f"--models: unknown model(s) {', '.join(unknown)}; valid models: "
+            + ", ".join(MODELS)
+        )
+    missing = [m for m in models if m not in available]
+    if missing:
+        parser.error(
+            f"--models: {', '.join(missing)} not available in this installation "
+            "(its package is missing)"
+        )
+    return models
 
 
 def _net_max_train(args, dataset):
@@ -503,6 +534,7 @@ def run_benchmark(args, parser):
 
     datasets, losses, seeds, epochs = _resolve(args, parser)
     boost_datasets, calibrators = _resolve_boosting(args, parser, datasets)
+    args.models = _resolve_models(args, parser)
     missing = _missing_extras(args, datasets)
     if missing:
         module, extra = missing
@@ -572,7 +604,9 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
             d,
             s,
             calibrators=calibrators,
+            models=args.models,
             max_train=args.max_train,
+            net_epochs=epochs[d],
             return_proba=not args.no_plots and s == seeds[0],
         )
         for d, s in boost_grid
@@ -594,9 +628,11 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
     rows.sort(key=lambda r: position[r["dataset"], r["loss"], r["seed"]])
     boost_position = {key: i for i, key in enumerate(boost_grid)}
     boost_order = {c: i for i, c in enumerate([RAW, *calibrators])}
+    model_order = {m: i for i, m in enumerate(args.models)}
     boost_rows.sort(
         key=lambda r: (
             boost_position[r["dataset"], r["seed"]],
+            model_order[r["model"]],
             boost_order[r["calibrator"]],
         )
     )
