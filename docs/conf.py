@@ -248,6 +248,11 @@ def _benchmark_substitutions():
 
 rst_epilog = _benchmark_substitutions()
 
+# the tabular page's tables: the committed run's results.md, as reST
+from _tabular_results import write_tabular_results  # noqa: E402
+
+write_tabular_results()
+
 
 def setup(app):
     app.connect("autodoc-skip-member", _skip_generated)
