@@ -316,3 +316,41 @@ def test_a_second_run_does_not_mix_with_the_first(tmp_path):
     assert (runs[0] / "reliability_breast_cancer.png").exists()
     assert str(latest.name) in stdout.getvalue()
     np.testing.assert_equal(len(list(latest.glob("results.*"))), 2)
+
+
+def _documented_columns(entry):
+    """The ``literal`` names of one file's entry in docs/benchmark.rst, in order."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "benchmark.rst").read_text()
+    start = text.index(f"``{entry}``\n")
+    block = text[start : text.index("\n``", start + len(entry) + 5)]
+    block = block[block.index("Columns:") :]
+    return re.findall(r"``([a-z_]+)``", block)
+
+
+def test_documented_csv_columns_are_the_written_ones(tmp_path):
+    """docs/benchmark.rst names every column of results.csv and boosting.csv in
+    the order the files have them (it once missed the interval columns)."""
+    import csv
+
+    from sklcalib.benchmark.report import write_csv
+    from sklcalib.benchmark.runner import METRICS
+    from sklcalib.benchmark.tabular import write_boosting_csv
+
+    write_csv([], tmp_path / "results.csv")
+    with open(tmp_path / "results.csv", newline="") as fh:
+        results = next(csv.reader(fh))
+    documented = _documented_columns("results.csv")
+    # "<metric>_pre and <metric>_post for each metric" stands for the pairs
+    at = documented.index("temperature") + 1
+    pairs = [f"{m}_{when}" for m in METRICS for when in ("pre", "post")]
+    expanded = [*documented[:at], *pairs, *documented[at + len(METRICS) :]]
+    assert expanded == results
+    write_boosting_csv([], tmp_path / "boosting.csv")
+    with open(tmp_path / "boosting.csv", newline="") as fh:
+        boosting = next(csv.reader(fh))
+    documented = _documented_columns("boosting.csv")
+    not_columns = {"hgb", "logreg", "net", "lightgbm", "none", "_pre", "_post"}
+    assert [c for c in documented if c not in not_columns] == boosting
