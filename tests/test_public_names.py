@@ -1,0 +1,41 @@
+"""A public module exposes what its ``__all__`` says, and nothing it borrowed.
+
+A helper imported from a private module under its own name (``load_tabular``
+in :mod:`sklcalib.datasets`) reads as public API: tab completion offers it and
+nothing documents it.
+"""
+
+import importlib
+import inspect
+
+import pytest
+
+MODULES = ["sklcalib.datasets"]
+
+
+def _borrowed_public_names(module):
+    """Non-underscore functions and classes of sklcalib that a module imports
+    from elsewhere without listing them in ``__all__``."""
+    names = []
+    for name, obj in vars(module).items():
+        if name.startswith("_") or name in module.__all__:
+            continue
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        origin = getattr(obj, "__module__", "") or ""
+        if origin.startswith("sklcalib") and origin != module.__name__:
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_no_borrowed_public_names(name):
+    module = importlib.import_module(name)
+    assert _borrowed_public_names(module) == []
+
+
+def test_datasets_public_surface_is_its_all():
+    import sklcalib.datasets as datasets
+
+    for leaked in ("load_tabular", "split_indices", "SPECS", "check_random_state_int"):
+        assert not hasattr(datasets, leaked), leaked
