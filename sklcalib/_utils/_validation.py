@@ -135,11 +135,27 @@ def row_sum_tolerance(dtype):
     return float(np.sqrt(np.finfo(dtype).eps))
 
 
+# Weights are used in sums of products (weight x loss, weight x count): a sum
+# above 2**500 can overflow once multiplied by a loss term, a weight below
+# 2**-500 can underflow to a subnormal or zero. Inside this range they are
+# used as given.
+_WEIGHT_EXPONENT_RANGE = (-500, 500)
+
+
 def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
     """Return float64 weights of length ``n_samples`` or None.
 
+    Weights whose sum exceeds ``2**500`` (all 1e308, say) or whose maximum is
+    below ``2**-500`` (subnormal weights) are multiplied by the power of two
+    that brings their maximum into [0.5, 1) (``np.ldexp``: exact, unless a
+    weight is more than 2**1000 times smaller than the largest). Every
+    weighted mean is unchanged by that; without it the sums overflow to
+    infinity or lose their digits to underflow, and the metrics return NaN.
+
     ``allow_zero_sum`` is for one chunk of a larger input, where only the
-    total weight must be positive.
+    total weight must be positive; a chunk cannot be rescaled on its own
+    (its scale must match the other chunks'), so weights outside that range
+    are refused there.
     """
     if sample_weight is None:
         return None
@@ -157,9 +173,25 @@ def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values.")
-    if not allow_zero_sum and not w.sum() > 0:
-        raise ValueError("sample_weight sums to zero: no sample would be counted.")
-    return w
+    top = float(w.max()) if w.size else 0.0
+    if top == 0.0:
+        if not allow_zero_sum:
+            raise ValueError("sample_weight sums to zero: no sample would be counted.")
+        return w
+    exponent = math.frexp(top)[1]  # top = m * 2**exponent, 0.5 <= m < 1
+    scaled = np.ldexp(w, -exponent)
+    low, high = _WEIGHT_EXPONENT_RANGE
+    sum_exponent = exponent + math.log2(float(scaled.sum()))
+    if low <= exponent - 1 and sum_exponent <= high:
+        return w
+    if allow_zero_sum:
+        raise ValueError(
+            f"sample_weight (maximum {top!r}, sum about 2**{sum_exponent:.0f}) is "
+            f"outside [2**{low}, 2**{high}], where weighted sums neither overflow "
+            "nor underflow: rescale all the weights by one factor (the result "
+            "does not depend on it)."
+        )
+    return scaled
 
 
 def _check_y_true(y_true):
