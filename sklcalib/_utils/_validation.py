@@ -45,6 +45,34 @@ def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=Fa
     return value
 
 
+def check_n_resamples(n_resamples):
+    """Return ``n_resamples`` as an int >= 1 or raise."""
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, numbers.Integral)
+        or n_resamples < 1
+    ):
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
+    return int(n_resamples)
+
+
+def check_confidence_level(confidence_level):
+    """Return ``confidence_level`` as a float in (0, 1) or raise.
+
+    A string or None is a ValueError naming the argument, not the TypeError
+    of comparing it with a number.
+    """
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, numbers.Real)
+        or not 0.0 < confidence_level < 1.0
+    ):
+        raise ValueError(
+            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
+        )
+    return float(confidence_level)
+
+
 def check_bool(value, name):
     """Return ``value`` if it is a bool (numpy's included), else raise."""
     if not isinstance(value, bool | np.bool_):
