@@ -332,3 +332,17 @@ def test_adafocal_trains_on_the_datasets_validation_split():
     assert len(net.history[-1, "adafocal_gammas"]) == 15
     row = run_one("wine", "adafocal", 0, epochs=2, hessian_samples=0)
     assert math.isfinite(row["ece_pre"]) and math.isnan(row["hessian_trace"])
+
+
+def test_basic_interval_lower_end_is_not_clipped_at_zero():
+    # a tiny ECE whose resampled ECEs sit well above it (their upward bias):
+    # the basic interval's lower end is negative, and is shown as such
+    rows = _fake_rows()
+    rng = np.random.default_rng(1)
+    for row in rows:
+        for when in ("pre", "post"):
+            row[f"ece_{when}"] = 0.001
+            row[f"ece_{when}_bootstrap"] = 0.02 + 0.003 * rng.normal(size=200)
+    cell = significance_marks(rows)["a", "ce"]["pre"]
+    low = float(cell.split("[")[1].split(",")[0])
+    assert low < -1.0  # percent: 2 * 0.1 - ~2.6

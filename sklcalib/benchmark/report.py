@@ -300,7 +300,8 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
 
     For every (dataset, loss): the 95 % basic bootstrap interval of the mean
     ECE over seeds (the b-th bootstrap resample of every seed averaged; the
-    percentile interval reflected about the mean, clipped at 0), ▼/▲ when
+    percentile interval reflected about the mean; its lower end can fall
+    below 0, which says the data cannot tell that ECE from 0), ▼/▲ when
     the loss's ECE is significantly lower/higher than ``baseline``'s on the
     same test rows, and †/‡ on the post-T cell when the post-T ECE is
     significantly lower/higher than the pre-T ECE. Paired: the runs of one
@@ -329,7 +330,9 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
             # basic interval: the resampled ECE sits above the ECE by its
             # bias; reflecting the percentile interval about the mean undoes it
             q_low, q_high = np.quantile(mean_boot, [0.025, 0.975])
-            low, high = max(2 * mean - q_high, 0.0), 2 * mean - q_low
+            # not clipped at 0: a lower end below 0 says the data cannot
+            # tell this ECE from a calibrated model's
+            low, high = 2 * mean - q_high, 2 * mean - q_low
             text = f" [{100 * low:.2f}, {100 * high:.2f}]"
             if base is not None and loss != baseline and set(base) & set(by_seed):
                 diff, diff_boot = _pooled(by_seed, when, base, when)
