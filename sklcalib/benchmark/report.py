@@ -39,14 +39,14 @@ _LABELS = {
 }
 
 
-def row_columns(extra=()):
+def row_columns():
     """Column order of ``results.csv``."""
     cols = ["dataset", "loss", "seed", "epochs", "temperature"]
     for key in METRICS:
         cols += [f"{key}_pre", f"{key}_post"]
     cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
     cols += ["train_error", "chance_error", "n_test"]
-    return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds", *extra]
+    return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds"]
 
 
 def write_csv(rows, path):
