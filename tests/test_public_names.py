@@ -10,7 +10,7 @@ import inspect
 
 import pytest
 
-MODULES = ["sklcalib.datasets"]
+MODULES = ["sklcalib.datasets", "sklcalib.metrics.binning"]
 
 
 def _borrowed_public_names(module):
@@ -39,3 +39,14 @@ def test_datasets_public_surface_is_its_all():
 
     for leaked in ("load_tabular", "split_indices", "SPECS", "check_random_state_int"):
         assert not hasattr(datasets, leaked), leaked
+
+
+def test_bin_statistics_live_in_a_public_module():
+    from sklcalib import metrics
+    from sklcalib.metrics import binning
+
+    for name in ("BinStatistics", "bin_statistics"):
+        obj = getattr(metrics, name)
+        assert obj is getattr(binning, name)
+        assert obj.__module__ == "sklcalib.metrics.binning"
+        assert name in binning.__all__

@@ -23,8 +23,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from sklcalib._utils._binning import BinStatistics, uniform_edges
+from sklcalib._utils._binning import uniform_edges
 from sklcalib._utils._validation import row_sum_message, row_sum_tolerance
+
+from .binning import BinStatistics
 
 # The row helpers below are not cached themselves: a cached function is linked
 # into its caller as machine code, which LLVM cannot inline (measured about
