@@ -10,17 +10,20 @@ from collections import defaultdict
 
 import numpy as np
 
-from sklcalib._utils._optional import import_optional
-from sklcalib.benchmark.chance import CHANCE_RULE, runs_at_chance
+from sklcalib._utils._optional import import_optional as _import_optional
+from sklcalib.benchmark.chance import CHANCE_RULE
+from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
 from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
 
 __all__ = [
     "aggregate",
+    "chance_counts",
     "curvature_correlation",
     "markdown_report",
     "plot_curvature",
     "plot_reliability",
     "read_csv",
+    "row_columns",
     "significance_marks",
     "write_csv",
 ]
@@ -266,7 +269,7 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                 f"ρ = {rho[0]:.2f} (Kimura & Naganuma: lower curvature goes with "
                 "better calibration, i.e. ρ > 0).",
             ]
-    lines += ["", *chance_section(rows)]
+    lines += ["", *_chance_section(rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -349,14 +352,14 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
 def chance_counts(rows):
     """``(dataset, loss) -> number of seeds at or near chance``, flagged only."""
     counts = defaultdict(int)
-    for row in runs_at_chance(rows):
+    for row in _runs_at_chance(rows):
         counts[row["dataset"], row["loss"]] += 1
     return dict(counts)
 
 
-def chance_section(rows):
+def _chance_section(rows):
     """Markdown lines listing the runs at or near chance, with the rule."""
-    flagged = runs_at_chance(rows)
+    flagged = _runs_at_chance(rows)
     lines = ["## Runs at or near chance", ""]
     lines.append(
         f"A run is {CHANCE_RULE}. Such a net learnt (next to) nothing: its ECE "
@@ -438,7 +441,7 @@ def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     fig : matplotlib.figure.Figure
         The figure written (no pyplot state is kept).
     """
-    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     stats = aggregate(rows)
     chance = chance_counts(rows)
@@ -548,7 +551,7 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     """
     # A bare Figure (no pyplot): no GUI backend and no global figure state,
     # so the command works headless and leaks no figures.
-    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     from sklcalib.plotting import ReliabilityDisplay
 
