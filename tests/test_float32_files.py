@@ -83,5 +83,5 @@ def test_cli_accepts_float32_softmax_written_as_csv_text(capsys, tmp_path):
         ",".join([labels[i], *(repr(float(v)) for v in p[i])]) for i in range(len(y))
     ]
     path.write_text(header + "\n" + "\n".join(rows) + "\n")
-    status, out, err = _run(capsys, path, "--no-intervals")
+    status, _out, err = _run(capsys, path, "--no-intervals")
     assert status == 0, err

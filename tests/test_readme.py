@@ -126,3 +126,47 @@ def test_one_install_story_everywhere():
     for text in (readme, quickstart):
         stated = set(re.findall(r"Python ≥ (\d+\.\d+)", text))
         assert stated == {floor}, stated
+
+
+def _section(text, title):
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start : end if end > 0 else None]
+
+
+def _public(module_name, *, functions=True):
+    import importlib
+
+    module = importlib.import_module(module_name)
+    names = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if name.isupper() or name.endswith("_scorer"):
+            continue  # constants and the scorer objects (listed by their names)
+        if isinstance(obj, type) or (functions and callable(obj)):
+            names.append(name)
+    return names
+
+
+def test_what_is_inside_lists_every_public_class_and_function():
+    pytest.importorskip("torch")
+    inside = _section((ROOT / "README.md").read_text(), "## What is inside")
+    names = [
+        *_public("sklcalib.losses"),
+        *_public("sklcalib.callbacks"),
+        *_public("sklcalib.calibration"),
+        *_public("sklcalib.metrics"),
+    ]
+    missing = [n for n in names if not re.search(rf"`{n}[`(]", inside)]
+    assert not missing, f"README's 'What is inside' omits {missing}"
+
+
+def test_docs_front_page_names_every_calibrator_and_the_uncertainty_api():
+    index = (ROOT / "docs" / "index.rst").read_text()
+    names = _public("sklcalib.calibration") + [
+        "bootstrap_interval",
+        "calibration_test",
+        "compare_calibration",
+    ]
+    missing = [n for n in names if f".{n}`" not in index]
+    assert not missing, f"docs/index.rst omits {missing}"

@@ -146,9 +146,7 @@ def row_sum_tolerance(dtype, n_classes=2):
     probabilities computed in float32 and cast to float64 carry float32's
     round-off, not float64's.
     """
-    return max(
-        float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes)
-    )
+    return max(float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes))
 
 
 def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
