@@ -163,10 +163,7 @@ def test_what_is_inside_lists_every_public_class_and_function():
 
 def test_docs_front_page_names_every_calibrator_and_the_uncertainty_api():
     index = (ROOT / "docs" / "index.rst").read_text()
-    names = _public("sklcalib.calibration") + [
-        "bootstrap_interval",
-        "calibration_test",
-        "compare_calibration",
-    ]
+    uncertainty = ["bootstrap_interval", "calibration_test", "compare_calibration"]
+    names = [*_public("sklcalib.calibration"), *uncertainty]
     missing = [n for n in names if f".{n}`" not in index]
     assert not missing, f"docs/index.rst omits {missing}"
