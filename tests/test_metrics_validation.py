@@ -113,7 +113,7 @@ def test_float16_rows_summing_to_one_in_float16_are_accepted(metric, path):
     bad[2, 0] = 0.25
     with pytest.raises(
         ValueError,
-        match=r"float16 and float32 round-off over the classes\); row 2",
+        match=r"float32 round-off summed over the columns\); row 2",
     ):
         metric(np.arange(6) % 3, bad)
 

@@ -316,8 +316,8 @@ def row_sum_message(name, tol, dtype, row, total):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
     return (
         f"{name} rows must sum to 1 (within {tol:.2g}, the larger of the square "
-        f"root of the machine epsilon of {dtype} and float32 round-off over the "
-        f"classes); row {row} sums to {float(total)!r}."
+        f"root of the machine epsilon of {dtype} and float32 round-off summed over the "
+        f"columns); row {row} sums to {float(total)!r}."
     )
 
 
