@@ -768,7 +768,7 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     """
     from matplotlib.figure import Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     first = {}
     for row in rows:
@@ -781,18 +781,21 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     n_rows = math.ceil(len(names) / n_cols)
     fig = Figure(figsize=(3.4 * n_cols, 3.3 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
     for ax, name in zip(axes, names, strict=False):
         row = first[name]
         binary = row["proba"].shape[1] == 2
-        ReliabilityDisplay.from_predictions(
+        display = ReliabilityDisplay.from_predictions(
             row["y_test"],
             row["proba"],
             kind="classwise" if binary else "top-label",
             ax=ax,
             name="HGB" if name == RAW else f"HGB + {name}",
         )
+        displays.append(display)
         ax.set_title("raw" if name == RAW else name)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(names) :]:
         ax.set_visible(False)
     what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"
