@@ -23,6 +23,8 @@ calibrator                           scores         method
                                                     ``softmax(z)`` and uniform
 :class:`ScalingBinningCalibrator`    probabilities  Platt, then equal-mass bins
 :class:`VennAbersCalibrator`         probabilities  Venn–ABERS, one-vs-rest
+:class:`SMSCalibrator`               logits         structured matrix scaling
+:class:`SVSCalibrator`               logits         structured vector scaling
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -38,6 +40,7 @@ from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._sms import SMSCalibrator, SVSCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -58,6 +61,8 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "SMSCalibrator",
+    "SVSCalibrator",
     "ScalingBinningCalibrator",
     "TemperatureScaler",
     "VectorScaler",
