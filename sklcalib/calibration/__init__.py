@@ -25,6 +25,8 @@ calibrator                           scores         method
 :class:`VennAbersCalibrator`         probabilities  Venn–ABERS, one-vs-rest
 :class:`SMSCalibrator`               logits         structured matrix scaling
 :class:`SVSCalibrator`               logits         structured vector scaling
+:class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
+:class:`BetaScaler`                  probabilities  beta calibration, native, binary
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -33,11 +35,13 @@ is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
 Every calibrator's ``fit`` takes ``sample_weight``.
 """
 
+from ._beta_native import BetaScaler
 from ._binning import HistogramBinningCalibrator, IsotonicCalibrator
 from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
 from ._sms import SMSCalibrator, SVSCalibrator
@@ -53,6 +57,7 @@ __all__ = [
     "TEMPERATURE_BOUNDS",
     "BBQCalibrator",
     "BetaCalibrator",
+    "BetaScaler",
     "CalibratedClassifier",
     "DirichletCalibrator",
     "ENIRCalibrator",
@@ -61,6 +66,7 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "QuadraticScaler",
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
