@@ -22,7 +22,10 @@ def binary_logistic_fit(features, y_idx, sample_weight, strengths, max_iter, tol
     free and the fit converges to round-off in a few passes.
     """
     n = len(y_idx)
-    w = np.full(n, 1.0 / n) if sample_weight is None else sample_weight / sample_weight.sum()
+    if sample_weight is None:
+        w = np.full(n, 1.0 / n)
+    else:
+        w = sample_weight / sample_weight.sum()
     y = y_idx.astype(np.float64)
 
     def fun(theta, order):
