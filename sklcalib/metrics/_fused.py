@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from sklcalib._utils._binning import BinStatistics, uniform_edges
+from sklcalib._utils._optional import parallel_kernel_section
 from sklcalib._utils._validation import row_sum_message, row_sum_tolerance
 
 # The row helpers below are not cached themselves: a cached function is linked
@@ -250,25 +251,26 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     correct = np.empty(size, dtype=np.bool_)
     tol = row_sum_tolerance(p.dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
-    _kernel(
-        p,
-        bits,
-        one_bits,
-        mant_bits,
-        bias,
-        y_idx,
-        w,
-        has_w,
-        edges,
-        tol,
-        rows,
-        n_chunks,
-        sums,
-        status,
-        pairs,
-        conf,
-        correct,
-    )
+    with parallel_kernel_section():
+        _kernel(
+            p,
+            bits,
+            one_bits,
+            mant_bits,
+            bias,
+            y_idx,
+            w,
+            has_w,
+            edges,
+            tol,
+            rows,
+            n_chunks,
+            sums,
+            status,
+            pairs,
+            conf,
+            correct,
+        )
     _raise_status(status, p)
     total = _combine(sums)
     return BinStatistics(total[0], total[1], total[2], edges), conf, correct
