@@ -46,6 +46,7 @@ command in its ``README.txt``.
 
 import argparse
 import csv
+import os
 import platform
 import sys
 import time
@@ -366,7 +367,15 @@ def main(argv=None):
     else:
         from joblib import Parallel, delayed
 
-        results = Parallel(n_jobs=args.n_jobs)(delayed(run_one)(*t) for t in tasks)
+        # by reference to this file as a module (not __main__), so that the
+        # workers import it and keep its dataset cache between tasks
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")]
+        )
+        from bench_early_stopping import run_one as task
+
+        results = Parallel(n_jobs=args.n_jobs)(delayed(task)(*t) for t in tasks)
     wall = time.perf_counter() - start
     table = aggregate(results, args.resamples)
     summary = summarise(table)
