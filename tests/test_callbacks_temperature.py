@@ -214,3 +214,15 @@ def test_params_clone_and_pickle():
     cloned = clone(net)
     assert cloned.callbacks[0].get_params()["patience"] == 3
     assert torch.get_num_threads() >= 1
+
+
+def test_predicts_the_split_when_the_loop_gave_no_batches():
+    # a training loop that does not report its validation batches: the
+    # callback predicts the split itself, with the same numbers
+    X, y, X_val, y_val = noisy_split()
+    stop = TemperatureEarlyStopping(patience=2)
+    net = make_net(stop, X_val, y_val, max_epochs=2).fit(X, y)
+    stop.batches_ = []
+    logits, targets = stop._validation_logits(net, Dataset(X_val, y_val))
+    np.testing.assert_allclose(logits, net.predict_logits(X_val), rtol=1e-6)
+    np.testing.assert_array_equal(targets, y_val)
