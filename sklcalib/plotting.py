@@ -1,7 +1,8 @@
 """Reliability diagrams in the style of scikit-learn's ``CalibrationDisplay``.
 
-:class:`ReliabilityDisplay` extends ``sklearn.calibration.CalibrationDisplay``
-(binary only) to multiclass problems: the top-label diagram (confidence
+:class:`ReliabilityDisplay` does for multiclass problems what
+``sklearn.calibration.CalibrationDisplay`` does for binary ones (it is not a
+subclass; the API follows it): the top-label diagram (confidence
 against accuracy) or the diagram of one class, with per-bin Clopper–Pearson
 intervals (and optionally a bootstrap band), the gap to the diagonal and a
 histogram of the confidences. All its numbers come from
@@ -23,7 +24,9 @@ from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._validation import (
     STRATEGIES,
     any_dask,
+    check_confidence_level,
     check_n_bins,
+    check_n_resamples,
     check_option,
     check_prob_values,
     check_targets,
@@ -426,20 +429,10 @@ class ReliabilityDisplay:
         n_bins = check_n_bins(n_bins)
         check_option(strategy, "strategy", STRATEGIES)
         check_option(kind, "kind", KINDS)
-        if not 0 < confidence_level < 1:
-            raise ValueError(
-                f"confidence_level must lie in (0, 1), got {confidence_level!r}."
-            )
+        confidence_level = check_confidence_level(confidence_level)
         if band is not None:
             check_option(band, "band", BANDS)
-            if (
-                isinstance(n_resamples, bool)
-                or not isinstance(n_resamples, (int, np.integer))
-                or n_resamples < 1
-            ):
-                raise ValueError(
-                    f"n_resamples must be an integer >= 1, got {n_resamples!r}."
-                )
+            n_resamples = check_n_resamples(n_resamples)
         class_label = None
         if kind == "top-label" and class_index is not None:
             raise ValueError("class_index is only used with kind='classwise'.")

@@ -171,6 +171,34 @@ def test_sample_weight(metric, path):
         metric(y, p, sample_weight=np.ones((20, 1)))
 
 
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("scale", [2.0**1020, 2.0**-1073], ids=["huge", "subnormal"])
+def test_extreme_weights_give_the_moderate_weights_values(metric, scale, path):
+    # weights of 1e308 overflow their sum, subnormal ones lose their digits:
+    # both are rescaled by a power of two, so the values are those of the
+    # same weights at a moderate scale
+    y, p = good()
+    u = np.arange(20) % 3 + 1.0
+    moderate, extreme = (
+        metric(y, p, sample_weight=u),
+        metric(y, p, sample_weight=u * scale),
+    )
+    if isinstance(moderate, dict):
+        # the debiased error counts weights as frequencies (n_b - 1): it is
+        # not scale-free, and no finite answer exists for 1e308 rows
+        moderate, extreme = (
+            {k: v for k, v in d.items() if isinstance(v, float) and k != "debiased_ece"}
+            for d in (moderate, extreme)
+        )
+        assert extreme.keys() == moderate.keys()
+        for key in moderate:
+            np.testing.assert_allclose(
+                extreme[key], moderate[key], rtol=1e-12, err_msg=key
+            )
+    else:
+        np.testing.assert_allclose(extreme, moderate, rtol=1e-12)
+
+
 @pytest.mark.parametrize("metric", BINNED)
 @pytest.mark.parametrize("n_bins", [0, -3, 2.5, 3.0, "15", True, None])
 def test_n_bins(metric, n_bins):

@@ -146,6 +146,9 @@ def test_bad_input(data):
         ReliabilityDisplay.from_predictions(y, p, class_index=0)
     with pytest.raises(ValueError, match="confidence_level"):
         ReliabilityDisplay.from_predictions(y, p, confidence_level=1.5)
+    for level in ["0.9", None, True]:  # a TypeError before
+        with pytest.raises(ValueError, match="confidence_level must be a number"):
+            ReliabilityDisplay.from_predictions(y, p, confidence_level=level)
     with pytest.raises(ValueError, match="n_bins"):
         ReliabilityDisplay.from_predictions(y, p, n_bins=0)
     with pytest.raises(ValueError, match="y_prob contains NaN"):

@@ -45,6 +45,34 @@ def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=Fa
     return value
 
 
+def check_n_resamples(n_resamples):
+    """Return ``n_resamples`` as an int >= 1 or raise."""
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, numbers.Integral)
+        or n_resamples < 1
+    ):
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
+    return int(n_resamples)
+
+
+def check_confidence_level(confidence_level):
+    """Return ``confidence_level`` as a float in (0, 1) or raise.
+
+    A string or None is a ValueError naming the argument, not the TypeError
+    of comparing it with a number.
+    """
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, numbers.Real)
+        or not 0.0 < confidence_level < 1.0
+    ):
+        raise ValueError(
+            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
+        )
+    return float(confidence_level)
+
+
 def check_bool(value, name):
     """Return ``value`` if it is a bool (numpy's included), else raise."""
     if not isinstance(value, bool | np.bool_):
@@ -149,11 +177,27 @@ def row_sum_tolerance(dtype, n_classes=2):
     return max(float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes))
 
 
+# Weights are used in sums of products (weight x loss, weight x count): a sum
+# above 2**500 can overflow once multiplied by a loss term, a weight below
+# 2**-500 can underflow to a subnormal or zero. Inside this range they are
+# used as given.
+_WEIGHT_EXPONENT_RANGE = (-500, 500)
+
+
 def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
     """Return float64 weights of length ``n_samples`` or None.
 
+    Weights whose sum exceeds ``2**500`` (all 1e308, say) or whose maximum is
+    below ``2**-500`` (subnormal weights) are multiplied by the power of two
+    that brings their maximum into [0.5, 1) (``np.ldexp``: exact, unless a
+    weight is more than 2**1000 times smaller than the largest). Every
+    weighted mean is unchanged by that; without it the sums overflow to
+    infinity or lose their digits to underflow, and the metrics return NaN.
+
     ``allow_zero_sum`` is for one chunk of a larger input, where only the
-    total weight must be positive.
+    total weight must be positive; a chunk cannot be rescaled on its own
+    (its scale must match the other chunks'), so weights outside that range
+    are refused there.
     """
     if sample_weight is None:
         return None
@@ -171,9 +215,25 @@ def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values.")
-    if not allow_zero_sum and not w.sum() > 0:
-        raise ValueError("sample_weight sums to zero: no sample would be counted.")
-    return w
+    top = float(w.max()) if w.size else 0.0
+    if top == 0.0:
+        if not allow_zero_sum:
+            raise ValueError("sample_weight sums to zero: no sample would be counted.")
+        return w
+    exponent = math.frexp(top)[1]  # top = m * 2**exponent, 0.5 <= m < 1
+    scaled = np.ldexp(w, -exponent)
+    low, high = _WEIGHT_EXPONENT_RANGE
+    sum_exponent = exponent + math.log2(float(scaled.sum()))
+    if low <= exponent - 1 and sum_exponent <= high:
+        return w
+    if allow_zero_sum:
+        raise ValueError(
+            f"sample_weight (maximum {top!r}, sum about 2**{sum_exponent:.0f}) is "
+            f"outside [2**{low}, 2**{high}], where weighted sums neither overflow "
+            "nor underflow: rescale all the weights by one factor (the result "
+            "does not depend on it)."
+        )
+    return scaled
 
 
 def _check_y_true(y_true):
@@ -310,6 +370,11 @@ def check_prob_array(y_prob):
     if p.dtype not in (np.float16, np.float32, np.float64):
         p = p.astype(np.float64)
     return p
+
+
+def as_columns(p):
+    """(n, K) probabilities; a 1-D binary ``p`` becomes ``[1 - p, p]``."""
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
 
 
 def row_sum_message(name, tol, dtype, row, total):
