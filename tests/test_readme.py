@@ -167,3 +167,32 @@ def test_docs_front_page_names_every_calibrator_and_the_uncertainty_api():
     names = [*_public("sklcalib.calibration"), *uncertainty]
     missing = [n for n in names if f".{n}`" not in index]
     assert not missing, f"docs/index.rst omits {missing}"
+
+
+def test_stated_times_are_one_figure_per_thing(capsys):
+    """README, ``--help`` and the docs quote the benchmark's times from one place."""
+    from sklcalib.cli import benchmark as cli
+    from sklcalib.cli import main
+
+    readme = (ROOT / "README.md").read_text()
+    main_job = _bash_blocks(readme)[0]
+    assert f"({cli._DEFAULT_WALL} on 2 idle cores)" in main_job
+    assert f"`sklcalib benchmark --quick` runs a reduced grid in {cli._QUICK_WALL}" in (
+        " ".join(readme.split())
+    )
+    for page in ("quickstart.rst", "benchmark.rst"):
+        text = (ROOT / "docs" / page).read_text()
+        assert "|default_wall|" in text and "|quick_wall|" in text, page
+    try:
+        main(["benchmark", "--help"])
+    except SystemExit:
+        pass
+    help_text = " ".join(capsys.readouterr().out.split())
+    for figure in (cli._DEFAULT_WALL, cli._QUICK_WALL, cli._TABULAR_WALL):
+        assert f"{figure} on 2 idle cores" in help_text
+    # no other figure for the same runs anywhere a newcomer reads
+    for text in (readme, *(p.read_text() for p in (ROOT / "docs").glob("*.rst"))):
+        flat = " ".join(text.split())
+        for stale in ("a few minutes", "about 8 min on", "about 45 seconds"):
+            if stale not in (cli._DEFAULT_WALL, cli._QUICK_WALL):
+                assert stale not in flat
