@@ -516,7 +516,7 @@ class ReliabilityDisplay:
         >>> X, y = load_wine(return_X_y=True)
         >>> model = GaussianNB().fit(X, y)
         >>> display = ReliabilityDisplay.from_estimator(model, X, y)
-        >>> display.line_.get_label().startswith("GaussianNB (ECE = ")
+        >>> display.line_.get_label().startswith("GaussianNB (top-label ECE = ")
         True
         """
         if not hasattr(estimator, "predict_proba"):
