@@ -209,7 +209,9 @@ def run_boosting(
     installed; seeds from :func:`~sklcalib.benchmark.runner.derive_seed`) is
     fitted on the training split of ``load_dataset(dataset, random_state=seed)``;
     each calibrator is fitted on the validation split through
-    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``. BLAS and
+    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``; a binary-only
+    calibrator (its ``multi_class`` tag off) is left out on a multiclass set,
+    so that its cells stay empty. BLAS and
     OpenMP run on one thread, so parallel runs do not oversubscribe the cores.
 
     Parameters
@@ -302,12 +304,23 @@ def run_boosting(
             add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
             frozen = FrozenEstimator(model)
             for name in calibrators:
+                calibrator = make_calibrator(name)
+                if data.n_classes > 2 and not _handles_multiclass(calibrator):
+                    continue  # a binary method (quadratic, beta): no row, no cell
                 start = time.perf_counter()
-                calibrated = CalibratedClassifier(frozen, make_calibrator(name))
+                calibrated = CalibratedClassifier(frozen, calibrator)
                 calibrated.fit(data.X_val, data.y_val)
                 proba = np.asarray(calibrated.predict_proba(data.X_test))
                 add(model_name, name, proba, time.perf_counter() - start, raw_losses)
     return rows
+
+
+def _handles_multiclass(calibrator):
+    """Whether a calibrator (or ``"auto"``) fits more than two classes, by the
+    ``multi_class`` classifier tag that binary-only calibrators turn off."""
+    if isinstance(calibrator, str):
+        return True
+    return calibrator.__sklearn_tags__().classifier_tags.multi_class
 
 
 _COLUMNS = ["dataset", "model", "calibrator", "seed", "n_train", *METRICS]
