@@ -1,7 +1,7 @@
 """Input validation shared by every metric, the scorers and the Display.
 
 The checks follow ``sklearn.metrics.log_loss`` (values in [0, 1], rows summing
-to one within the square root of the machine epsilon of the dtype, labels from
+to one within :func:`row_sum_tolerance`, labels from
 ``y_true`` or ``labels=``) but raise a ``ValueError`` where log_loss only
 warns: a calibration metric of something that is not a probability is
 meaningless.
@@ -158,9 +158,23 @@ def check_option(value, name, allowed):
     return value
 
 
-def row_sum_tolerance(dtype):
-    """Tolerance on ``|row sum - 1|``: sqrt of the machine epsilon, as log_loss."""
-    return float(np.sqrt(np.finfo(dtype).eps))
+# float32 round-off per class: a float32 softmax (torch's default) is exact to
+# a few units in the last place per entry, so its row sums are off by up to
+# about K * eps32; stored as float32, as text or cast to float64, such rows are
+# probabilities all the same.
+_FLOAT32_ROUNDOFF = 2 * float(np.finfo(np.float32).eps)
+
+
+def row_sum_tolerance(dtype, n_classes=2):
+    """Tolerance on ``|row sum - 1|`` for ``n_classes`` columns of ``dtype``.
+
+    The larger of the square root of the machine epsilon of ``dtype`` (as
+    ``sklearn.metrics.log_loss``) and float32 round-off summed over the
+    classes, ``2 * n_classes * eps(float32)``, whatever the stored dtype:
+    probabilities computed in float32 and cast to float64 carry float32's
+    round-off, not float64's.
+    """
+    return max(float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes))
 
 
 # Weights are used in sums of products (weight x loss, weight x count): a sum
@@ -366,8 +380,9 @@ def as_columns(p):
 def row_sum_message(name, tol, dtype, row, total):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
     return (
-        f"{name} rows must sum to 1 (within {tol:.2g}, the square root of the "
-        f"machine epsilon of {dtype}); row {row} sums to {float(total)!r}."
+        f"{name} rows must sum to 1 (within {tol:.2g}, the larger of the square "
+        f"root of the machine epsilon of {dtype} and float32 round-off summed over the "
+        f"columns); row {row} sums to {float(total)!r}."
     )
 
 
@@ -391,7 +406,7 @@ def check_prob_values(p, name="y_prob"):
         raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
     if p.ndim == 2 and p.shape[1] > 1:
         sums = p.sum(axis=1, dtype=np.float64)
-        tol = row_sum_tolerance(p.dtype)
+        tol = row_sum_tolerance(p.dtype, p.shape[1])
         bad = np.abs(sums - 1.0) > tol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
