@@ -32,7 +32,7 @@ from ._utils._validation import (
     is_dask_array,
     reject_dask,
 )
-from .metrics import bin_statistics
+from .metrics import CalibrationAccumulator, bin_statistics
 
 __all__ = ["ReliabilityDisplay", "share_histogram_axis"]
 
@@ -108,7 +108,6 @@ def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index)
             y_prob=y_prob,
             y_true=y_true,
         )
-    from sklcalib.metrics import CalibrationAccumulator
 
     if labels is None:
         from sklcalib._utils._dask import unique_values

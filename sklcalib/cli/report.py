@@ -21,6 +21,7 @@ import textwrap
 
 import numpy as np
 
+import sklcalib.calibration as calibration
 from sklcalib._utils._optional import is_installed
 from sklcalib.cli.readers import (
     InputFileError,
@@ -29,6 +30,8 @@ from sklcalib.cli.readers import (
     parse_size,
     read_predictions,
 )
+from sklcalib.metrics import bin_statistics, calibration_report
+from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 __all__ = ["CALIBRATORS", "add_report_parser", "available_calibrators", "run_report"]
 
@@ -85,7 +88,6 @@ NO_INTERVALS = "none"
 
 
 def _report(pred, args):
-    from sklcalib.metrics import calibration_report
 
     kwargs = {"n_bins": args.n_bins, "labels": np.arange(len(pred.classes))}
     parameters = inspect.signature(calibration_report).parameters
@@ -102,7 +104,6 @@ def _report(pred, args):
 def available_calibrators():
     """The ``--calibrate`` names this installation can fit: the class exists
     and the optional package it needs is installed."""
-    import sklcalib.calibration as calibration
 
     return [
         n
@@ -113,7 +114,6 @@ def available_calibrators():
 
 def _calibrate(name, fit_pred, pred):
     """Fit ``name`` on ``fit_pred``; return (calibrator, calibrated proba of pred)."""
-    import sklcalib.calibration as calibration
 
     cls_name, takes = CALIBRATORS[name]
     if fit_pred.classes != pred.classes:
@@ -160,7 +160,6 @@ def mce_bin_count(y, proba, n_bins):
     A near-empty bin can give a large MCE from a handful of rows; its count
     says how much to trust it. Uniform top-label bins, as the report's MCE.
     """
-    from sklcalib.metrics import bin_statistics
 
     top = np.argmax(proba, axis=1)
     conf = proba[np.arange(len(top)), top]
@@ -314,8 +313,6 @@ def plot_target(path):
 
 def _plot(path, fmt, pred, proba_after, title_after):
     from matplotlib.figure import Figure
-
-    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     panels = [("before" if proba_after is not None else pred.path.name, pred.proba)]
     if proba_after is not None:
@@ -483,8 +480,6 @@ def _check_options(args, parser):
             f"{', '.join(available_calibrators())}"
         )
     if args.confidence_level not in (None, NO_INTERVALS):
-        from sklcalib.metrics import calibration_report
-
         if "confidence_level" not in inspect.signature(calibration_report).parameters:
             parser.error(
                 "--confidence-level needs a sklcalib whose calibration_report "
