@@ -109,6 +109,15 @@ _PLATT_FAILS = {
     ]
 }
 _PLATT_FAILS["check_fit1d"] = ONE_D
+_WEIGHT_CHECKS = [
+    "check_classifiers_one_label_sample_weights",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weights_list",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_shape",
+]
 _PROBABILITY_FAILS = {
     name: PROBABILITIES
     for name in [
@@ -136,13 +145,7 @@ _PROBABILITY_FAILS = {
         "check_pipeline_consistency",
         "check_readonly_memmap_input",
         "check_supervised_y_2d",
-        "check_classifiers_one_label_sample_weights",
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weights_list",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_not_overwritten",
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_shape",
+        *_WEIGHT_CHECKS,
     ]
 }
 _PROBABILITY_FAILS["check_sample_weight_equivalence_on_dense_data"] += WEIGHTS
@@ -254,15 +257,6 @@ def test_contract_data_frames(calibrator):
 # scores (tests/_scores_adapter.py), so that the checks the direct run
 # declares failing by design test the probability calibrators too.
 PROBABILITY_CALIBRATORS = [c for c in ALL_CALIBRATORS if c._input == "probabilities"]
-_WEIGHT_CHECKS = [
-    "check_classifiers_one_label_sample_weights",
-    "check_sample_weight_equivalence_on_dense_data",
-    "check_sample_weights_list",
-    "check_sample_weights_not_an_array",
-    "check_sample_weights_not_overwritten",
-    "check_sample_weights_pandas_series",
-    "check_sample_weights_shape",
-]
 _ENIR_SEPARABLE = (
     "netcal's ENIR raises 'zero-size array to reduction operation minimum' "
     "(no candidate model) when a column's scores separate its class perfectly, "

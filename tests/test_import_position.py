@@ -11,20 +11,10 @@ following sklcalib's own module-level imports.
 """
 
 import ast
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "sklcalib"
+from test_import_graph import _modules, import_targets
+
 HEAVY = {"torch", "skorch", "numba", "dask", "distributed", "matplotlib"}
-
-
-def _modules():
-    found = {}
-    for path in ROOT.rglob("*.py"):
-        parts = ("sklcalib", *path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
 
 
 def _top_level(body):
@@ -35,21 +25,6 @@ def _top_level(body):
                 yield from _top_level(getattr(node, field, []))
         for handler in getattr(node, "handlers", []):
             yield from _top_level(handler.body)
-
-
-def _targets(node, name, is_package, modules):
-    """Dotted names an import statement imports (sklcalib modules resolved)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    package = name if is_package else name.rpartition(".")[0]
-    if node.level:
-        anchor = package.split(".")
-        anchor = anchor[: len(anchor) - (node.level - 1)]
-        base = ".".join(anchor + ([node.module] if node.module else []))
-    else:
-        base = node.module or ""
-    subs = [f"{base}.{alias.name}" for alias in node.names]
-    return [sub for sub in subs if sub in modules] or [base]
 
 
 def _imports():
@@ -66,7 +41,9 @@ def _imports():
                 continue
             before = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
             commented = "#" in lines[node.lineno - 1] or before.startswith("#")
-            for target in _targets(node, name, path.name == "__init__.py", modules):
+            for target in import_targets(
+                node, name, path.name == "__init__.py", modules
+            ):
                 rows.append((name, target, node.lineno, id(node) in top, commented))
     return modules, rows
 
