@@ -20,6 +20,7 @@ from ._utils._binning import (
 )
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
+from ._utils._scores import as_columns
 from ._utils._validation import (
     STRATEGIES,
     any_dask,
@@ -453,7 +454,7 @@ class ReliabilityDisplay:
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
-            columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+            columns = as_columns(p)
             n_classes = columns.shape[1]
             if class_index is None and n_classes == 2:
                 class_index = 1
