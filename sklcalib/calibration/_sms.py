@@ -185,9 +185,9 @@ class SMSCalibrator(BaseCalibrator):
 
     See Also
     --------
-    SVSCalibrator : the same recipe with a diagonal W (cheaper for many
+    SVSCalibrator : The same recipe with a diagonal W (cheaper for many
         classes).
-    MatrixScaler : plain matrix scaling of the logits.
+    MatrixScaler : Plain matrix scaling of the logits.
 
     Notes
     -----
@@ -364,8 +364,8 @@ class SVSCalibrator(BaseCalibrator):
 
     See Also
     --------
-    SMSCalibrator : the same recipe with a full matrix.
-    VectorScaler : plain vector scaling of the logits.
+    SMSCalibrator : The same recipe with a full matrix.
+    VectorScaler : Plain vector scaling of the logits.
 
     Notes
     -----

@@ -175,8 +175,8 @@ class SplineCalibrator(BaseCalibrator):
 
     See Also
     --------
-    IsotonicCalibrator : a monotone step function of the score.
-    BetaScaler : a parametric binary calibrator.
+    IsotonicCalibrator : A monotone step function of the score.
+    BetaScaler : A parametric binary calibrator.
 
     Notes
     -----
