@@ -60,8 +60,15 @@ def newton_minimise(fun, theta, max_iter, tol):
         slope = float(np.dot(grad, step))
         if slope >= 0:  # not a descent direction: fall back on the gradient
             step, slope = -grad, -float(np.dot(grad, grad))
-        t = 1.0
-        while True:
+        # the full step is almost always taken: evaluate it with its
+        # derivatives at once, and backtrack (loss only) when it is not
+        new = fun(theta + step, 2)
+        if new[0] <= loss + 1e-4 * slope:
+            theta = theta + step
+            loss, grad, hess = new
+            continue
+        t = 0.5
+        while True:  # backtracking (Armijo) line search
             new_loss = fun(theta + t * step, 0)
             if new_loss <= loss + 1e-4 * t * slope or t < 1e-10:
                 break
@@ -113,17 +120,24 @@ def _warn(name, max_iter):
     )
 
 
-def _nll_terms(logits, y_idx, weights):
-    """Weighted mean NLL of softmax(logits), the probabilities, the residual
-    ``w_i (p_i - e_{y_i})`` (rows scaled by their weights)."""
-    log_p = log_softmax(logits, axis=1)
+def _nll_terms(logits, y_idx, weights, order=2):
+    """Weighted mean NLL of softmax(logits) and (``order > 0``) the
+    probabilities and the residual ``w_i (p_i - e_{y_i})``.
+
+    In place on ``logits`` (a fresh product of the caller), which saves
+    passes over an (n, K) array on large inputs.
+    """
     rows = np.arange(len(y_idx))
-    nll = -np.dot(weights, log_p[rows, y_idx])
-    proba = np.exp(log_p)
-    residual = proba.copy()
-    residual[rows, y_idx] -= 1.0
-    residual *= weights[:, None]
-    return nll, proba, residual
+    logits -= logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits)
+    total = exp.sum(axis=1)
+    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
+    if order == 0:
+        return nll
+    exp /= total[:, None]
+    residual = exp * weights[:, None]
+    residual[rows, y_idx] -= weights
+    return nll, exp, residual
 
 
 class SMSCalibrator(BaseCalibrator):
@@ -265,9 +279,9 @@ class SMSCalibrator(BaseCalibrator):
             params = theta.reshape(k, k + 1)
             delta = theta - centre
             penalty = np.dot(strengths, delta**2)
-            nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
             if order == 0:
-                return nll + penalty
+                return _nll_terms(features @ params.T, y_idx, weights, 0) + penalty
+            nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
             grad = (residual.T @ features).ravel() + 2.0 * strengths * delta
             rows = slice(None, None, max(1, n_rows // HESSIAN_ROWS))
             sub = weights[rows]
@@ -430,9 +444,9 @@ class SVSCalibrator(BaseCalibrator):
             v, b = theta[:k], theta[k:]
             delta = theta - centre
             penalty = np.dot(strengths, delta**2)
-            nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
             if order == 0:
-                return nll + penalty
+                return _nll_terms(x * v + b, y_idx, weights, 0) + penalty
+            nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
             grad = np.r_[np.einsum("ij,ij->j", residual, x), residual.sum(axis=0)]
             grad += 2.0 * strengths * delta
             # parameters (v_c, b_c) see the features f_ic = (x_ic, 1)
