@@ -26,6 +26,9 @@ from sklcalib._utils._validation import check_scalar
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 from ._temperature import fit_temperature_nll
 
+#: Newton stops once the decrease it predicts is below this relative size
+_ROUND_OFF = 8 * np.finfo(np.float64).eps
+
 #: rows per block when the Hessian is accumulated (bounds the memory used)
 _BLOCK = 8192
 #: the SMS Hessian costs n (K (K + 1))^2; above this many rows it is taken on
@@ -41,7 +44,9 @@ def newton_minimise(fun, theta, max_iter, tol):
     ``fun(theta, order)`` returns the loss (``order=0``) or the loss, its
     gradient and its Hessian (``order=2``), all for the flattened parameters.
     Newton steps with a backtracking (Armijo) line search; stops when the
-    largest gradient entry is at most ``tol`` or no decrease is left.
+    largest gradient entry is at most ``tol``, when the decrease a Newton
+    step predicts is below the round-off of the loss, or when no decrease is
+    left.
     """
     theta = np.asarray(theta, dtype=np.float64).ravel().copy()
     loss, grad, hess = fun(theta, 2)
@@ -60,6 +65,11 @@ def newton_minimise(fun, theta, max_iter, tol):
         slope = float(np.dot(grad, step))
         if slope >= 0:  # not a descent direction: fall back on the gradient
             step, slope = -grad, -float(np.dot(grad, grad))
+        elif -slope <= _ROUND_OFF * max(abs(loss), 1.0):
+            # the Newton decrement: the decrease left is below the rounding
+            # of the loss (ill-conditioned features keep the gradient a little
+            # above tol even at the minimum)
+            return theta + step, n_iter, True
         # the full step is almost always taken: evaluate it with its
         # derivatives at once, and backtrack (loss only) when it is not
         new = fun(theta + step, 2)
