@@ -45,24 +45,30 @@ def _second_derivatives_from_values(n_knots, delta, runout):
     return np.vstack([first, inner, last])
 
 
-def _basis(t, n_knots, delta, values_to_params, derivative):
-    """Rows mapping knot values to the spline (or its derivative) at t."""
+def _basis(t, n_knots, delta, values_to_M, derivative):
+    """Rows mapping knot values to the spline (or its derivative) at t.
+
+    On knot interval j, at ``u = t - j delta``, the spline is
+    ``cM_j M_j + cM_j1 M_j1 + cy_j y_j + cy_j1 y_j1`` with ``M = values_to_M
+    @ y``: two gathered rows of ``values_to_M`` and two unit columns.
+    """
     j = np.clip(np.floor(t / delta).astype(np.intp), 0, n_knots - 2)
     u = t - j * delta
-    rows = np.arange(len(t))
-    on_M = np.zeros((len(t), n_knots))
-    on_y = np.zeros((len(t), n_knots))
     if derivative:
-        on_M[rows, j] = -(u**2) / (2.0 * delta) + u - delta / 3.0
-        on_M[rows, j + 1] = u**2 / (2.0 * delta) - delta / 6.0
-        on_y[rows, j] = -1.0 / delta
-        on_y[rows, j + 1] = 1.0 / delta
+        c_m0 = -(u**2) / (2.0 * delta) + u - delta / 3.0
+        c_m1 = u**2 / (2.0 * delta) - delta / 6.0
+        c_y0 = np.full_like(u, -1.0 / delta)
+        c_y1 = np.full_like(u, 1.0 / delta)
     else:
-        on_M[rows, j] = -(u**3) / (6.0 * delta) + u**2 / 2.0 - delta * u / 3.0
-        on_M[rows, j + 1] = u**3 / (6.0 * delta) - delta * u / 6.0
-        on_y[rows, j] = 1.0 - u / delta
-        on_y[rows, j + 1] = u / delta
-    return np.hstack([on_M, on_y]) @ values_to_params
+        c_m0 = -(u**3) / (6.0 * delta) + u**2 / 2.0 - delta * u / 3.0
+        c_m1 = u**3 / (6.0 * delta) - delta * u / 6.0
+        c_y0 = 1.0 - u / delta
+        c_y1 = u / delta
+    rows = c_m0[:, None] * values_to_M[j] + c_m1[:, None] * values_to_M[j + 1]
+    index = np.arange(len(t))
+    rows[index, j] += c_y0
+    rows[index, j + 1] += c_y1
+    return rows
 
 
 def fit_cdf_spline(p, y, sample_weight, n_knots, runout):
@@ -111,13 +117,12 @@ def fit_cdf_spline(p, y, sample_weight, n_knots, runout):
         root = np.sqrt(w)
     delta = 1.0 / (n_knots - 1)
     values_to_M = _second_derivatives_from_values(n_knots, delta, runout)
-    values_to_params = np.vstack([values_to_M, np.eye(n_knots)])
-    design = _basis(t, n_knots, delta, values_to_params, derivative=False)
+    design = _basis(t, n_knots, delta, values_to_M, derivative=False)
     if root is None:
         knot_values = np.linalg.lstsq(design, gap, rcond=None)[0]
     else:
         knot_values = np.linalg.lstsq(design * root[:, None], gap * root, rcond=None)[0]
-    slope = _basis(t, n_knots, delta, values_to_params, derivative=True) @ knot_values
+    slope = _basis(t, n_knots, delta, values_to_M, derivative=True) @ knot_values
     calibrated = p + slope
     # rows sharing a score get the (weighted) mean of their values
     if root is None:
