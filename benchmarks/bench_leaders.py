@@ -5,9 +5,11 @@ to back in each repeat (interleaved, alternating which goes first, so machine
 load hits both alike), after one untimed warm-up fit each (numba caches,
 torch's first call). The table gives the median fit seconds of each, the
 median of the per-repeat ratios (probmetrics / ours) with their min-max
-spread, and the largest difference of the predicted probabilities on the
-calibration scores (where probmetrics' spline leaves [0, 1] ours is clipped:
-the spline row compares the values inside [1e-6, 1 - 1e-6]).
+spread, the median CPU seconds of each (on a loaded machine the wall time
+grows, the CPU time of a one-thread call does not), and the largest
+difference of the predicted probabilities on the calibration scores (where
+probmetrics' spline leaves [0, 1] ours is clipped: the spline row compares
+the values inside [1e-6, 1 - 1e-6]).
 
 =========  ===============================  ============================================
 name       ours                             probmetrics 1.3
@@ -111,9 +113,17 @@ def _cases(n, k):
 
 
 def _timed(fn):
+    """(wall seconds, output); the CPU seconds of the call go to _CPU."""
+    cpu = time.process_time()
     start = time.perf_counter()
     out = fn()
+    _CPU.append(time.process_time() - cpu)
     return time.perf_counter() - start, out
+
+
+#: CPU seconds of the timed calls, in order (a shared machine's load inflates
+#: wall time; CPU time of a one-thread call is what the call itself costs)
+_CPU = []
 
 
 def compare(n, k, repeats):
@@ -121,11 +131,15 @@ def compare(n, k, repeats):
     for name, (ours, theirs, inside) in _cases(n, k).items():
         ours(), theirs()  # warm-up
         ours_t, theirs_t, ratios, diff = [], [], [], 0.0
+        ours_cpu, theirs_cpu = [], []
         for r in range(repeats):
             swap = r % 2 == 1
             first, second = (theirs, ours) if swap else (ours, theirs)
             t1, o1 = _timed(first)
             t2, o2 = _timed(second)
+            c1, c2 = _CPU[-2:]
+            ours_cpu.append(c2 if swap else c1)
+            theirs_cpu.append(c1 if swap else c2)
             (to, oo), (tt, ot) = ((t2, o2), (t1, o1)) if swap else ((t1, o1), (t2, o2))
             ours_t.append(to)
             theirs_t.append(tt)
@@ -145,6 +159,8 @@ def compare(n, k, repeats):
                 min(ratios),
                 max(ratios),
                 diff,
+                statistics.median(ours_cpu),
+                statistics.median(theirs_cpu),
             )
         )
     return rows
@@ -162,8 +178,10 @@ def targets(n_sms, k, n_spline, repeats):
             lambda: SplineCalibrator().fit(p, yb),
         ),
     ):
+        del _CPU[:]
         times = [_timed(fn)[0] for _ in range(repeats)]
-        out[name] = (statistics.median(times), min(times), max(times))
+        cpu = statistics.median(_CPU)
+        out[name] = (statistics.median(times), min(times), max(times), cpu)
     return out
 
 
@@ -196,16 +214,17 @@ def main():
     )
     print(
         f"{'name':<10} {'ours (s)':>9} {'theirs (s)':>11} {'ratio':>8} "
-        f"{'spread':>17} {'max |diff|':>11}"
+        f"{'spread':>13} {'max |diff|':>11} {'CPU ours':>9} {'CPU theirs':>11}"
     )
-    for name, ours, theirs, ratio, low, high, diff in rows:
+    for name, ours, theirs, ratio, low, high, diff, c_ours, c_theirs in rows:
         print(
             f"{name:<10} {ours:>9.4f} {theirs:>11.4f} {ratio:>7.1f}x "
-            f"{f'[{low:.1f}, {high:.1f}]':>17} {diff:>11.1e}"
+            f"{f'[{low:.1f}, {high:.1f}]':>13} {diff:>11.1e} {c_ours:>9.4f} "
+            f"{c_theirs:>11.4f}"
         )
-    print("\ntargets (ours alone), median [min, max] seconds")
-    for name, (median, low, high) in goals.items():
-        print(f"{name:<45} {median:.3f} [{low:.3f}, {high:.3f}]")
+    print("\ntargets (ours alone): wall seconds median [min, max], CPU seconds")
+    for name, (median, low, high, cpu) in goals.items():
+        print(f"{name:<45} {median:.3f} [{low:.3f}, {high:.3f}]  CPU {cpu:.3f}")
 
 
 if __name__ == "__main__":
