@@ -18,6 +18,7 @@ centre, and a Newton step converges in a handful of passes over the data.
 import warnings
 
 import numpy as np
+from scipy.optimize import minimize as scipy_minimize
 from scipy.special import log_softmax
 from sklearn.exceptions import ConvergenceWarning
 
@@ -41,8 +42,9 @@ HESSIAN_ROWS = 16384
 def newton_minimise(fun, theta, max_iter, tol):
     """``(theta, n_iter, converged)`` minimising a smooth convex ``fun``.
 
-    ``fun(theta, order)`` returns the loss (``order=0``) or the loss, its
-    gradient and its Hessian (``order=2``), all for the flattened parameters.
+    ``fun(theta, order)`` returns the loss (``order=0``), the loss and its
+    gradient (``order=1``) or the loss, its gradient and its Hessian
+    (``order=2``), all for the flattened parameters.
     Newton steps with a backtracking (Armijo) line search; stops when the
     largest gradient entry is at most ``tol``, when the decrease a Newton
     step predicts is below the round-off of the loss, or when no decrease is
@@ -90,6 +92,29 @@ def newton_minimise(fun, theta, max_iter, tol):
     return theta, n_iter, bool(np.max(np.abs(grad)) <= tol)
 
 
+#: above this many parameters (SMS from 31 classes, SVS from 501) the
+#: (parameters x parameters) Hessian is too large to form: L-BFGS instead, as
+#: the authors switch from BFGS to L-BFGS at the same size
+NEWTON_MAX_PARAMS = 1000
+
+
+def minimise(fun, theta, max_iter, tol):
+    """``(theta, n_iter, converged)``: Newton up to ``NEWTON_MAX_PARAMS``
+    parameters, scipy's L-BFGS (``fun(theta, 1)``: loss and gradient, at most
+    ``20 * max_iter`` iterations) above."""
+    if theta.size <= NEWTON_MAX_PARAMS:
+        return newton_minimise(fun, theta, max_iter, tol)
+    result = scipy_minimize(
+        lambda t: fun(t, 1),
+        theta,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20 * max_iter, "gtol": tol, "ftol": 1e-15},
+    )
+    converged = bool(result.success) or np.max(np.abs(result.jac)) <= max(tol, 1e-6)
+    return result.x, int(result.nit), converged
+
+
 def mixed_log_probabilities(logits, temperature, epsilon):
     """``log((1 - eps) softmax(z / T) + eps / K)``, computed stably."""
     k = logits.shape[1]
@@ -123,7 +148,8 @@ def _check_common(estimator):
 
 def _warn(name, max_iter):
     warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps; "
+        f"{name} did not converge in max_iter={max_iter} Newton steps (or "
+        f"{20 * max_iter} L-BFGS iterations); "
         "increase max_iter or the lambda_* penalties.",
         ConvergenceWarning,
         stacklevel=4,
@@ -185,7 +211,10 @@ class SMSCalibrator(BaseCalibrator):
         Exponent of the number of samples n in the penalty strengths; with
         the default, each penalty is worth a fixed number of samples.
     max_iter : int, default=100
-        Maximum number of Newton steps.
+        Maximum number of Newton steps. Above 1000 parameters (more than 30
+        classes for SMS, more than 500 for SVS) the Hessian is too large to
+        form and L-BFGS runs instead, for at most ``20 * max_iter``
+        iterations.
     tol : float, default=1e-8
         Stop when the largest entry of the gradient of the penalised mean NLL
         is at most ``tol``.
@@ -201,7 +230,7 @@ class SMSCalibrator(BaseCalibrator):
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int
-        Number of Newton steps taken.
+        Number of Newton steps (or L-BFGS iterations) taken.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -295,15 +324,15 @@ class SMSCalibrator(BaseCalibrator):
                 return _nll_terms(features @ params.T, y_idx, weights, 0) + penalty
             nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
             grad = (residual.T @ features).ravel() + 2.0 * strengths * delta
+            if order == 1:
+                return nll + penalty, grad
             rows = slice(None, None, max(1, n_rows // HESSIAN_ROWS))
             sub = weights[rows]
             hess = _multinomial_hessian(features[rows], proba[rows], sub / sub.sum())
             hess[np.diag_indices_from(hess)] += 2.0 * strengths
             return nll + penalty, grad, hess
 
-        theta, self.n_iter_, converged = newton_minimise(
-            fun, centre, self.max_iter, self.tol
-        )
+        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
             _warn("SMSCalibrator", self.max_iter)
         params = theta.reshape(k, k + 1)
@@ -366,7 +395,10 @@ class SVSCalibrator(BaseCalibrator):
     tau : float, default=1.0
         Exponent of the number of samples n in the penalty strengths.
     max_iter : int, default=100
-        Maximum number of Newton steps.
+        Maximum number of Newton steps. Above 1000 parameters (more than 30
+        classes for SMS, more than 500 for SVS) the Hessian is too large to
+        form and L-BFGS runs instead, for at most ``20 * max_iter``
+        iterations.
     tol : float, default=1e-8
         Stop when the largest entry of the gradient of the penalised mean NLL
         is at most ``tol``.
@@ -382,7 +414,7 @@ class SVSCalibrator(BaseCalibrator):
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int
-        Number of Newton steps taken.
+        Number of Newton steps (or L-BFGS iterations) taken.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -461,6 +493,8 @@ class SVSCalibrator(BaseCalibrator):
             nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
             grad = np.r_[np.einsum("ij,ij->j", residual, x), residual.sum(axis=0)]
             grad += 2.0 * strengths * delta
+            if order == 1:
+                return nll + penalty, grad
             # parameters (v_c, b_c) see the features f_ic = (x_ic, 1)
             wp = weights[:, None] * proba
             a = np.concatenate([proba * x, proba], axis=1)  # (n, 2K)
@@ -475,9 +509,7 @@ class SVSCalibrator(BaseCalibrator):
             hess[np.diag_indices_from(hess)] += 2.0 * strengths
             return nll + penalty, grad, hess
 
-        theta, self.n_iter_, converged = newton_minimise(
-            fun, centre, self.max_iter, self.tol
-        )
+        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
             _warn("SVSCalibrator", self.max_iter)
         self.coef_, self.intercept_ = theta[:k], theta[k:]
