@@ -179,3 +179,13 @@ def test_rows_sum_to_one_and_stay_clipped(seed, k, n, runout):
     np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-12)
     if k == 2:
         assert np.all((out >= model.clip) & (out <= 1 - model.clip))
+
+
+def test_huge_integer_weights_are_not_expanded():
+    """Integer weights of 1e12 would be 1e14 repeated rows: the real-weight
+    formulation takes over (and a common factor does not matter)."""
+    p, y = _data(200, 10)
+    w = np.random.default_rng(3).integers(1, 4, size=len(y)).astype(float)
+    huge = SplineCalibrator().fit(p, y, sample_weight=1e12 * w)
+    real = SplineCalibrator().fit(p, y, sample_weight=w + 1e-9 * np.pi)
+    np.testing.assert_allclose(huge.predict_proba(p), real.predict_proba(p), atol=1e-6)

@@ -16,6 +16,10 @@ from ._base import PROBABILITIES, BaseCalibrator, renormalise
 
 _RUNOUTS = ("natural", "parabolic", "cubic")
 
+#: integer weights are expanded into repeated rows up to this many rows (or 16
+#: per row); beyond, the real-weight formulation is used
+_MAX_REPEATED = 2_000_000
+
 
 def _second_derivatives_from_values(n_knots, delta, runout):
     """(n_knots, n_knots) map from the spline's knot values to its second
@@ -87,7 +91,9 @@ def fit_cdf_spline(p, y, sample_weight, n_knots, runout):
         w = sample_weight[order]
         keep = w > 0
         p, y, w = p[keep], y[keep], w[keep]
-        if np.all(w == np.round(w)):  # integer weights: repeated rows, exactly
+        # integer weights: repeated rows, exactly (unless repeating them
+        # would take far more memory than the data: huge counts)
+        if np.all(w == np.round(w)) and w.sum() <= max(16 * len(w), _MAX_REPEATED):
             counts = w.astype(np.intp)
             p, y, w = np.repeat(p, counts), np.repeat(y, counts), None
     n = len(p)
@@ -187,9 +193,10 @@ class SplineCalibrator(BaseCalibrator):
     -----
     Binary scores are the positive-class probability (1-D or one column),
     or two columns of which the second is used. With integer
-    ``sample_weight`` the fit is that of repeated rows; with other weights
-    each row stands at the middle of its share of the cumulative weight and
-    weighs its squared residual (the same fit up to O(1/n) terms).
+    ``sample_weight`` the fit is that of repeated rows (as long as they
+    number at most 2e6 or 16 per row); with other weights each row stands at
+    the middle of its share of the cumulative weight and weighs its squared
+    residual (the same fit up to O(1/n) terms).
 
     Equal to ``probmetrics.calibrators.CDFSplineCalibrator`` (same
     ``n_knots`` as its ``splines`` and ``runout`` as its ``spline_method``)
