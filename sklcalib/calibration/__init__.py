@@ -36,8 +36,15 @@ from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._prior import PriorCorrection
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._select import (
+    CalibrationWarning,
+    CalibratorSelection,
+    check_calibrator,
+    select_calibrator,
+)
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -51,6 +58,8 @@ __all__ = [
     "BBQCalibrator",
     "BetaCalibrator",
     "CalibratedClassifier",
+    "CalibrationWarning",
+    "CalibratorSelection",
     "DirichletCalibrator",
     "ENIRCalibrator",
     "EnsembleTemperatureScaler",
@@ -58,8 +67,11 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "PriorCorrection",
     "ScalingBinningCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "check_calibrator",
+    "select_calibrator",
 ]
