@@ -104,7 +104,7 @@ class PriorCorrection(BaseCalibrator):
 
     See Also
     --------
-    CalibratedClassifier : its ``prior`` option applies a correction before
+    CalibratedClassifier : Its ``prior`` option applies a correction before
         the calibrator.
 
     Notes
@@ -314,6 +314,7 @@ class PriorCorrection(BaseCalibrator):
         Returns
         -------
         shifted : ndarray of the same shape
+            The shifted logits.
         """
         check_is_fitted(self)
         z = np.asarray(logits, dtype=np.float64)
@@ -333,6 +334,7 @@ class PriorCorrection(BaseCalibrator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            The corrected probabilities.
         """
         return self.predict_proba(X)
 
@@ -351,5 +353,6 @@ class PriorCorrection(BaseCalibrator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            The corrected probabilities.
         """
         return self.fit(X, y, sample_weight).transform(X)

@@ -54,6 +54,21 @@ class CalibrationWarning(UserWarning):
     Venn–ABERS, BBQ and ENIR count as 20 parameters per class, Dirichlet and
     matrix scaling as K + 1, vector scaling as 2). Filter it
     with ``warnings.filterwarnings("ignore", category=CalibrationWarning)``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklcalib.calibration import (
+    ...     CalibrationWarning, IsotonicCalibrator, check_calibrator)
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=60)
+    >>> y = (rng.uniform(size=60) < p).astype(int)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = check_calibrator(IsotonicCalibrator(), p, y)
+    >>> caught[0].category is CalibrationWarning
+    True
     """
 
 
@@ -281,7 +296,7 @@ def _splits(cv, y_idx, random_state):
 class CalibratorSelection:
     """The result of :func:`select_calibrator`.
 
-    Attributes
+    Parameters
     ----------
     name : str
         The chosen candidate ("passthrough" for no calibration; the class
@@ -301,6 +316,21 @@ class CalibratorSelection:
         and ``split<i>_log_loss``. Candidates not evaluated hold NaN.
     response : str
         "logits" or "probabilities": how the scores were read.
+    n_classes : int, default=2
+        Number of classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.calibration import select_calibrator
+    >>> rng = np.random.default_rng(0)
+    >>> logit = rng.normal(0, 2, size=1000)
+    >>> y = (rng.uniform(size=1000) < 1 / (1 + np.exp(-logit))).astype(int)
+    >>> selection = select_calibrator(3 * logit, y, response="logits")
+    >>> selection
+    CalibratorSelection(name='temperature', candidates=5, response='logits')
+    >>> selection.predict_proba(3 * logit[:2]).shape
+    (2, 2)
     """
 
     name: str
@@ -317,7 +347,7 @@ class CalibratorSelection:
         )
 
     def predict_proba(self, scores):
-        """Probabilities of the chosen calibrator for scores read as in fit.
+        """Return the chosen calibrator's probabilities for new scores.
 
         Parameters
         ----------
@@ -328,6 +358,7 @@ class CalibratorSelection:
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Calibrated probabilities (the raw scores' for "passthrough").
         """
         inputs = _Inputs.from_scores(scores, self.response)
         if self.calibrator is None:
@@ -340,6 +371,8 @@ class CalibratorSelection:
         Returns
         -------
         text : str
+            One line per candidate: mean ± std of the fold log-loss, its
+            difference to "passthrough" ± standard error, Brier, ECE, status.
         """
         r = self.cv_results
         head = (
