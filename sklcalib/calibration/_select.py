@@ -327,8 +327,8 @@ class CalibratorSelection:
     >>> logit = rng.normal(0, 2, size=1000)
     >>> y = (rng.uniform(size=1000) < 1 / (1 + np.exp(-logit))).astype(int)
     >>> selection = select_calibrator(3 * logit, y, response="logits")
-    >>> selection
-    CalibratorSelection(name='temperature', candidates=5, response='logits')
+    >>> selection.name
+    'temperature'
     >>> selection.predict_proba(3 * logit[:2]).shape
     (2, 2)
     """

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from sklcalib._utils._binning import BinStatistics, uniform_edges
+from sklcalib._utils._optional import parallel_kernel_section
 from sklcalib._utils._validation import row_sum_message, row_sum_tolerance
 
 # The row helpers below are not cached themselves: a cached function is linked
@@ -219,7 +220,7 @@ def _raise_status(status, p):
         raise ValueError(f"y_prob contains negative values (row {row}).")
     if code == _ABOVE_ONE:
         raise ValueError(f"y_prob contains values greater than 1 (row {row}).")
-    tol = row_sum_tolerance(p.dtype)
+    tol = row_sum_tolerance(p.dtype, p.shape[1])
     total = p[row].sum(dtype=np.float64)
     raise ValueError(row_sum_message("y_prob", tol, p.dtype, row, total))
 
@@ -248,27 +249,28 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     size = n if pairs else 1
     conf = np.empty(size, dtype=p.dtype)
     correct = np.empty(size, dtype=np.bool_)
-    tol = row_sum_tolerance(p.dtype)
+    tol = row_sum_tolerance(p.dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
-    _kernel(
-        p,
-        bits,
-        one_bits,
-        mant_bits,
-        bias,
-        y_idx,
-        w,
-        has_w,
-        edges,
-        tol,
-        rows,
-        n_chunks,
-        sums,
-        status,
-        pairs,
-        conf,
-        correct,
-    )
+    with parallel_kernel_section():
+        _kernel(
+            p,
+            bits,
+            one_bits,
+            mant_bits,
+            bias,
+            y_idx,
+            w,
+            has_w,
+            edges,
+            tol,
+            rows,
+            n_chunks,
+            sums,
+            status,
+            pairs,
+            conf,
+            correct,
+        )
     _raise_status(status, p)
     total = _combine(sums)
     return BinStatistics(total[0], total[1], total[2], edges), conf, correct
