@@ -43,9 +43,16 @@ from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._prior import PriorCorrection
 from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._select import (
+    CalibrationWarning,
+    CalibratorSelection,
+    check_calibrator,
+    select_calibrator,
+)
 from ._sms import SMSCalibrator, SVSCalibrator
 from ._spline import SplineCalibrator
 from ._temperature import (
@@ -62,6 +69,8 @@ __all__ = [
     "BetaCalibrator",
     "BetaScaler",
     "CalibratedClassifier",
+    "CalibrationWarning",
+    "CalibratorSelection",
     "DirichletCalibrator",
     "ENIRCalibrator",
     "EnsembleTemperatureScaler",
@@ -69,6 +78,7 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "PriorCorrection",
     "QuadraticScaler",
     "SMSCalibrator",
     "SVSCalibrator",
@@ -77,4 +87,6 @@ __all__ = [
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "check_calibrator",
+    "select_calibrator",
 ]
