@@ -133,17 +133,35 @@ def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True):
     }
 
 
+def comparison_truth(k):
+    """Population ECE of ``Phi(k x / v)`` on the comparison bed: the score
+    is ``Phi(k z)`` with ``z = x / v ~ N(0, (1.5 / v)^2)`` and the truth
+    ``Phi(z)``; the top-label gap has one sign, so every binning's ECE is
+    the L1 error."""
+    sd = 1.5 / np.sqrt(1.0 + 1.5**2)
+    z = np.linspace(-12 * sd, 12 * sd, 400_001)
+    w = np.exp(-0.5 * (z / sd) ** 2)
+    w /= w.sum()
+    return float(np.dot(w, np.abs(ndtr(k * z) - ndtr(z))))
+
+
 def rejection_rate(n, k_a, k_b, reps, seed, metric="ece"):
+    """(rejection rate at 5 %, coverage of the difference of population
+    errors, mean interval width, seconds per comparison)."""
     from sklcalib.metrics import compare_calibration
 
     rng = np.random.default_rng(seed)
-    rejected = covered = 0
+    truth = comparison_truth(k_a) - comparison_truth(k_b)
+    rejected = covered = width = elapsed = 0.0
     for r in range(reps):
         y, a, b = comparison_bed(rng, n, k_a, k_b)
+        t0 = time.perf_counter()
         res = compare_calibration(y, a, b, metric=metric, random_state=r)
+        elapsed += time.perf_counter() - t0
         rejected += res.pvalue < 0.05
-        covered += res.low <= 0 <= res.high
-    return rejected / reps
+        covered += res.low <= truth <= res.high
+        width += res.high - res.low
+    return rejected / reps, covered / reps, width / reps, elapsed / reps
 
 
 def coverage_table(reps, seed, percentile=True):
@@ -204,10 +222,19 @@ def main(argv=None):
             f"{args.reps} replications"
         )
         print()
-        print("| n | k_a | k_b | rejection rate |")
-        print("|---|---|---|---|")
-        for n, k_a, k_b, rate in comparison_table(args.reps, args.seed):
-            print(f"| {n} | {k_a} | {k_b} | {rate:.1%} |", flush=True)
+        print(
+            "| n | k_a | k_b | rejection rate | coverage of the difference "
+            "| width | ms / comparison |"
+        )
+        print("|---|---|---|---|---|---|---|")
+        for n, k_a, k_b, (rate, cov, width, sec) in comparison_table(
+            args.reps, args.seed
+        ):
+            print(
+                f"| {n} | {k_a} | {k_b} | {rate:.1%} | {cov:.1%} | {width:.4f} "
+                f"| {1000 * sec:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

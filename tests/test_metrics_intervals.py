@@ -138,3 +138,40 @@ def test_interval_bad_input(kwargs, match):
     y, p = bed.binary_bed(rng, 50, 1.0)
     with pytest.raises(ValueError, match=match):
         calibration_error_interval(y, p, **kwargs)
+
+
+# --- compare_calibration: size, power, interval -----------------------------
+
+from sklcalib.metrics import compare_calibration  # noqa: E402
+
+
+def test_comparison_size_and_power():
+    # the fast variant of benchmarks/bench_coverage.py --part comparison
+    # (there: size 4-6 % for equal k, power 40 % at n = 500, 99 % at 2000)
+    rate, cov, _, _ = bed.rejection_rate(500, 1.5, 1.5, reps=60, seed=3)
+    assert rate <= 0.12 and cov >= 0.9
+    rate, cov, _, _ = bed.rejection_rate(2000, 1.0, 1.5, reps=20, seed=3)
+    assert rate >= 0.8 and cov >= 0.85
+
+
+def test_swap_test_is_exact_for_a_callable_and_plans_agree():
+    # the matrix-product route of a plan metric equals the recomputing route
+    rng = np.random.default_rng(0)
+    y, a, b = bed.comparison_bed(rng, 300, 1.0, 1.5)
+    fast = compare_calibration(y, a, b, n_resamples=200, random_state=4)
+
+    from sklcalib.metrics import expected_calibration_error
+
+    def ece(y_true, y_prob, **kw):
+        return expected_calibration_error(y_true, y_prob, **kw)
+
+    slow = compare_calibration(y, a, b, metric=ece, n_resamples=200, random_state=4)
+    assert fast.pvalue == slow.pvalue
+    assert fast.difference == pytest.approx(slow.difference)
+
+
+def test_comparison_zero_weight_raises():
+    rng = np.random.default_rng(0)
+    y, a, b = bed.comparison_bed(rng, 50, 1.0, 1.5)
+    with pytest.raises(ValueError, match="sample_weight"):
+        compare_calibration(y, a, b, sample_weight=np.zeros(50))
