@@ -175,3 +175,32 @@ def test_comparison_zero_weight_raises():
     y, a, b = bed.comparison_bed(rng, 50, 1.0, 1.5)
     with pytest.raises(ValueError, match="sample_weight"):
         compare_calibration(y, a, b, sample_weight=np.zeros(50))
+
+
+# --- short reprs and no NaN ---------------------------------------------------
+
+from sklcalib.metrics import calibration_test  # noqa: E402
+
+
+def test_result_reprs_are_short():
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 300, 0.7)
+    objects = [
+        bootstrap_interval("ece", y, p, random_state=0),
+        calibration_error_interval(y, p, random_state=0),
+        calibration_test(y, p, random_state=0),
+        compare_calibration(y, p, p**0.5, random_state=0),
+    ]
+    for obj in objects:
+        text = repr(obj)
+        assert "\n" not in text and len(text) < 200, text
+        assert text.startswith(type(obj).__name__ + "(")
+    assert "<1000 values>" in repr(objects[0])
+
+
+def test_zero_weight_resamples_raise_instead_of_nan():
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 3, 0.7)
+    w = np.array([1.0, 0.0, 0.0])  # a third of the resamples draw no weight
+    with pytest.raises(ValueError, match="resamples give no finite value"):
+        bootstrap_interval("ece", y, p, sample_weight=w, n_resamples=50)

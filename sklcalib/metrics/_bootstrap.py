@@ -26,9 +26,11 @@ _JACKKNIFE_CHUNK = 4096  # rows left out per vectorised jackknife batch
 
 
 class ConfidenceInterval(NamedTuple):
-    """Result of :func:`bootstrap_interval`.
+    """Result of :func:`bootstrap_interval` and
+    :func:`calibration_error_interval`.
 
-    A named tuple: the fields below are also its attributes.
+    A named tuple: the fields below are also its attributes. Its repr is
+    short (the resampled values are summarised by their number).
 
     Parameters
     ----------
@@ -53,6 +55,8 @@ class ConfidenceInterval(NamedTuple):
     ('estimate', 'low', 'high', 'standard_error', 'bootstrap_distribution')
     >>> ci.bootstrap_distribution.shape
     (100,)
+    >>> ci  # doctest: +ELLIPSIS
+    ConfidenceInterval(estimate=..., bootstrap_distribution=<100 values>)
     """
 
     estimate: float
@@ -60,6 +64,15 @@ class ConfidenceInterval(NamedTuple):
     high: float
     standard_error: float
     bootstrap_distribution: np.ndarray
+
+    def __repr__(self):
+        # short, like scipy's result objects: not the resampled values
+        return (
+            f"ConfidenceInterval(estimate={self.estimate:.4g}, low={self.low:.4g}, "
+            f"high={self.high:.4g}, standard_error={self.standard_error:.4g}, "
+            f"bootstrap_distribution=<{np.size(self.bootstrap_distribution)} "
+            "values>)"
+        )
 
 
 def check_n_resamples(n_resamples):
@@ -198,11 +211,23 @@ def bootstrap_interval(
     random_state=None,
     **metric_params,
 ):
-    """Bootstrap confidence interval of a calibration metric.
+    """Bootstrap interval of a statistic's sampling variability.
 
     Rows ``(y_true[i], y_prob[i])`` (and their ``sample_weight``) are
     resampled with replacement, jointly, and the metric is recomputed on every
-    resample. The interval methods follow :func:`scipy.stats.bootstrap`:
+    resample.
+
+    What it covers: the spread of the statistic around *its expectation at
+    this n*, not the model's calibration error. The plug-in calibration
+    errors are biased upwards (a calibrated model scores above 0), and the
+    bootstrap reproduces that bias instead of correcting it: for a calibrated
+    binary model the percentile interval of the ECE excluded the true error 0
+    in every one of 200 trials at n = 200 to 5000. For an interval of the
+    error itself use :func:`~sklcalib.metrics.calibration_error_interval`.
+    Its ``standard_error`` also overstates the estimator's true standard
+    error near calibration (by 23-28 % for calibrated models in the issue's
+    measurements): a resample duplicates rows, so its bins are noisier than
+    the data's. The interval methods follow :func:`scipy.stats.bootstrap`:
     ``"percentile"`` takes the quantiles of the bootstrap distribution,
     ``"basic"`` reflects them about the estimate, ``"bca"`` corrects the
     levels for bias and skewness (the acceleration from a jackknife).
@@ -248,7 +273,8 @@ def bootstrap_interval(
 
     See Also
     --------
-    compare_calibration : Paired bootstrap of the difference of two models.
+    calibration_error_interval : Interval of the population calibration error.
+    compare_calibration : Paired comparison of two models.
     calibration_test : Whether a model is calibrated at all.
 
     Examples
@@ -269,7 +295,15 @@ def bootstrap_interval(
     check_option(method, "method", METHODS)
     sampler = _Resampler(metric, y_true, y_prob, metric_params)
     seeds = stream_seeds(random_state, n_resamples)
-    theta_b = np.asarray(sampler.resample(seeds), dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        theta_b = np.asarray(sampler.resample(seeds), dtype=np.float64)
+    bad = ~np.isfinite(theta_b)
+    if np.any(bad):
+        raise ValueError(
+            f"{int(bad.sum())} of {n_resamples} resamples give no finite value "
+            "of the metric (e.g. every row drawn has sample_weight 0); drop "
+            "the zero-weight rows or use more rows with positive weight."
+        )
     low, high = _interval(
         theta_b, sampler.estimate, confidence_level, method, sampler.jackknife
     )
@@ -504,9 +538,10 @@ def compare_calibration(
     seed = int(stream_seeds(random_state, 1)[0])
     rng = np.random.default_rng(seed)
     diff = float(func(y_true, y_prob_a, **params) - func(y_true, y_prob_b, **params))
-    null = swap_differences(
-        metric, y_true, y_prob_a, y_prob_b, n_resamples, rng, params
-    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        null = swap_differences(
+            metric, y_true, y_prob_a, y_prob_b, n_resamples, rng, params
+        )
     if not np.all(np.isfinite(null)):
         raise ValueError(
             "The metric is not finite on some swapped predictions; "
