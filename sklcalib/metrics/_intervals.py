@@ -307,6 +307,9 @@ def _raw_debiased(cells, ybar):
 
 def _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws):
     alpha = 1.0 - confidence_level
+    if cells.n.shape[0] == 0 or not np.any(cells.n > 1):
+        # no bin holds two rows: the data say nothing about the error
+        return ConfidenceInterval(float(estimate), 0.0, 1.0, 0.5, np.empty(0)), 1.0
     observed = _statistic(cells, cells.ybar, kind)
     # the statistic with every gap 0: the consistency test's null distribution
     null_means = _simulate(cells, 0.0, rng, n_draws)
@@ -331,9 +334,11 @@ def _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws):
         high = observed - np.quantile(draws - draws.mean(), alpha / 2.0)
     low, high = min(low, estimate), max(high, estimate)
     se = float(np.std(draws, ddof=1))
-    return ConfidenceInterval(
+    pvalue = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + n_draws)
+    ci = ConfidenceInterval(
         float(estimate), float(low), float(min(high, 1.0)), se, draws
     )
+    return ci, float(pvalue)
 
 
 def _mean_interval(func, y_true, y_prob, params, confidence_level):
@@ -475,6 +480,28 @@ def calibration_error_interval(
     >>> bool(0.2 < ci.low < ci.estimate < ci.high)
     True
     """
+    return interval_and_pvalue(
+        y_true,
+        y_prob,
+        metric=metric,
+        confidence_level=confidence_level,
+        random_state=random_state,
+        **metric_params,
+    )[0]
+
+
+def interval_and_pvalue(
+    y_true,
+    y_prob,
+    *,
+    metric="ece",
+    confidence_level=0.95,
+    random_state=None,
+    **metric_params,
+):
+    """:func:`calibration_error_interval` and, for the binned errors, the
+    p-value of the consistency test of the same statistic (None for NLL and
+    Brier): ``(ConfidenceInterval, pvalue)``."""
     check_option(metric, "metric", INTERVAL_METRICS)
     confidence_level = check_confidence_level(confidence_level)
     params = dict(metric_params)
@@ -483,7 +510,7 @@ def calibration_error_interval(
         if unknown:
             raise TypeError(f"{metric} takes no parameter {sorted(unknown)}.")
         func = negative_log_likelihood if metric == "nll" else brier_score
-        return _mean_interval(func, y_true, y_prob, params, confidence_level)
+        return _mean_interval(func, y_true, y_prob, params, confidence_level), None
     allowed = {"n_bins", "labels", "sample_weight"}
     allowed |= {"mode"} if metric == "debiased_ece" else {"norm"}
     unknown = set(params) - allowed
