@@ -10,6 +10,7 @@ meaningless.
 import math
 import numbers
 import sys
+import warnings
 
 import numpy as np
 
@@ -364,6 +365,40 @@ def check_labels_for(labels, n_columns, prob_ndim):
     return classes
 
 
+def _outside_stacklevel():
+    """The ``stacklevel`` of the first frame outside sklcalib (the user's
+    call), so that a warning raised deep inside points at it and shows once
+    per user line however many internal calls repeat it."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "sklcalib."
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_assumed_string_order(classes):
+    """Warn which column order was assumed for string labels found in
+    ``y_true`` when ``labels`` was not given (sorted order, as
+    ``sklearn.metrics.log_loss``): a model whose columns are in another order
+    (e.g. cat, dog, bird) would be scored against the wrong columns."""
+    if classes.shape[0] == 0 or not isinstance(classes[0], (str, np.str_, bytes)):
+        return
+    shown = ", ".join(repr(str(c)) for c in classes[:10])
+    if classes.shape[0] > 10:
+        shown += f", ... ({classes.shape[0]} labels)"
+    warnings.warn(
+        "y_true holds string labels and labels was not given: the columns of "
+        f"y_prob are assumed to be in sorted label order [{shown}]. Pass "
+        "labels=... (e.g. labels=estimator.classes_) to state the order and "
+        "silence this warning.",
+        UserWarning,
+        stacklevel=_outside_stacklevel(),
+    )
+
+
 def check_targets(
     y_true, y_prob, labels=None, sample_weight=None, *, allow_zero_weight=False
 ):
@@ -400,6 +435,7 @@ def check_targets(
     if labels is None:
         classes, y_idx = unique_and_encode(y)
         check_found_classes(classes, n_columns, p.ndim)
+        warn_assumed_string_order(classes)
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)
