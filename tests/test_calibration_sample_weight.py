@@ -84,6 +84,22 @@ def test_unit_weights_are_no_weights(calibrator):
     )
 
 
+@pytest.mark.parametrize("scale", [2.0**1020, 2.0**-1073], ids=["huge", "subnormal"])
+@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+def test_extreme_weights_are_rescaled_exactly(calibrator, scale):
+    # weights of 1e308 overflow every weighted sum (NaN probabilities, or
+    # LogisticRegression's "Input X contains NaN"), subnormal ones lose their
+    # digits: they are rescaled by the power of two that brings the largest
+    # into [0.5, 1), exactly, so the fit is that of those weights
+    X, y = _data(calibrator)
+    u = np.arange(len(y)) % 3 + 1.0  # largest 3: rescaled to 3/4
+    extreme = clone(calibrator).fit(X, y, sample_weight=u * scale)
+    moderate = clone(calibrator).fit(X, y, sample_weight=u / 4)
+    np.testing.assert_allclose(
+        extreme.predict_proba(X), moderate.predict_proba(X), rtol=0, atol=1e-12
+    )
+
+
 class _ScoresOf(ClassifierMixin, BaseEstimator):
     """Turns scikit-learn's random features into the scores a calibrator
     takes (the first n_classes columns, scaled, as logits or their softmax),

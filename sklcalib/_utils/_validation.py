@@ -1,7 +1,7 @@
 """Input validation shared by every metric, the scorers and the Display.
 
 The checks follow ``sklearn.metrics.log_loss`` (values in [0, 1], rows summing
-to one within the square root of the machine epsilon of the dtype, labels from
+to one within :func:`row_sum_tolerance`, labels from
 ``y_true`` or ``labels=``) but raise a ``ValueError`` where log_loss only
 warns: a calibration metric of something that is not a probability is
 meaningless.
@@ -44,6 +44,34 @@ def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=Fa
     if high is not None and value > high:
         raise ValueError(f"{name} must be <= {high}, got {value!r}.")
     return value
+
+
+def check_n_resamples(n_resamples):
+    """Return ``n_resamples`` as an int >= 1 or raise."""
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, numbers.Integral)
+        or n_resamples < 1
+    ):
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
+    return int(n_resamples)
+
+
+def check_confidence_level(confidence_level):
+    """Return ``confidence_level`` as a float in (0, 1) or raise.
+
+    A string or None is a ValueError naming the argument, not the TypeError
+    of comparing it with a number.
+    """
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, numbers.Real)
+        or not 0.0 < confidence_level < 1.0
+    ):
+        raise ValueError(
+            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
+        )
+    return float(confidence_level)
 
 
 def check_bool(value, name):
@@ -131,16 +159,46 @@ def check_option(value, name, allowed):
     return value
 
 
-def row_sum_tolerance(dtype):
-    """Tolerance on ``|row sum - 1|``: sqrt of the machine epsilon, as log_loss."""
-    return float(np.sqrt(np.finfo(dtype).eps))
+# float32 round-off per class: a float32 softmax (torch's default) is exact to
+# a few units in the last place per entry, so its row sums are off by up to
+# about K * eps32; stored as float32, as text or cast to float64, such rows are
+# probabilities all the same.
+_FLOAT32_ROUNDOFF = 2 * float(np.finfo(np.float32).eps)
+
+
+def row_sum_tolerance(dtype, n_classes=2):
+    """Tolerance on ``|row sum - 1|`` for ``n_classes`` columns of ``dtype``.
+
+    The larger of the square root of the machine epsilon of ``dtype`` (as
+    ``sklearn.metrics.log_loss``) and float32 round-off summed over the
+    classes, ``2 * n_classes * eps(float32)``, whatever the stored dtype:
+    probabilities computed in float32 and cast to float64 carry float32's
+    round-off, not float64's.
+    """
+    return max(float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes))
+
+
+# Weights are used in sums of products (weight x loss, weight x count): a sum
+# above 2**500 can overflow once multiplied by a loss term, a weight below
+# 2**-500 can underflow to a subnormal or zero. Inside this range they are
+# used as given.
+_WEIGHT_EXPONENT_RANGE = (-500, 500)
 
 
 def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
     """Return float64 weights of length ``n_samples`` or None.
 
+    Weights whose sum exceeds ``2**500`` (all 1e308, say) or whose maximum is
+    below ``2**-500`` (subnormal weights) are multiplied by the power of two
+    that brings their maximum into [0.5, 1) (``np.ldexp``: exact, unless a
+    weight is more than 2**1000 times smaller than the largest). Every
+    weighted mean is unchanged by that; without it the sums overflow to
+    infinity or lose their digits to underflow, and the metrics return NaN.
+
     ``allow_zero_sum`` is for one chunk of a larger input, where only the
-    total weight must be positive.
+    total weight must be positive; a chunk cannot be rescaled on its own
+    (its scale must match the other chunks'), so weights outside that range
+    are refused there.
     """
     if sample_weight is None:
         return None
@@ -158,9 +216,25 @@ def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values.")
-    if not allow_zero_sum and not w.sum() > 0:
-        raise ValueError("sample_weight sums to zero: no sample would be counted.")
-    return w
+    top = float(w.max()) if w.size else 0.0
+    if top == 0.0:
+        if not allow_zero_sum:
+            raise ValueError("sample_weight sums to zero: no sample would be counted.")
+        return w
+    exponent = math.frexp(top)[1]  # top = m * 2**exponent, 0.5 <= m < 1
+    scaled = np.ldexp(w, -exponent)
+    low, high = _WEIGHT_EXPONENT_RANGE
+    sum_exponent = exponent + math.log2(float(scaled.sum()))
+    if low <= exponent - 1 and sum_exponent <= high:
+        return w
+    if allow_zero_sum:
+        raise ValueError(
+            f"sample_weight (maximum {top!r}, sum about 2**{sum_exponent:.0f}) is "
+            f"outside [2**{low}, 2**{high}], where weighted sums neither overflow "
+            "nor underflow: rescale all the weights by one factor (the result "
+            "does not depend on it)."
+        )
+    return scaled
 
 
 def _check_y_true(y_true):
@@ -299,11 +373,17 @@ def check_prob_array(y_prob):
     return p
 
 
+def as_columns(p):
+    """(n, K) probabilities; a 1-D binary ``p`` becomes ``[1 - p, p]``."""
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+
 def row_sum_message(name, tol, dtype, row, total):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
     return (
-        f"{name} rows must sum to 1 (within {tol:.2g}, the square root of the "
-        f"machine epsilon of {dtype}); row {row} sums to {float(total)!r}."
+        f"{name} rows must sum to 1 (within {tol:.2g}, the larger of the square "
+        f"root of the machine epsilon of {dtype} and float32 round-off summed over the "
+        f"columns); row {row} sums to {float(total)!r}."
     )
 
 
@@ -327,7 +407,7 @@ def check_prob_values(p, name="y_prob"):
         raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
     if p.ndim == 2 and p.shape[1] > 1:
         sums = p.sum(axis=1, dtype=np.float64)
-        tol = row_sum_tolerance(p.dtype)
+        tol = row_sum_tolerance(p.dtype, p.shape[1])
         bad = np.abs(sums - 1.0) > tol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])

@@ -547,16 +547,20 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     # so the command works headless and leaks no figures.
     Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
     fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
     for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
-        ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+        displays.append(
+            ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+        )
         ax.set_title(loss)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")

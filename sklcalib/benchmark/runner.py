@@ -29,6 +29,8 @@ DEFAULT_LOSSES = (
     "brier",
     "mmce",
     "label_smoothing",
+    "mbls",
+    "mdca",
 )
 
 #: keys of :func:`sklcalib.metrics.calibration_report` reported before and after

@@ -209,7 +209,9 @@ def run_boosting(
     installed; seeds from :func:`~sklcalib.benchmark.runner.derive_seed`) is
     fitted on the training split of ``load_dataset(dataset, random_state=seed)``;
     each calibrator is fitted on the validation split through
-    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``. BLAS and
+    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``; a binary-only
+    calibrator (its ``multi_class`` tag off) is left out on a multiclass set,
+    so that its cells stay empty. BLAS and
     OpenMP run on one thread, so parallel runs do not oversubscribe the cores.
 
     Parameters
@@ -302,12 +304,23 @@ def run_boosting(
             add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
             frozen = FrozenEstimator(model)
             for name in calibrators:
+                calibrator = make_calibrator(name)
+                if data.n_classes > 2 and not _handles_multiclass(calibrator):
+                    continue  # a binary method (quadratic, beta): no row, no cell
                 start = time.perf_counter()
-                calibrated = CalibratedClassifier(frozen, make_calibrator(name))
+                calibrated = CalibratedClassifier(frozen, calibrator)
                 calibrated.fit(data.X_val, data.y_val)
                 proba = np.asarray(calibrated.predict_proba(data.X_test))
                 add(model_name, name, proba, time.perf_counter() - start, raw_losses)
     return rows
+
+
+def _handles_multiclass(calibrator):
+    """Whether a calibrator (or ``"auto"``) fits more than two classes, by the
+    ``multi_class`` classifier tag that binary-only calibrators turn off."""
+    if isinstance(calibrator, str):
+        return True
+    return calibrator.__sklearn_tags__().classifier_tags.multi_class
 
 
 _COLUMNS = ["dataset", "model", "calibrator", "seed", "n_train", *METRICS]
@@ -768,7 +781,7 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     """
     from matplotlib.figure import Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     first = {}
     for row in rows:
@@ -781,18 +794,21 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     n_rows = math.ceil(len(names) / n_cols)
     fig = Figure(figsize=(3.4 * n_cols, 3.3 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
     for ax, name in zip(axes, names, strict=False):
         row = first[name]
         binary = row["proba"].shape[1] == 2
-        ReliabilityDisplay.from_predictions(
+        display = ReliabilityDisplay.from_predictions(
             row["y_test"],
             row["proba"],
             kind="classwise" if binary else "top-label",
             ax=ax,
             name="HGB" if name == RAW else f"HGB + {name}",
         )
+        displays.append(display)
         ax.set_title("raw" if name == RAW else name)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(names) :]:
         ax.set_visible(False)
     what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"

@@ -23,6 +23,10 @@ calibrator                           scores         method
                                                     ``softmax(z)`` and uniform
 :class:`ScalingBinningCalibrator`    probabilities  Platt, then equal-mass bins
 :class:`VennAbersCalibrator`         probabilities  Venn–ABERS, one-vs-rest
+:class:`SMSCalibrator`               logits         structured matrix scaling
+:class:`SVSCalibrator`               logits         structured vector scaling
+:class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
+:class:`BetaScaler`                  probabilities  beta calibration, native, binary
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -31,13 +35,16 @@ is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
 Every calibrator's ``fit`` takes ``sample_weight``.
 """
 
+from ._beta_native import BetaScaler
 from ._binning import HistogramBinningCalibrator, IsotonicCalibrator
 from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._sms import SMSCalibrator, SVSCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -50,6 +57,7 @@ __all__ = [
     "TEMPERATURE_BOUNDS",
     "BBQCalibrator",
     "BetaCalibrator",
+    "BetaScaler",
     "CalibratedClassifier",
     "DirichletCalibrator",
     "ENIRCalibrator",
@@ -58,6 +66,9 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "QuadraticScaler",
+    "SMSCalibrator",
+    "SVSCalibrator",
     "ScalingBinningCalibrator",
     "TemperatureScaler",
     "VectorScaler",

@@ -364,7 +364,10 @@ def _warn_if_probabilities(scores):
         scores.shape[1] > 1
         and scores.min() >= 0
         and scores.max() <= 1
-        and np.all(np.abs(scores.sum(axis=1) - 1) <= row_sum_tolerance(np.float32))
+        and np.all(
+            np.abs(scores.sum(axis=1) - 1)
+            <= row_sum_tolerance(np.float32, scores.shape[1])
+        )
     ):
         warnings.warn(
             "TemperatureScaler was given scores whose rows are in [0, 1] and sum "

@@ -315,17 +315,21 @@ def plot_target(path):
 def _plot(path, fmt, pred, proba_after, title_after):
     from matplotlib.figure import Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     panels = [("before" if proba_after is not None else pred.path.name, pred.proba)]
     if proba_after is not None:
         panels.append((title_after, proba_after))
     fig = Figure(figsize=(4.6 * len(panels), 4.2), layout="constrained")
     axes = fig.subplots(1, len(panels), squeeze=False).ravel()
+    displays = []
     for ax, (title, proba) in zip(axes, panels, strict=True):
-        ReliabilityDisplay.from_predictions(pred.y, proba, ax=ax, name=title)
+        displays.append(
+            ReliabilityDisplay.from_predictions(pred.y, proba, ax=ax, name=title)
+        )
         ax.set_title(title)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # before and after on one histogram scale
     fig.suptitle(f"Reliability diagram: {pred.path.name}")
     try:
         fig.savefig(path, format=fmt, dpi=100)

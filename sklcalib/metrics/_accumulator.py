@@ -288,7 +288,7 @@ class CalibrationAccumulator:
                 raise ValueError(
                     "sample_weight sums to zero: no sample would be counted."
                 )
-            out.update(nll=float(nll / weight), brier=max(float(brier / weight), 0.0))
+            out.update(nll=float(nll / weight), brier=float(brier / weight))
         out["n_samples"] = int(self.n_samples_)
         return out
 

@@ -220,7 +220,7 @@ def _raise_status(status, p):
         raise ValueError(f"y_prob contains negative values (row {row}).")
     if code == _ABOVE_ONE:
         raise ValueError(f"y_prob contains values greater than 1 (row {row}).")
-    tol = row_sum_tolerance(p.dtype)
+    tol = row_sum_tolerance(p.dtype, p.shape[1])
     total = p[row].sum(dtype=np.float64)
     raise ValueError(row_sum_message("y_prob", tol, p.dtype, row, total))
 
@@ -249,7 +249,7 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     size = n if pairs else 1
     conf = np.empty(size, dtype=p.dtype)
     correct = np.empty(size, dtype=np.bool_)
-    tol = row_sum_tolerance(p.dtype)
+    tol = row_sum_tolerance(p.dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
     with parallel_kernel_section():
         _kernel(
