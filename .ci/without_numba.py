@@ -33,7 +33,8 @@ assert report["ece_ci"][0] <= report["ece_ci"][1]
 n = 20000
 p = rng.dirichlet(np.ones(3), size=n)
 y = rng.integers(0, 3, n)
-print(bootstrap_interval("ece", y, p, random_state=0))
+ci = bootstrap_interval("ece", y, p, random_state=0)
+print(ci.estimate, ci.low, ci.high)
 p, y = p[:7000], y[:7000]  # the report command crashed from about 6 000 rows
 p1 = rng.uniform(size=10**6)
 print(kernel_calibration_error(rng.uniform(size=10**6) < p1, p1))
