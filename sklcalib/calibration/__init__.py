@@ -27,6 +27,8 @@ calibrator                           scores         method
 :class:`SVSCalibrator`               logits         structured vector scaling
 :class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
 :class:`BetaScaler`                  probabilities  beta calibration, native, binary
+:class:`SplineCalibrator`            probabilities  spline of the cumulative gap,
+                                                    one-vs-rest
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -45,6 +47,7 @@ from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
 from ._sms import SMSCalibrator, SVSCalibrator
+from ._spline import SplineCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -70,6 +73,7 @@ __all__ = [
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
