@@ -262,21 +262,22 @@ def _block_sums(p, y_idx, w, nu, block_size):
         wb = _take(w, lo, hi)
         a, sq, r = _residuals(p[lo:hi], y_idx[lo:hi], wb, nu)
         shape = (b1 - b0, block_size)
-        a = a.reshape(*shape, -1)
-        sq = sq.reshape(shape)
+        # d^2_ij = |a_i|^2 + |a_j|^2 - 2 a_i.a_j as one product of augmented
+        # rows [-2 a, |a|^2, 1] and [a, 1, |a|^2]: no passes over the kernel
+        # entries to add the squares
+        ones = np.ones((a.shape[0], 1))
+        left = np.hstack([-2.0 * a, sq[:, None], ones]).reshape(*shape, -1)
+        right = np.hstack([a, ones, sq[:, None]]).reshape(*shape, -1)
         r = r.reshape(*shape, -1)
-        kern = np.matmul(a, a.transpose(0, 2, 1))
-        kern *= -2.0
-        kern += sq[:, :, None]
-        kern += sq[:, None, :]
-        np.maximum(kern, 0.0, out=kern)
+        kern = np.matmul(left, right.transpose(0, 2, 1))
+        np.maximum(kern, 0.0, out=kern)  # rounding can make d^2 negative
         np.sqrt(kern, out=kern)
         np.negative(kern, out=kern)
         np.exp(kern, out=kern)
-        kern *= np.matmul(r, r.transpose(0, 2, 1))
         diag = np.arange(block_size)
-        kern[:, diag, diag] = 0.0
-        total += kern.sum()
+        kern[:, diag, diag] = 0.0  # pairs i != j only
+        # sum of kern * (r_i . r_j): one dot product of the two stacks
+        total += float(np.vdot(kern, np.matmul(r, r.transpose(0, 2, 1))))
         if wb is None:
             pairs += (b1 - b0) * block_size * (block_size - 1.0)
         else:
