@@ -107,6 +107,11 @@ def test_training_batches_are_shuffled(data):
     X, y = data
     net = small_net(max_epochs=1, random_state=0).fit(X, y)
     dataset = net.get_dataset(X.astype(np.float32), y)
+    # in-memory arrays take the fast path's batches
+    assert net.get_iterator(dataset, training=True).shuffle
+    assert not net.get_iterator(dataset, training=False).shuffle
+    # any other dataset a DataLoader
+    dataset = torch.utils.data.TensorDataset(torch.as_tensor(X), torch.as_tensor(y))
     train_loader = net.get_iterator(dataset, training=True)
     valid_loader = net.get_iterator(dataset, training=False)
     assert isinstance(train_loader.sampler, torch.utils.data.RandomSampler)
