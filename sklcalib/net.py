@@ -246,8 +246,8 @@ def _in_memory_tensors(dataset):
     if indices is not None:
         # one gather per fit, not one per sample and epoch
         index = torch.as_tensor(np.asarray(indices, dtype=np.int64))
-        X = X[index]
-        y = None if y is None else y[index]
+        X = X.index_select(0, index)
+        y = None if y is None else y.index_select(0, index)
     return X, y
 
 
@@ -304,6 +304,20 @@ class _TensorBatches:
             torch.randperm(n, generator=generator)
 
 
+class _EpochTable(PrintLog):
+    """skorch's PrintLog, which builds no table when it would print nothing.
+
+    PrintLog formats the epoch's table every epoch and then drops it when
+    ``verbose=0`` and its sink is ``print``; on a small data set that costs
+    as much as a few training steps per epoch.
+    """
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.sink is print and not net.verbose:
+            return
+        super().on_epoch_end(net, **kwargs)
+
+
 def _overrides(obj, base, name):
     """Whether ``obj``'s class overrides method ``name`` of ``base``."""
     return getattr(type(obj), name, None) is not getattr(base, name)
@@ -348,11 +362,15 @@ class NetClassifier(NeuralNetClassifier):
     optimizer : class, default=torch.optim.Adam
         The optimizer; its arguments route as ``optimizer__weight_decay``.
     lr : float, default=1e-3
-        Learning rate.
+        Learning rate, a finite number >= 0 (0 leaves the weights unchanged).
     max_epochs : int, default=50
-        Number of passes over the training data.
+        Number of passes over the training data, >= 1.
     batch_size : int, default=128
-        Mini-batch size for training and prediction (-1: the whole data).
+        Mini-batch size for training and validation (-1: the whole data);
+        prediction runs in chunks of at least 1024 rows unless
+        ``iterator_valid__batch_size`` is given. ``lr``, ``max_epochs`` and
+        ``batch_size`` are checked at ``fit`` (a ``ValueError`` naming the
+        one that is wrong).
     train_split : callable or None, default=ValidSplit(0.2, stratified=True)
         The internal validation split: a stratified 20 % of the data, used
         for ``valid_loss``, ``valid_acc`` and by
@@ -403,6 +421,22 @@ class NetClassifier(NeuralNetClassifier):
     float64 precision. skorch itself returns the raw module output for
     criteria other than ``CrossEntropyLoss``/``NLLLoss``, which silently gives
     logits where probabilities are expected.
+
+    **Speed.** For data in memory (what ``fit`` validates into a float32
+    array) the training batches are taken by indexing whole tensors, one
+    gather per batch, instead of a ``DataLoader`` fetching and collating row
+    by row; the batches, their order and the random draws are those of the
+    ``DataLoader``, so a seeded fit gives the same weights bit for bit either
+    way. The loop calls only the callbacks that act per batch (skorch's
+    defaults act per epoch) and the validation split and ``predict*`` run
+    under ``torch.inference_mode`` in large chunks. Anything else — a
+    ``dataset`` or ``iterator_*`` class of your own, ``iterator_*``
+    arguments other than ``batch_size``, ``shuffle``, ``generator`` and
+    ``drop_last``, a subclass that overrides ``notify`` or a step method —
+    takes skorch's general path. An epoch then costs about what a plain torch
+    loop costs (``benchmarks/bench_losses.py --epochs``). On the CPU,
+    ``optimizer__fused=True`` (torch >= 2.4) makes Adam's step itself faster
+    still, with rounding that differs in the last bits.
 
     ``decision_function`` follows scikit-learn: shape (n_samples,) for a
     binary problem, the logit margin ``z1 - z0`` (positive favours
@@ -500,7 +534,7 @@ class NetClassifier(NeuralNetClassifier):
             if not any(_is_adafocal_updater(cb) for cb in self.callbacks or []):
                 callbacks.append(("adafocal_updater", AdaFocalUpdater()))
         # the 15 per-bin γ of AdaFocal are history, not a column of the table
-        callbacks.append(("print_log", PrintLog(keys_ignored=["adafocal_gammas"])))
+        callbacks.append(("print_log", _EpochTable(keys_ignored=["adafocal_gammas"])))
         return callbacks
 
     @property
@@ -582,6 +616,21 @@ class NetClassifier(NeuralNetClassifier):
                 f"(|x| > {np.finfo(np.float32).max:.3g})."
             )
         return X32
+
+    def _check_training_params(self):
+        # skorch trains for range(max_epochs) and hands batch_size and lr on
+        # unchecked: max_epochs=-3 would return an untrained net
+        check_scalar(self.max_epochs, "max_epochs", integer=True, low=1)
+        if self.batch_size != -1 or isinstance(self.batch_size, bool):
+            try:
+                check_scalar(self.batch_size, "batch_size", integer=True, low=1)
+            except ValueError:
+                raise ValueError(
+                    "batch_size must be a positive integer or -1 (the whole "
+                    f"data), got {self.batch_size!r}."
+                ) from None
+        # lr=0 is allowed: a fit that does not move the weights
+        check_scalar(self.lr, "lr", low=0.0)
 
     def _validate_fit_data(self, X, y, reset, classes=None):
         if y is None:
@@ -1040,6 +1089,7 @@ class NetClassifier(NeuralNetClassifier):
         self : NetClassifier
             The fitted net.
         """
+        self._check_training_params()
         reset = not (self.warm_start and self.initialized_)
         X, y_encoded = self._validate_fit_data(X, y, reset=reset)
         self._draw_seeds()
@@ -1078,6 +1128,7 @@ class NetClassifier(NeuralNetClassifier):
         self : NetClassifier
             The net, trained further.
         """
+        self._check_training_params()
         first = not self.initialized_ or not hasattr(self, "label_encoder_")
         X, y_encoded = self._validate_fit_data(X, y, reset=first, classes=classes)
         self._draw_seeds()
