@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib._utils._validation import check_scalar
 from sklcalib.benchmark.chance import majority_class_error
 
 __all__ = ["DEFAULT_LOSSES", "METRICS", "derive_seed", "run_one"]
@@ -160,16 +161,17 @@ def run_one(
     hessian_samples=8,
     return_proba=False,
     max_train=None,
+    torch_threads=None,
 ):
     """Train, temperature-scale and evaluate one (dataset, loss, seed) run.
 
     The network is trained on the training split, the temperature is chosen on
     the validation split by the papers' grid search on 15-bin ECE
     (``TemperatureScaler(objective="ece")``), and every metric is measured on
-    the test split before and after temperature scaling. Torch runs on one
-    thread inside a run (the previous setting is restored afterwards), which
-    keeps parallel runs from oversubscribing the cores and keeps floating-point
-    reductions identical however the runs are scheduled.
+    the test split before and after temperature scaling. Everything random is
+    seeded from ``(dataset, seed)`` through local generators (the network's
+    ``random_state``, the Hessian probes', the bootstrap's): the caller's
+    global random state (torch's included) is neither read nor changed.
 
     Parameters
     ----------
@@ -199,6 +201,14 @@ def run_one(
         Train on at most this many rows of the training split (a stratified
         subsample with a fixed seed, the same for every loss and seed); None
         uses them all. Validation and test splits are always whole.
+    torch_threads : int, default=None
+        Run torch on this many intra-op threads during the run and restore
+        the previous setting afterwards. torch's setting is process-wide, so
+        this is for a process that runs nothing else meanwhile, such as a
+        benchmark worker: the ``sklcalib benchmark`` command passes 1, which
+        keeps parallel runs from oversubscribing the cores and the
+        floating-point reductions identical however the runs are scheduled.
+        None leaves torch's setting alone.
 
     Returns
     -------
@@ -222,12 +232,18 @@ def run_one(
     from sklcalib.calibration import TemperatureScaler
     from sklcalib.metrics import bootstrap_interval, calibration_report
 
+    if torch_threads is not None:
+        torch_threads = check_scalar(
+            torch_threads, "torch_threads", integer=True, low=1
+        )
     data = _dataset(dataset, max_train)
     net_seed = derive_seed(dataset, seed)
     n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    if torch_threads is not None:
+        torch.set_num_threads(torch_threads)
     try:
-        torch.manual_seed(net_seed)
+        # the net's random_state seeds its weights, dropout and batch order
+        # in local generators: the global torch state is left alone
         net = _build_net(
             loss,
             data,
@@ -282,7 +298,8 @@ def run_one(
         else:
             trace = trace_se = float("nan")
     finally:
-        torch.set_num_threads(n_threads)
+        if torch_threads is not None:
+            torch.set_num_threads(n_threads)
 
     row = {
         "dataset": dataset,
