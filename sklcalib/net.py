@@ -318,6 +318,34 @@ class _EpochTable(PrintLog):
         super().on_epoch_end(net, **kwargs)
 
 
+class _BatchAverage(PassthroughScoring):
+    """skorch's PassthroughScoring, reading the epoch's batches directly.
+
+    The same batch-size-weighted mean of the per-batch values, recorded
+    under the same keys; skorch's history query (and, without a validation
+    split, the KeyError it catches every epoch) cost more than the average.
+    """
+
+    def on_epoch_end(self, net, **kwargs):
+        history = net.history
+        size_key = "train_batch_size" if self.on_train else "valid_batch_size"
+        pairs = [
+            (batch[size_key], batch[self.name])
+            for batch in history[-1]["batches"]
+            if self.name in batch and size_key in batch
+        ]
+        if not pairs:  # no validation split, or no batches
+            return
+        weights, scores = zip(*pairs, strict=True)
+        score = np.average(scores, weights=weights)
+        is_best = self._is_best_score(score)
+        if is_best:
+            self.best_score_ = score
+        history.record(self.name, score)
+        if is_best is not None:
+            history.record(self.name + "_best", bool(is_best))
+
+
 def _overrides(obj, base, name):
     """Whether ``obj``'s class overrides method ``name`` of ``base``."""
     return getattr(type(obj), name, None) is not getattr(base, name)
@@ -518,8 +546,8 @@ class NetClassifier(NeuralNetClassifier):
         # skorch's defaults, with an accuracy that compares encoded targets
         callbacks = [
             ("epoch_timer", EpochTimer()),
-            ("train_loss", PassthroughScoring(name="train_loss", on_train=True)),
-            ("valid_loss", PassthroughScoring(name="valid_loss")),
+            ("train_loss", _BatchAverage(name="train_loss", on_train=True)),
+            ("valid_loss", _BatchAverage(name="valid_loss")),
             (
                 "valid_acc",
                 EpochScoring(
@@ -825,13 +853,21 @@ class NetClassifier(NeuralNetClassifier):
             return batch_size
         return max(batch_size, _INFERENCE_ROWS)
 
-    def _batch_hooks(self, name):
+    def _batch_hooks(self, name, training):
         # the callbacks (and the net itself, when a subclass overrides it)
         # that do something on this per-batch event: the others are not called
         hooks = [getattr(self, name)] if _overrides(self, NeuralNet, name) else []
         for _, callback in self.callbacks_:
-            if callback is not None and _overrides(callback, Callback, name):
-                hooks.append(getattr(callback, name))
+            if callback is None or not _overrides(callback, Callback, name):
+                continue
+            if (
+                name == "on_batch_end"
+                and getattr(type(callback), name) is EpochScoring.on_batch_end
+                and bool(callback.on_train) != training
+            ):
+                # EpochScoring caches the outputs of its own split only
+                continue
+            hooks.append(getattr(callback, name))
         return hooks
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
@@ -871,8 +907,8 @@ class NetClassifier(NeuralNetClassifier):
             )
         from sklcalib.callbacks import FiniteLossCheck
 
-        begin = self._batch_hooks("on_batch_begin")
-        end = self._batch_hooks("on_batch_end")
+        begin = self._batch_hooks("on_batch_begin", training)
+        end = self._batch_hooks("on_batch_end", training)
         # FiniteLossCheck acts only on a NaN or infinite loss: the float the
         # history records is checked here, and the callback called on one
         checks = [h for h in end if h.__func__ is FiniteLossCheck.on_batch_end]
@@ -880,7 +916,7 @@ class NetClassifier(NeuralNetClassifier):
         own_begin = not _overrides(self, NeuralNet, "on_batch_begin")
         forward, loss_of = self._lean_calls()
         if training:
-            grad_hooks = self._batch_hooks("on_grad_computed")
+            grad_hooks = self._batch_hooks("on_grad_computed", training)
             modes = [
                 module
                 for module in (

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 from sklearn.datasets import make_classification
-from skorch.callbacks import Callback, GradientNormClipping
+from skorch.callbacks import Callback, GradientNormClipping, PassthroughScoring
 from skorch.dataset import Dataset
 
 from sklcalib.net import NetClassifier, _TensorBatches
@@ -173,8 +173,12 @@ def test_callbacks_see_every_batch(data):
     # training outputs carry autograd; validation ones come from inference mode
     assert {t: i for t, i in recorder.y_pred_inference} == {True: False, False: True}
     # the epoch table's columns are there
-    for key in ("train_loss", "valid_loss", "valid_acc", "dur"):
+    for key in ("train_loss", "valid_loss", "valid_acc", "dur", "valid_loss_best"):
         assert len(net.history[:, key]) == 2
+    # the epoch losses are skorch's batch-size-weighted means
+    for name, on_train in (("train_loss", True), ("valid_loss", False)):
+        skorch_mean = PassthroughScoring(name=name, on_train=on_train)
+        assert net.history[-1, name] == skorch_mean.get_avg_score(net.history)
 
 
 class Snapshot(Callback):
