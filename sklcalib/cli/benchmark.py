@@ -383,12 +383,9 @@ def _net_max_train(args, dataset):
 
 
 def _loss_names():
-    from sklcalib.losses import CRITERIA
+    from sklcalib.losses import CRITERIA  # "ce" included
 
-    names = list(CRITERIA)
-    if "ce" not in names:
-        names.insert(0, "ce")
-    return names
+    return list(CRITERIA)
 
 
 def _execute(tasks, *, n_jobs, scheduler, n_tasks):

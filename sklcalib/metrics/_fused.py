@@ -23,13 +23,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from sklcalib._utils._binning import BinStatistics, uniform_edges
+from sklcalib._utils._binning import uniform_edges
 from sklcalib._utils._optional import parallel_kernel_section
 from sklcalib._utils._validation import (
     row_sum_message,
     row_sum_tolerance,
     tolerance_dtype,
 )
+
+from .binning import BinStatistics
 
 # The row helpers below are not cached themselves: a cached function is linked
 # into its caller as machine code, which LLVM cannot inline (measured about

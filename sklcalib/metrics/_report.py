@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._binning import calibration_gaps, error_from_stats
 from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._validation import any_dask, check_n_bins
 
@@ -15,6 +15,7 @@ from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics, score_terms
 from ._sweep import sweep_error
+from .binning import _bin_statistics
 
 S99_THRESHOLD = 0.99
 #: report keys that get an interval of their population value (see

@@ -4,10 +4,11 @@ accuracies monotonic in the confidence."""
 
 import numpy as np
 
-from sklcalib._utils._binning import BinStatistics, error_from_stats
+from sklcalib._utils._binning import error_from_stats
 from sklcalib._utils._validation import check_option
 
 from ._calibration_error import top_label_inputs
+from .binning import BinStatistics
 
 SWEEP_NORMS = ("l1", "l2")
 
