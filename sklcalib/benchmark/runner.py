@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import check_scalar as _check_scalar
 from sklcalib.benchmark.chance import majority_class_error as _majority_class_error
 
 __all__ = [
@@ -263,7 +263,7 @@ def run_one(
     from sklcalib.metrics import bootstrap_interval, calibration_report
 
     if torch_threads is not None:
-        torch_threads = check_scalar(
+        torch_threads = _check_scalar(
             torch_threads, "torch_threads", integer=True, low=1
         )
     data = _dataset(dataset, max_train)
