@@ -29,8 +29,9 @@ class ConfidenceInterval(NamedTuple):
     """A point estimate with its confidence interval.
 
     The result of :func:`bootstrap_interval` and
-    :func:`calibration_error_interval`. A named tuple: the fields below are also its attributes. Its repr is
-    short (the resampled values are summarised by their number).
+    :func:`calibration_error_interval`. A named tuple: the fields below are
+    also its attributes. Its repr is short (the resampled values are
+    summarised by their number).
 
     Parameters
     ----------
