@@ -894,6 +894,12 @@ class NetClassifier(NeuralNetClassifier):
             ``train_step`` or ``validation_step``.
         **fit_params : dict
             Passed to the module's ``forward``.
+
+        Returns
+        -------
+        None
+            As skorch's ``run_single_epoch``: the pass's losses and batch
+            counts go to the history.
         """
         step_name = "train_step" if training else "validation_step"
         if (
