@@ -22,6 +22,7 @@ For every cell: the coverage of the nominal interval of
 comparison, the rejection rate at 5 % of ``compare_calibration``. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
+        [--metrics ece,debiased_ece,classwise_ece]
 
 (single-threaded BLAS; about 2-4 min on one core with the defaults).
 """
@@ -164,9 +165,12 @@ def rejection_rate(n, k_a, k_b, reps, seed, metric="ece"):
     return rejected / reps, covered / reps, width / reps, elapsed / reps
 
 
-def coverage_table(reps, seed, percentile=True):
+METRICS = ("ece", "debiased_ece", "classwise_ece")
+
+
+def coverage_table(reps, seed, percentile=True, metrics=METRICS):
     rows = []
-    for metric in ("ece", "debiased_ece", "classwise_ece"):
+    for metric in metrics:
         for tau in TAUS:
             for n in (200, 2000):
                 rows.append(
@@ -193,6 +197,9 @@ def main(argv=None):
     parser.add_argument(
         "--part", choices=("all", "coverage", "comparison"), default="all"
     )
+    parser.add_argument(
+        "--metrics", default=",".join(METRICS), help="comma-separated subset"
+    )
     args = parser.parse_args(argv)
     if args.part in ("all", "coverage"):
         print(f"Coverage of nominal 95 % intervals, {args.reps} replications per cell")
@@ -202,7 +209,9 @@ def main(argv=None):
             "| percentile bootstrap coverage | its width | ms / interval |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
-        for row in coverage_table(args.reps, args.seed):
+        for row in coverage_table(
+            args.reps, args.seed, metrics=args.metrics.split(",")
+        ):
             bed = (
                 "10 classes"
                 if row["bed"] == "multiclass"

@@ -266,7 +266,7 @@ def _debiased_bounds(cells, null_means, alpha):
         delta = np.sqrt(k * x / share)
         return float(np.quantile(s_null + x + 2.0 / k * share * delta * eps, level))
 
-    def solve(level):
+    def solve(level, s_obs):
         # the x >= 0 at which the level-quantile of S equals s_obs (it
         # increases with x); 0 if it is above s_obs already at x = 0
         if quantile(0.0, level) >= s_obs:
@@ -282,15 +282,18 @@ def _debiased_bounds(cells, null_means, alpha):
                 hi = mid
         return 0.5 * (lo + hi)
 
-    low = solve(1.0 - alpha / 2.0)
-    high = solve(alpha / 2.0)
+    low = solve(1.0 - alpha / 2.0, s_obs)
+    # the upper bound of an estimate below 0 is that of 0 (the estimate shown
+    # is clipped there): an interval [0, 0] would claim more than the data say
+    s_top = max(s_obs, 0.0)
+    high = solve(alpha / 2.0, s_top)
     # the normal version of the same law (its lower tail is longer than the
     # skewed exact one's at small bins): the upper bound takes the larger
     z = float(ndtri(1.0 - alpha / 2.0))
     c = float(lever[j]) / k
     v0 = 2.0 * float(np.sum(lever**2)) / (k * k)
-    centre = s_obs + 2.0 * z * z * c
-    half = np.sqrt(max(4 * z * z * c * s_obs + 4 * z**4 * c * c + z * z * v0, 0.0))
+    centre = s_top + 2.0 * z * z * c
+    half = np.sqrt(max(4 * z * z * c * s_top + 4 * z**4 * c * c + z * z * v0, 0.0))
     high = max(high, centre + half)
     return np.sqrt(low), np.sqrt(min(high, 1.0))
 

@@ -61,7 +61,10 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     ``b = 2`` already fails). The result is the calibration error of those
     groups, ``sum_g (n_g/N) |acc_g - conf_g|`` (L1) or the root of the weighted
     mean square gap (L2). Choosing the number of bins from the data removes
-    most of the bias of a fixed binning.
+    much of the bias of a fixed binning away from calibration, but little
+    near it (for a calibrated model, about a third of the plug-in's bias at
+    200 rows and none at 5000): it is not an estimate that reads 0 for a
+    calibrated model.
 
     Parameters
     ----------
