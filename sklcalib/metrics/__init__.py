@@ -7,8 +7,6 @@ Every binned metric is computed from :func:`bin_statistics`. The functions take
 positive-class probabilities of a binary problem.
 """
 
-from sklcalib._utils._binning import BinStatistics, bin_statistics
-
 from ._accumulator import CalibrationAccumulator
 from ._bootstrap import (
     CalibrationComparison,
@@ -41,6 +39,7 @@ from ._scorers import (
 )
 from ._smooth import smooth_calibration_error
 from ._sweep import ece_sweep
+from .binning import BinStatistics, bin_statistics
 
 __all__ = [
     "CALIBRATION_SCORERS",

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from sklcalib._utils._binning import _bin_statistics, calibration_gaps, error_from_stats
+from sklcalib._utils._binning import calibration_gaps, error_from_stats
 from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._validation import any_dask, check_n_bins
 
@@ -15,11 +15,9 @@ from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics, score_terms
 from ._sweep import sweep_error
+from .binning import _bin_statistics
 
 S99_THRESHOLD = 0.99
-# the report's SKCE is the unbiased (quadratic) estimator up to this many rows
-# and the block estimator beyond, so that a report stays O(n)
-SKCE_QUADRATIC_MAX_ROWS = 10_000
 #: report keys that get an interval of their population value (see
 #: calibration_error_interval), and the metric behind each; the smooth ECE,
 #: the sweep and the SKCE have no interval of their population value yet
@@ -159,9 +157,10 @@ def calibration_report(
         - ``"ece_sweep"``: the monotonic-sweep ECE
           (:func:`~sklcalib.metrics.ece_sweep`);
         - ``"skce"``: the squared kernel calibration error
-          (:func:`~sklcalib.metrics.kernel_calibration_error`), the unbiased
-          estimator up to 10 000 rows and the block estimator beyond; None
-          for a single row;
+          (:func:`~sklcalib.metrics.kernel_calibration_error`) with its
+          default ``estimator="auto"``: the unbiased estimator (exact in
+          O(n log n) for binary problems, up to 10 000 rows otherwise) and
+          the block estimator beyond; None for a single row;
         - ``"n_samples"``: the number of samples (an int);
         - with ``confidence_level``: ``"<key>_ci"``, ``"calibration_pvalue"``
           and ``"verdict"`` (a str: "no evidence of miscalibration (p = 0.41,
@@ -231,8 +230,7 @@ def calibration_report(
     fixed = {"labels": labels, "sample_weight": sample_weight}
     skce = None
     if n >= 2:
-        estimator = "unbiased" if n <= SKCE_QUADRATIC_MAX_ROWS else "block"
-        skce = kernel_calibration_error(y_true, y_prob, estimator=estimator, **fixed)
+        skce = kernel_calibration_error(y_true, y_prob, **fixed)
     report = {
         "ece": error_from_stats(uniform, "l1"),
         "ece_l2": error_from_stats(uniform, "l2"),
