@@ -3,7 +3,7 @@ comparison says so; temperatures at the grid's edge are flagged, not ranked."""
 
 import numpy as np
 
-from sklcalib.benchmark.report import best_losses, edge_counts, markdown_report
+from sklcalib.benchmark.report import _best_losses, _edge_counts, markdown_report
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.summary import terminal_summary
 
@@ -44,18 +44,18 @@ def _table_row(rows):
 
 def test_bold_only_when_the_paired_comparison_says_so():
     clear = _rows(gap=0.03)
-    assert best_losses(clear, "post") == {"d": "b"}
+    assert _best_losses(clear, "post") == {"d": "b"}
     assert "**2.00(1.5)**" in _table_row(clear)
     assert "2.0/2.0*" in terminal_summary(clear)
     noise = _rows(gap=0.001)  # lowest mean, but not distinguishable
-    assert best_losses(noise, "post") == {}
+    assert _best_losses(noise, "post") == {}
     assert "**" not in _table_row(noise)
     assert "*" not in terminal_summary(noise).split("\n", 3)[3]
 
 
 def test_temperature_at_the_grid_edge_is_flagged_and_never_best():
     rows = _rows(gap=0.03, temperature=10.0)
-    assert edge_counts(rows) == {("d", "b"): 2}
+    assert _edge_counts(rows) == {("d", "b"): 2}
     row = _table_row(rows)
     assert "2.00(10.0) ⊣2/2" in row and "**2.00(10.0)" not in row
     summary = terminal_summary(rows)

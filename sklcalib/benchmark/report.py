@@ -195,9 +195,9 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     for loss in losses:
         header += [f"{loss} pre T", f"{loss} post T"]
     lines += [_md_row(header), _md_row(["---"] * len(header))]
-    edges = edge_counts(rows)
-    best_pre_of = best_losses(rows, "pre", excluded=chance)
-    best_post_of = best_losses(rows, "post", excluded=set(chance) | set(edges))
+    edges = _edge_counts(rows)
+    best_pre_of = _best_losses(rows, "pre", excluded=chance)
+    best_post_of = _best_losses(rows, "post", excluded=set(chance) | set(edges))
     for ds in datasets:
         cells = [ds]
         for loss in losses:
@@ -304,7 +304,7 @@ def _grid_edges():
     return float(np.min(DEFAULT_GRID)), float(np.max(DEFAULT_GRID))
 
 
-def edge_counts(rows):
+def _edge_counts(rows):
     """``(dataset, loss) -> number of seeds whose temperature sits at an end
     of the search grid`` (flagged only): the grid did not contain the
     optimum, so the post-T numbers are not those of a tuned temperature."""
@@ -317,7 +317,7 @@ def edge_counts(rows):
     return dict(counts)
 
 
-def best_losses(rows, when, *, excluded=(), alpha=0.05):
+def _best_losses(rows, when, *, excluded=(), alpha=0.05):
     """``dataset -> loss`` whose mean ECE (``when`` = "pre" or "post") is
     lower than that of *every* other eligible loss by the paired comparison at
     ``alpha`` (per seed, the difference of two ECEs on the same resampled
