@@ -16,13 +16,22 @@ from sklcalib.metrics import (
     smooth_calibration_error,
 )
 
+
+def _report(y_true, y_prob, **kwargs):
+    # the numeric entries: the intervals, test and verdict the report adds by
+    # default are checked in test_metrics_intervals.py
+    return calibration_report(y_true, y_prob, confidence_level=None, **kwargs)
+
+
+_report.__name__ = "calibration_report"
+
 METRICS = [
     expected_calibration_error,
     adaptive_calibration_error,
     classwise_calibration_error,
     maximum_calibration_error,
     smooth_calibration_error,
-    calibration_report,
+    _report,
 ]
 BINNED = [m for m in METRICS if m is not smooth_calibration_error]
 
