@@ -174,3 +174,26 @@ def test_fit_without_labels_needs_em_or_a_given_target():
     corr = PriorCorrection(target_prior=[0.2, 0.8]).fit(p)
     assert corr.classes_.tolist() == [0, 1]
     assert clone(corr).get_params() == corr.get_params()
+
+
+def test_prior_option_in_ensemble_mode_matches_the_fold_by_fold_recipe():
+    from sklearn.model_selection import StratifiedKFold
+
+    x, y = _sample(900, np.array([0.7, 0.2, 0.1]), 4)
+    X = x[:, None]
+    model = LogisticRegression(class_weight="balanced")
+    clf = CalibratedClassifier(
+        model, TemperatureScaler(), cv=3, prior=PriorCorrection(),
+        check_calibration=False,
+    ).fit(X, y)  # fmt: skip
+    expected = 0
+    for train, test in StratifiedKFold(3).split(X, y):
+        est = clone(model).fit(X[train], y[train])
+        prior = PriorCorrection().fit(est.predict_proba(X[test]), y[test])
+        temp = TemperatureScaler().fit(
+            prior.shift_logits(est.decision_function(X[test])), y[test]
+        )
+        expected = expected + temp.predict_proba(
+            prior.shift_logits(est.decision_function(X))
+        )
+    np.testing.assert_allclose(clf.predict_proba(X), expected / 3, rtol=1e-9)
