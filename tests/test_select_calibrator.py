@@ -305,3 +305,26 @@ def test_digits_validation_split_skips_the_flexible_candidates():
     )
     assert evaluated == present
     assert all(len(line) <= 100 for line in sel.summary().splitlines())
+
+
+def test_the_guides_monte_carlo_table_is_the_committed_run():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    run = (root / "benchmarks" / "auto_selection_montecarlo.md").read_text()
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in run.splitlines()[2:]
+        if line.startswith("| ")
+    ]
+    guide = (root / "docs" / "user_guide" / "post_hoc.rst").read_text()
+    table = guide[guide.index("   * - classes") :].split("\n\n")[0]
+    cells = [
+        line.split("- ", 1)[1].strip() if "- " in line else ""
+        for line in table.splitlines()
+        if line.strip().startswith(("* -", "-"))
+    ]
+    width = 9
+    documented = [cells[i : i + width] for i in range(width, len(cells), width)]
+    assert len(rows) == 24
+    assert documented == rows
