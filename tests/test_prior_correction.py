@@ -4,6 +4,9 @@ and EM's prior equal to the maximum-likelihood prior and near the truth."""
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize
 from scipy.special import softmax
 from scipy.stats import norm
@@ -197,3 +200,34 @@ def test_prior_option_in_ensemble_mode_matches_the_fold_by_fold_recipe():
             prior.shift_logits(est.decision_function(X))
         )
     np.testing.assert_allclose(clf.predict_proba(X), expected / 3, rtol=1e-9)
+
+
+_priors = st.lists(
+    st.floats(min_value=0.01, max_value=1.0), min_size=3, max_size=3
+).map(lambda v: np.asarray(v) / np.sum(v))
+
+
+@given(
+    logits=hnp.arrays(
+        np.float64, (5, 3), elements=st.floats(min_value=-20, max_value=20)
+    ),
+    train=_priors,
+    target=_priors,
+)
+def test_correction_properties(logits, train, target):
+    # a probability vector out, the identity for equal priors, and the way
+    # back undoes the way there
+    p = softmax(logits, axis=1)
+    y = [0, 1, 2, 0, 1]
+    there = PriorCorrection(train_prior=train, target_prior=target).fit(p, y)
+    q = there.predict_proba(p)
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(q >= 0)
+    back = PriorCorrection(train_prior=target, target_prior=train).fit(q, y)
+    np.testing.assert_allclose(back.predict_proba(q), p, rtol=1e-7, atol=1e-300)
+    same = PriorCorrection(train_prior=train, target_prior=train).fit(p, y)
+    np.testing.assert_allclose(same.predict_proba(p), p, rtol=1e-12, atol=1e-300)
+    # the logit shift is the same map
+    np.testing.assert_allclose(
+        softmax(there.shift_logits(logits), axis=1), q, rtol=1e-7, atol=1e-300
+    )
