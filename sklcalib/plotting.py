@@ -13,7 +13,6 @@ import numpy as np
 from scipy.stats import beta
 
 from ._utils._binning import (
-    _bin_statistics,
     bin_index,
     error_from_stats,
     quantile_groups,
@@ -33,6 +32,7 @@ from ._utils._validation import (
     is_dask_array,
     reject_dask,
 )
+from .metrics import bin_statistics
 
 __all__ = ["ReliabilityDisplay", "share_histogram_axis"]
 
@@ -461,7 +461,7 @@ class ReliabilityDisplay:
             _check_class_index(class_index, n_classes)
             conf, correct = columns[:, class_index], y_idx == class_index
             class_label = classes[class_index]
-        stats = _bin_statistics(conf, correct, n_bins, strategy, None)
+        stats = bin_statistics(conf, correct, n_bins=n_bins, strategy=strategy)
         display = cls._from_stats(
             stats, confidence_level, name=name, kind=kind, class_label=class_label
         )

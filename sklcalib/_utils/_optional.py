@@ -73,13 +73,6 @@ def import_optional(module, owner):
     return importlib.import_module(module)
 
 
-def require(*modules, owner):
-    """Raise the ImportError naming the extra unless every module is installed."""
-    for module in modules:
-        if not is_installed(module):
-            raise missing_extra_error(module, owner)
-
-
 @contextlib.contextmanager
 def extra_imports(owner):
     """Turn a missing optional package, imported in the block, into the

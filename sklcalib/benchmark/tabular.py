@@ -21,11 +21,14 @@ import time
 
 import numpy as np
 
-from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
+from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.runner import derive_seed as _derive_seed
+from sklcalib.benchmark.runner import subsample_train as _subsample_train
 
 __all__ = [
     "CALIBRATORS",
     "MODELS",
+    "RAW",
     "auto_check",
     "available_calibrators",
     "available_models",
@@ -260,7 +263,7 @@ def run_boosting(
     from sklcalib.datasets import load_dataset
     from sklcalib.metrics import calibration_report
 
-    data = subsample_train(load_dataset(dataset, random_state=seed), max_train)
+    data = _subsample_train(load_dataset(dataset, random_state=seed), max_train)
     rows = []
 
     def add(model_name, name, proba, seconds, raw_losses):
@@ -292,9 +295,9 @@ def run_boosting(
             model = make_model(
                 model_name,
                 data,
-                derive_seed(f"{dataset}/{model_name}", seed)
+                _derive_seed(f"{dataset}/{model_name}", seed)
                 if model_name != "hgb"
-                else derive_seed(dataset, seed),
+                else _derive_seed(dataset, seed),
                 net_epochs=net_epochs,
             ).fit(data.X_train, data.y_train)
             # kept in the model's dtype (float32 for the net): the metrics hold

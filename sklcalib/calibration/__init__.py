@@ -27,6 +27,8 @@ calibrator                           scores         method
 :class:`SVSCalibrator`               logits         structured vector scaling
 :class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
 :class:`BetaScaler`                  probabilities  beta calibration, native, binary
+:class:`SplineCalibrator`            probabilities  spline of the cumulative gap,
+                                                    one-vs-rest
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -52,6 +54,7 @@ from ._select import (
     select_calibrator,
 )
 from ._sms import SMSCalibrator, SVSCalibrator
+from ._spline import SplineCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -80,6 +83,7 @@ __all__ = [
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",

@@ -54,6 +54,32 @@ def renormalise(proba):
     return out
 
 
+#: How far outside [0, 1] a computed probability may fall by rounding
+#: (weighted cumulative sums, another library's float arithmetic) before it
+#: is reported as a defect instead of being rounded back into the interval.
+UNIT_INTERVAL_TOLERANCE = 1e-9
+
+
+def within_unit_interval(values, source):
+    """``values`` with rounding excursions out of [0, 1] put back.
+
+    A NaN, or a value further than :data:`UNIT_INTERVAL_TOLERANCE` outside,
+    is a defect of ``source``: a RuntimeError says so, instead of a clip
+    that would turn it into a plausible probability.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    tol = UNIT_INTERVAL_TOLERANCE
+    if values.size and not (
+        np.all(np.isfinite(values)) and values.min() >= -tol and values.max() <= 1 + tol
+    ):
+        bad = values[~(np.isfinite(values) & (values >= -tol) & (values <= 1 + tol))]
+        raise RuntimeError(
+            f"{source} returned values that are not probabilities (e.g. "
+            f"{bad[:3].tolist()!r}); please report this with the data."
+        )
+    return np.clip(values, 0.0, 1.0)
+
+
 def binary_logits(scores):
     """(n, 1) decision scores s as the logits [0, s]; others unchanged."""
     if scores.shape[1] == 1:

@@ -383,12 +383,9 @@ def _net_max_train(args, dataset):
 
 
 def _loss_names():
-    from sklcalib.losses import CRITERIA
+    from sklcalib.losses import CRITERIA  # "ce" included
 
-    names = list(CRITERIA)
-    if "ce" not in names:
-        names.insert(0, "ce")
-    return names
+    return list(CRITERIA)
 
 
 def _execute(tasks, *, n_jobs, scheduler, n_tasks):
@@ -597,6 +594,8 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
             # probabilities for the reliability diagrams: first seed only
             return_proba=not args.no_plots and s == seeds[0],
             max_train=_net_max_train(args, d),
+            # one torch thread per run: the workers' processes are ours
+            torch_threads=1,
         )
         for d, loss, s in grid
     ]

@@ -49,9 +49,17 @@ CALIBRATORS = {
     "bbq": ("BBQCalibrator", "probabilities"),
     "enir": ("ENIRCalibrator", "probabilities"),
     "beta": ("BetaCalibrator", "probabilities"),
+    "sms": ("SMSCalibrator", "logits"),
+    "svs": ("SVSCalibrator", "logits"),
+    "quadratic": ("QuadraticScaler", "logits"),
+    "beta_native": ("BetaScaler", "probabilities"),
+    "spline": ("SplineCalibrator", "probabilities"),
     # cross-validated choice among the calibrators, no calibration included
     "auto": ("select_calibrator", "logits"),
 }
+
+#: ``--calibrate`` names for binary files only
+_BINARY_ONLY = ("platt", "quadratic", "beta_native")
 
 #: rows of the table: report key, label, shown in percent
 TABLE_ROWS = (
@@ -124,9 +132,9 @@ def _calibrate(name, fit_pred, pred):
             f"{fit_pred.path} has the classes {', '.join(fit_pred.classes)}, "
             f"{pred.path} {', '.join(pred.classes)}: they must be the same columns"
         )
-    if name == "platt" and len(pred.classes) != 2:
+    if name in _BINARY_ONLY and len(pred.classes) != 2:
         raise InputFileError(
-            f"{pred.path}: --calibrate platt is for binary problems, this file "
+            f"{pred.path}: --calibrate {name} is for binary problems, this file "
             f"has {len(pred.classes)} classes; use temperature, vector or matrix"
         )
     missing = sorted(set(range(len(pred.classes))) - set(fit_pred.y.tolist()))

@@ -9,9 +9,11 @@ on large inputs (numba, imported only then), with numpy on small ones.
 
 import numpy as np
 
-from sklcalib._utils._binning import _bin_statistics, top_label
+from sklcalib._utils._binning import top_label
 from sklcalib._utils._optional import is_installed
 from sklcalib._utils._validation import as_columns, check_prob_values
+
+from .binning import _bin_statistics
 
 # Below this many probabilities the numpy path takes milliseconds: it spares
 # the numba import and, on a fresh install, the kernel's one-off compilation

@@ -4,10 +4,11 @@ accuracies monotonic in the confidence."""
 
 import numpy as np
 
-from sklcalib._utils._binning import BinStatistics, error_from_stats
+from sklcalib._utils._binning import error_from_stats
 from sklcalib._utils._validation import check_option
 
 from ._calibration_error import top_label_inputs
+from .binning import BinStatistics
 
 SWEEP_NORMS = ("l1", "l2")
 
@@ -133,8 +134,11 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     accuracies are not non-decreasing and keeps ``b - 1`` groups (one group if
     ``b = 2`` already fails). The result is the calibration error of those
     groups, ``sum_g (n_g/N) |acc_g - conf_g|`` (L1) or the root of the weighted
-    mean square gap (L2). Choosing the number of bins from the data removes
-    most of the bias of a fixed binning.
+    mean square gap (L2). Choosing the number of bins from the data reduces
+    the upward bias of a fixed binning on miscalibrated models; on a
+    calibrated model much of the plug-in's bias remains (Roelofs et al.
+    measure the bias away from calibration), so a small value is no proof of
+    calibration: see :func:`~sklcalib.metrics.calibration_test`.
 
     Parameters
     ----------
