@@ -898,6 +898,7 @@ class NetClassifier(NeuralNetClassifier):
         step_name = "train_step" if training else "validation_step"
         if (
             not isinstance(iterator, _TensorBatches)
+            or (not training and (iterator.shuffle or iterator.drop_last))
             or _overrides(self, NeuralNet, "notify")
             or getattr(step_fn, "__func__", None) is not getattr(NeuralNet, step_name)
             or (training and _overrides(self, NeuralNet, "train_step_single"))
@@ -1089,6 +1090,8 @@ class NetClassifier(NeuralNetClassifier):
         if (
             training
             or not isinstance(iterator, _TensorBatches)
+            or iterator.shuffle
+            or iterator.drop_last
             or _overrides(self, NeuralNet, "evaluation_step")
         ):
             for batch in iterator:
