@@ -903,9 +903,8 @@ class NetClassifier(NeuralNetClassifier):
             or getattr(step_fn, "__func__", None) is not getattr(NeuralNet, step_name)
             or (training and _overrides(self, NeuralNet, "train_step_single"))
         ):
-            return super().run_single_epoch(
-                iterator, training, prefix, step_fn, **fit_params
-            )
+            super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+            return
         from sklcalib.callbacks import FiniteLossCheck
 
         begin = self._batch_hooks("on_batch_begin", training)
