@@ -219,8 +219,8 @@ def _skip_generated(app, what, name, obj, skip, options):
 # the command's module keeps the page true when the defaults are retuned.
 def _benchmark_substitutions():
     from sklcalib.benchmark import runner
-    from sklcalib.cli import benchmark as cli
     from sklcalib.benchmark.tabular import CALIBRATORS
+    from sklcalib.cli import benchmark as cli
     from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
     def literals(names):
@@ -242,6 +242,10 @@ def _benchmark_substitutions():
         "quick_datasets": literals(cli.QUICK_DATASETS),
         "quick_seeds": str(cli.QUICK_SEEDS),
         "quick_epochs": str(cli.QUICK_EPOCHS),
+        # the measured times: one figure per thing, in --help, README and docs
+        "default_wall": cli._DEFAULT_WALL,
+        "quick_wall": cli._QUICK_WALL,
+        "tabular_wall": cli._TABULAR_WALL,
     }
     return "\n".join(f".. |{k}| replace:: {v}" for k, v in values.items())
 
@@ -249,7 +253,7 @@ def _benchmark_substitutions():
 rst_epilog = _benchmark_substitutions()
 
 # the tabular page's tables: the committed run's results.md, as reST
-from _tabular_results import write_tabular_results  # noqa: E402
+from _tabular_results import write_tabular_results
 
 write_tabular_results()
 

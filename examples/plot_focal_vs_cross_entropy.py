@@ -32,7 +32,7 @@ from sklearn.preprocessing import StandardScaler
 from sklcalib import NetClassifier
 from sklcalib.calibration import TemperatureScaler
 from sklcalib.metrics import expected_calibration_error
-from sklcalib.plotting import ReliabilityDisplay
+from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 torch.set_num_threads(1)  # tiny matrices: threads only add overhead
 SEED = 0
@@ -122,11 +122,17 @@ for name, r in results.items():
 # (over-confidence); the focal-type losses follow the diagonal much more
 # closely.
 fig, axes = plt.subplots(1, len(results), figsize=(18, 4), sharey=True)
+displays = []
 for ax, (name, r) in zip(axes, results.items(), strict=True):
-    ReliabilityDisplay.from_predictions(y_test, r["proba"], n_bins=15, ax=ax, name=name)
+    displays.append(
+        ReliabilityDisplay.from_predictions(
+            y_test, r["proba"], n_bins=15, ax=ax, name=name
+        )
+    )
     ax.set_title(f"{name}\nECE {100 * r['ece_pre']:.1f} %, T = {r['T']:.1f}")
     if ax is not axes[0]:  # one legend is enough; the titles name the losses
         ax.get_legend().remove()
+share_histogram_axis(displays)  # side by side: one scale for the histograms
 fig.tight_layout()
 plt.show()
 

@@ -37,7 +37,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklcalib.metrics import calibration_report
-from sklcalib.plotting import ReliabilityDisplay
+from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 X, y = load_digits(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(
@@ -77,12 +77,16 @@ for key in keys:
 # it gives an 8 a probability near 1, the digit is an 8 only about half the
 # time.
 fig, axes = plt.subplots(1, 3, figsize=(14, 4.4))
+top_label = []
 for ax, (name, model) in zip(axes[:2], models.items(), strict=True):
     short = "".join(word[0] for word in name.split()).upper()  # GNB, LR
-    ReliabilityDisplay.from_estimator(
-        model, X_test, y_test, n_bins=10, ax=ax, name=short
+    top_label.append(
+        ReliabilityDisplay.from_estimator(
+            model, X_test, y_test, n_bins=10, ax=ax, name=short
+        )
     )
     ax.set_title(f"{name}: top label")
+share_histogram_axis(top_label)  # the two models' histograms on one scale
 ReliabilityDisplay.from_estimator(
     models["Gaussian naive Bayes"],
     X_test,

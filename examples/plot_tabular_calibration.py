@@ -35,8 +35,7 @@ from sklcalib.calibration import (
     TemperatureScaler,
 )
 from sklcalib.datasets import TABULAR_DATASETS, load_dataset
-from sklcalib.metrics import expected_calibration_error
-from sklcalib.plotting import ReliabilityDisplay
+from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 data = load_dataset("lending_club")
 print(data.description)
@@ -81,9 +80,10 @@ for name in TABULAR_DATASETS:
     data = load_dataset(name)
     binary = data.n_classes == 2
     fig, axes = plt.subplots(1, 4, figsize=(12, 3.1), layout="constrained")
+    displays = []
     for ax, (label, model) in zip(axes, models(data), strict=True):
         proba = model.predict_proba(data.X_test)
-        ReliabilityDisplay.from_predictions(
+        display = ReliabilityDisplay.from_predictions(
             data.y_test,
             proba,
             kind="classwise" if binary else "top-label",
@@ -91,9 +91,13 @@ for name in TABULAR_DATASETS:
             ax=ax,
             name=label,
         )
-        ece = expected_calibration_error(data.y_test, proba)
-        ax.set_title(f"{label}: ECE {100 * ece:.2f} %", fontsize=10)
+        displays.append(display)
+        # the ECE of what the panel shows: class 1's for a binary set
+        ece = display.calibration_error
+        which = "ECE of class 1" if binary else "top-label ECE"
+        ax.set_title(f"{label}: {which} {100 * ece:.2f} %", fontsize=10)
         ax.legend().remove()
+    share_histogram_axis(displays)
     what = "probability of class 1" if binary else "top-label confidence"
     fig.suptitle(
         f"{name} ({len(data.y_test)} test rows): gradient boosting, {what}",

@@ -4,6 +4,8 @@
 - :class:`AdaFocalUpdater`: the per-epoch AdaFocal γ update from validation bins.
 - :class:`CalibrationScoring`: a calibration metric in the history every epoch.
 - ``CurvatureLogger`` (defined in :mod:`sklcalib.diagnostics`, re-exported here).
+- :class:`TemperatureEarlyStopping`: early stopping on the validation log-loss
+  after temperature scaling, restoring the best epoch's weights.
 - :class:`FiniteLossCheck`: stop the fit when the training loss is NaN or
   infinite (one of :class:`~sklcalib.NetClassifier`'s default callbacks).
 
@@ -11,14 +13,16 @@ They work with :class:`sklcalib.NetClassifier`, whose internal datasets hold
 ``label_encoder_``-encoded int64 targets.
 """
 
+import copy
 import inspect
 import numbers
+import warnings
 
 import numpy as np
-from scipy.special import softmax
+from scipy.special import log_softmax, softmax
 
 from sklcalib._utils._optional import extra_imports
-from sklcalib._utils._validation import check_n_bins
+from sklcalib._utils._validation import check_n_bins, check_option, check_scalar
 
 with extra_imports("sklcalib.callbacks"):
     from skorch.callbacks import Callback, EpochScoring
@@ -32,6 +36,7 @@ __all__ = [
     "CurvatureLogger",  # noqa: F822 (lazy, see __getattr__ below)
     "FiniteLossCheck",
     "GammaSchedule",
+    "TemperatureEarlyStopping",
 ]
 
 #: γ schedule of Mukhoti et al. (2020): 5 for epochs 0-99, 3 up to 249, then 1
@@ -628,6 +633,319 @@ class FiniteLossCheck(Callback):
             "gradient clipping (callbacks=[skorch.callbacks."
             "GradientNormClipping(1.0)])."
         )
+
+
+class TemperatureEarlyStopping(Callback):
+    """Early stopping on the validation log-loss after temperature scaling.
+
+    At the end of every epoch the callback fits one temperature T on the
+    validation logits (minimising their negative log-likelihood, as
+    :class:`sklcalib.calibration.TemperatureScaler` does: a one-dimensional
+    convex problem, solved by a few Newton steps) and scores the epoch by the
+    validation log-loss of ``softmax(logits / T)``. Training stops when that
+    score has not improved for ``patience`` epochs, and at the end of
+    training (stopped or not) the weights of the best epoch are restored.
+
+    It stops on what will be used when the net is temperature-scaled
+    afterwards ("refine, then calibrate"): the raw validation loss also
+    counts the net's over- or under-confidence, which one temperature
+    repairs, so it can stop too early (cross-entropy nets that grow
+    over-confident while their ranking still improves) or keep weights whose
+    raw loss is good only because the training loss held the confidence down
+    (focal losses). The User Guide (:ref:`temperature_early_stopping`) shows
+    where the two choices differ.
+
+    Every epoch records in the history ``name`` (the post-temperature
+    validation log-loss), ``"valid_temperature"`` (its T) and
+    ``"<name>_best"`` (whether the epoch improved on the best score).
+
+    Parameters
+    ----------
+    patience : int, default=5
+        Number of epochs without improvement after which training stops.
+    threshold : float, default=1e-4
+        Improvements smaller than this are ignored: relative to the best score
+        with ``threshold_mode="rel"``, absolute with ``"abs"`` (skorch's
+        :class:`~skorch.callbacks.EarlyStopping` semantics).
+    threshold_mode : {"rel", "abs"}, default="rel"
+        How ``threshold`` is applied.
+    load_best : bool, default=True
+        Restore the module's weights of the best epoch when training ends.
+    name : str, default="valid_temp_nll"
+        History key of the post-temperature validation log-loss.
+    sink : callable, default=print
+        Where the stopping and restoring messages go (only when the net is
+        verbose, if ``print``).
+
+    Attributes
+    ----------
+    best_score_ : float
+        The best post-temperature validation log-loss of the current fit.
+    best_epoch_ : int
+        The history's epoch number of that score (counted from 1, as
+        ``net.history[:, "epoch"]``).
+    best_temperature_ : float
+        The temperature fitted at that epoch: ``softmax(logits / T)`` with it
+        gives the recorded score on the validation split.
+    misses_ : int
+        Epochs since the last improvement.
+
+    See Also
+    --------
+    skorch.callbacks.EarlyStopping : Early stopping on a recorded score.
+    sklcalib.calibration.TemperatureScaler : The temperature fit.
+
+    Notes
+    -----
+    The validation logits are those of the epoch's own validation loop (no
+    second forward pass). Needs a validation split (``train_split`` not
+    None). Only the module's weights are restored, not the optimiser's state
+    (as skorch's ``EarlyStopping(load_best=True)``). The temperature is fitted
+    on the same validation split that picks the epoch, so the recorded score
+    is optimistic; report the test log-loss of a temperature fitted on
+    held-out data.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklcalib import NetClassifier
+    >>> from sklcalib.callbacks import TemperatureEarlyStopping
+    >>> X, y = make_classification(n_samples=300, n_features=6, random_state=0)
+    >>> stop = TemperatureEarlyStopping(patience=3)
+    >>> net = NetClassifier(max_epochs=30, random_state=0, module__hidden_units=(16,),
+    ...                     callbacks=[stop]).fit(X, y)
+    >>> scores = net.history[:, "valid_temp_nll"]
+    >>> bool(min(scores) == stop.best_score_)
+    True
+    >>> len(scores) <= 30 and stop.best_temperature_ > 0
+    True
+    """
+
+    def __init__(
+        self,
+        patience=5,
+        threshold=1e-4,
+        threshold_mode="rel",
+        load_best=True,
+        name="valid_temp_nll",
+        sink=print,
+    ):
+        self.patience = patience
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+        self.load_best = load_best
+        self.name = name
+        self.sink = sink
+
+    def __getstate__(self):
+        # the snapshot is a copy of weights the net pickles anyway
+        state = self.__dict__.copy()
+        state["best_weights_"] = None
+        state["batches_"] = []
+        return state
+
+    def _check_params(self):
+        if (
+            not isinstance(self.patience, numbers.Integral)
+            or isinstance(self.patience, bool)
+            or self.patience < 1
+        ):
+            raise ValueError(
+                f"patience must be an integer >= 1, got {self.patience!r}."
+            )
+        check_scalar(self.threshold, "threshold", low=0.0)
+        check_option(self.threshold_mode, "threshold_mode", ("rel", "abs"))
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}.")
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        """Check the parameters and the validation split; reset the state.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        X : array-like, default=None
+            The training data passed to ``fit`` (unused).
+        y : array-like, default=None
+            The training targets passed to ``fit`` (unused).
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+
+        Raises
+        ------
+        ValueError
+            When a parameter is invalid or ``net.train_split`` is None.
+        """
+        self._check_params()
+        if not net.train_split:
+            raise ValueError(
+                "TemperatureEarlyStopping needs the validation split: set "
+                "train_split (e.g. NetClassifier's default ValidSplit), not None."
+            )
+        self.misses_ = 0
+        self.best_score_ = np.inf
+        self.best_epoch_ = 0
+        self.best_temperature_ = np.nan
+        self.best_weights_ = None
+        self.threshold_score_ = np.inf
+        self.batches_ = []
+
+    def on_epoch_begin(self, net, **kwargs):
+        """Start collecting the epoch's validation outputs.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+        """
+        self.batches_ = []
+
+    def on_batch_end(self, net, batch=None, training=None, y_pred=None, **kwargs):
+        """Keep the logits and targets of a validation batch.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        batch : tuple of (X, y), default=None
+            The batch; its targets are kept.
+        training : bool, default=None
+            Whether the batch is a training batch (ignored then).
+        y_pred : torch.Tensor, default=None
+            The module's output (logits) on the batch.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+        """
+        if training or y_pred is None or not isinstance(batch, (tuple, list)):
+            return
+        y_pred = y_pred[0] if isinstance(y_pred, tuple) else y_pred
+        self.batches_.append((to_numpy(y_pred), to_numpy(batch[1])))
+
+    def _validation_logits(self, net, dataset_valid):
+        if self.batches_:
+            logits = np.concatenate([b[0] for b in self.batches_])
+            y_true = np.concatenate([b[1] for b in self.batches_])
+            if len(y_true) == len(dataset_valid):
+                return logits.astype(np.float64), y_true.astype(np.int64)
+        # no batches seen (a custom loop): predict the split again
+        if hasattr(net, "predict_logits"):
+            logits = net.predict_logits(dataset_valid)
+        else:
+            logits = to_numpy(net.forward(dataset_valid, training=False))
+        return np.asarray(logits, np.float64), _dataset_targets(dataset_valid)
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        """Score the epoch after temperature scaling; stop when it stalls.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        dataset_train : torch.utils.data.Dataset, default=None
+            The training split (unused).
+        dataset_valid : torch.utils.data.Dataset, default=None
+            The validation split.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+
+        Raises
+        ------
+        KeyboardInterrupt
+            To stop training (skorch's way; ``fit`` catches it).
+        ValueError
+            When there is no validation split, or its logits are not finite.
+        """
+        if dataset_valid is None:
+            raise ValueError(
+                "TemperatureEarlyStopping got no validation data: set "
+                "train_split, not None."
+            )
+        logits, y_true = self._validation_logits(net, dataset_valid)
+        self.batches_ = []
+        temperature, score = _temperature_scaled_log_loss(logits, y_true)
+        improved = score < self.threshold_score_
+        if improved:
+            self.misses_ = 0
+            self.best_score_ = score
+            self.best_temperature_ = temperature
+            self.best_epoch_ = net.history[-1, "epoch"]
+            if self.threshold_mode == "rel":
+                change = self.threshold * score
+            else:
+                change = self.threshold
+            self.threshold_score_ = score - change
+            if self.load_best:
+                self.best_weights_ = copy.deepcopy(net.module_.state_dict())
+        else:
+            self.misses_ += 1
+        net.history.record(self.name, score)
+        net.history.record("valid_temperature", temperature)
+        net.history.record(f"{self.name}_best", bool(improved))
+        if self.misses_ >= self.patience:
+            self._sink(
+                f"Stopping since {self.name} has not improved in the last "
+                f"{self.patience} epochs.",
+                net.verbose,
+            )
+            raise KeyboardInterrupt
+
+    def on_train_end(self, net, **kwargs):
+        """Restore the best epoch's weights (when ``load_best``).
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+        """
+        weights = getattr(self, "best_weights_", None)
+        if not self.load_best or weights is None:
+            return
+        if self.best_epoch_ != net.history[-1, "epoch"]:
+            net.module_.load_state_dict(weights)
+            self._sink(
+                f"Restoring best model from epoch {self.best_epoch_}.", net.verbose
+            )
+
+    def _sink(self, text, verbose):
+        # as skorch's EarlyStopping: print only for a verbose net, any other
+        # sink always
+        if self.sink is not print or verbose:
+            self.sink(text)
+
+
+def _temperature_scaled_log_loss(logits, y_true):
+    """(T, mean NLL of softmax(logits / T)) with T fitted on these rows by NLL.
+
+    The encoded targets index the logits' columns; a class absent from these
+    rows is passed to the scaler as one row of weight 0, so that its column
+    count matches and nothing changes the fit.
+    """
+    from sklcalib.calibration import TemperatureScaler
+
+    logits = np.asarray(logits, dtype=np.float64)
+    y_true = np.asarray(y_true, dtype=np.int64)
+    n_classes = logits.shape[1]
+    missing = np.setdiff1d(np.arange(n_classes), y_true)
+    weight = None
+    if missing.size:
+        logits_fit = np.vstack([logits, np.zeros((missing.size, n_classes))])
+        y_fit = np.concatenate([y_true, missing])
+        weight = np.concatenate([np.ones(len(y_true)), np.zeros(missing.size)])
+    else:
+        logits_fit, y_fit = logits, y_true
+    with warnings.catch_warnings():
+        # T at a bound (separable or uninformative validation logits) is a
+        # valid score here, not a user error: no warning every epoch
+        warnings.simplefilter("ignore")
+        scaler = TemperatureScaler().fit(logits_fit, y_fit, sample_weight=weight)
+    temperature = float(scaler.temperature_)
+    logp = log_softmax(logits / temperature, axis=1)
+    return temperature, float(-np.mean(logp[np.arange(len(y_true)), y_true]))
 
 
 def __getattr__(name):

@@ -1,7 +1,8 @@
 """Reliability diagrams in the style of scikit-learn's ``CalibrationDisplay``.
 
-:class:`ReliabilityDisplay` extends ``sklearn.calibration.CalibrationDisplay``
-(binary only) to multiclass problems: the top-label diagram (confidence
+:class:`ReliabilityDisplay` does for multiclass problems what
+``sklearn.calibration.CalibrationDisplay`` does for binary ones (it is not a
+subclass; the API follows it): the top-label diagram (confidence
 against accuracy) or the diagram of one class, with per-bin Clopper–Pearson
 intervals (and optionally a bootstrap band), the gap to the diagonal and a
 histogram of the confidences. All its numbers come from
@@ -12,7 +13,6 @@ import numpy as np
 from scipy.stats import beta
 
 from ._utils._binning import (
-    _bin_statistics,
     bin_index,
     error_from_stats,
     quantile_groups,
@@ -23,15 +23,18 @@ from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._validation import (
     STRATEGIES,
     any_dask,
+    check_confidence_level,
     check_n_bins,
+    check_n_resamples,
     check_option,
     check_prob_values,
     check_targets,
     is_dask_array,
     reject_dask,
 )
+from .metrics import bin_statistics
 
-__all__ = ["ReliabilityDisplay"]
+__all__ = ["ReliabilityDisplay", "share_histogram_axis"]
 
 KINDS = ("top-label", "classwise")
 BANDS = ("bootstrap",)
@@ -251,7 +254,13 @@ class ReliabilityDisplay:
         name = self.estimator_name if name is None else name
         label = "" if name is None else name
         if self.calibration_error is not None:
-            ece = f"ECE = {self.calibration_error:.3f}"
+            # say which ECE: a binary diagram may show P(class 1) or the top label
+            which = (
+                "top-label ECE"
+                if self.kind == "top-label"
+                else f"ECE of class {self.class_label}"
+            )
+            ece = f"{which} = {self.calibration_error:.3f}"
             label = f"{label} ({ece})" if label else ece
 
         self.hist_ax_ = self.hist_ = None
@@ -271,11 +280,7 @@ class ReliabilityDisplay:
                 edgecolor="tab:gray",
                 label="Samples per bin",
             )
-            # the bars use the bottom third of the axes; ticks only up to the top
-            top = max(float(fractions.max()), 1e-12)
-            self.hist_ax_.set_ylim(0, 3 * top)
-            self.hist_ax_.set_yticks(np.linspace(0, top, 3))
-            self.hist_ax_.yaxis.set_major_formatter("{x:.0%}")
+            _scale_histogram(self.hist_ax_, float(fractions.max()))
             self.hist_ax_.set_ylabel("Fraction of samples")
             ax.set_zorder(self.hist_ax_.get_zorder() + 1)
             ax.patch.set_visible(False)
@@ -424,20 +429,10 @@ class ReliabilityDisplay:
         n_bins = check_n_bins(n_bins)
         check_option(strategy, "strategy", STRATEGIES)
         check_option(kind, "kind", KINDS)
-        if not 0 < confidence_level < 1:
-            raise ValueError(
-                f"confidence_level must lie in (0, 1), got {confidence_level!r}."
-            )
+        confidence_level = check_confidence_level(confidence_level)
         if band is not None:
             check_option(band, "band", BANDS)
-            if (
-                isinstance(n_resamples, bool)
-                or not isinstance(n_resamples, (int, np.integer))
-                or n_resamples < 1
-            ):
-                raise ValueError(
-                    f"n_resamples must be an integer >= 1, got {n_resamples!r}."
-                )
+            n_resamples = check_n_resamples(n_resamples)
         class_label = None
         if kind == "top-label" and class_index is not None:
             raise ValueError("class_index is only used with kind='classwise'.")
@@ -466,7 +461,7 @@ class ReliabilityDisplay:
             _check_class_index(class_index, n_classes)
             conf, correct = columns[:, class_index], y_idx == class_index
             class_label = classes[class_index]
-        stats = _bin_statistics(conf, correct, n_bins, strategy, None)
+        stats = bin_statistics(conf, correct, n_bins=n_bins, strategy=strategy)
         display = cls._from_stats(
             stats, confidence_level, name=name, kind=kind, class_label=class_label
         )
@@ -521,7 +516,7 @@ class ReliabilityDisplay:
         >>> X, y = load_wine(return_X_y=True)
         >>> model = GaussianNB().fit(X, y)
         >>> display = ReliabilityDisplay.from_estimator(model, X, y)
-        >>> display.line_.get_label().startswith("GaussianNB (ECE = ")
+        >>> display.line_.get_label().startswith("GaussianNB (top-label ECE = ")
         True
         """
         if not hasattr(estimator, "predict_proba"):
@@ -557,6 +552,59 @@ class ReliabilityDisplay:
         )
         display.bin_stats = stats
         return display
+
+
+def _scale_histogram(hist_ax, top):
+    # the bars use the bottom third of the axes; ticks only up to the top
+    top = max(top, 1e-12)
+    hist_ax.set_ylim(0, 3 * top)
+    hist_ax.set_yticks(np.linspace(0, top, 3))
+    hist_ax.yaxis.set_major_formatter("{x:.0%}")
+
+
+def share_histogram_axis(displays):
+    """Put the histograms of diagrams shown side by side on one scale.
+
+    Each diagram scales its histogram to its own fullest bin, so that two
+    panels side by side would draw 40 % and 10 % as bars of the same height.
+    This sets every histogram axis to the fullest bin over all ``displays``.
+
+    Parameters
+    ----------
+    displays : iterable of ReliabilityDisplay
+        Plotted displays; those drawn without a histogram are left alone.
+
+    Returns
+    -------
+    top : float
+        The common top of the histogram scale (a fraction of the samples), or
+        0.0 when no display has a histogram.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.dirichlet(np.ones(3), size=300)
+    >>> y = rng.integers(0, 3, size=300)
+    >>> fig, axes = plt.subplots(1, 2)
+    >>> a = ReliabilityDisplay.from_predictions(y, p, ax=axes[0])
+    >>> b = ReliabilityDisplay.from_predictions(y, np.full((300, 3), 1 / 3), ax=axes[1])
+    >>> top = share_histogram_axis([a, b])
+    >>> a.hist_ax_.get_ylim() == b.hist_ax_.get_ylim()
+    True
+    >>> plt.close(fig)
+    """
+    with_hist = [d for d in displays if getattr(d, "hist_ax_", None) is not None]
+    if not with_hist:
+        return 0.0
+    top = max(float(d.counts.max() / d.counts.sum()) for d in with_hist)
+    for d in with_hist:
+        _scale_histogram(d.hist_ax_, top)
+    return top
 
 
 def _bin_index(conf, stats, strategy):

@@ -370,3 +370,17 @@ def test_run_one_leaves_torch_global_state_alone(monkeypatch):
     assert third["ece_pre"] == first["ece_pre"]
     with pytest.raises(ValueError, match="torch_threads must be >= 1"):
         run_one(*args, **kwargs, torch_threads=0)
+
+
+def test_basic_interval_lower_end_is_not_clipped_at_zero():
+    # a tiny ECE whose resampled ECEs sit well above it (their upward bias):
+    # the basic interval's lower end is negative, and is shown as such
+    rows = _fake_rows()
+    rng = np.random.default_rng(1)
+    for row in rows:
+        for when in ("pre", "post"):
+            row[f"ece_{when}"] = 0.001
+            row[f"ece_{when}_bootstrap"] = 0.02 + 0.003 * rng.normal(size=200)
+    cell = significance_marks(rows)["a", "ce"]["pre"]
+    low = float(cell.split("[")[1].split(",")[0])
+    assert low < -1.0  # percent: 2 * 0.1 - ~2.6

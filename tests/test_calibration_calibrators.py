@@ -244,8 +244,8 @@ def test_netcal_output_is_silenced_locally(cls, monkeypatch, capfd):
     streams = []
     original = cls._make_netcal
 
-    def spy(self):
-        model = original(self)
+    def spy(self, netcal_module):
+        model = original(self, netcal_module)
         fit = model.fit
 
         def recording_fit(*args, **kwargs):
@@ -390,3 +390,69 @@ def test_invalid_parameters_are_named(calibrator, match):
     X, y = _valid(calibrator)
     with pytest.raises(ValueError, match=match):
         calibrator.fit(X, y)
+
+
+@pytest.mark.parametrize("cls", NETCAL_CALIBRATORS)
+def test_netcal_print_and_tqdm_restored_after_fit(cls):
+    # netcal is silenced only while sklcalib runs it: netcal used directly
+    # afterwards prints and shows its progress bars as it always does
+    import builtins
+
+    rng = np.random.default_rng(5)
+    p = rng.dirichlet(np.ones(3), size=90)
+    cls().fit(p, np.arange(90) % 3).predict_proba(p)
+    modules = [m for n, m in sys.modules.items() if n.split(".")[0] == "netcal"]
+    assert modules
+    for module in modules:
+        assert getattr(module, "print", builtins.print) is builtins.print
+        bar = vars(module).get("tqdm")
+        assert bar is None or isinstance(bar, type) or callable(bar)
+        assert not hasattr(bar, "keywords"), module.__name__  # no partial left
+
+
+def test_beta_calibrator_fits_from_threads_agree():
+    # netcal/pyro keep global state: concurrent fits must be serialised
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(6)
+    datasets = []
+    for k in range(8):
+        p = rng.dirichlet(np.ones(3) * (k + 1), size=200)
+        datasets.append((p, rng.integers(0, 3, size=200)))
+    serial = [BetaCalibrator().fit(p, y).predict_proba(p) for p, y in datasets]
+
+    def fit(data):
+        p, y = data
+        return BetaCalibrator().fit(p, y).predict_proba(p)
+
+    for _ in range(3):
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            threaded = list(pool.map(fit, datasets))
+        for a, b in zip(serial, threaded, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "calibrator",
+    LOGIT_CALIBRATORS + PROBABILITY_CALIBRATORS + [PlattScaler()],
+    ids=repr,
+)
+def test_torch_tensors_that_require_grad_are_detached(calibrator):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    logits = 2 * rng.normal(size=(120, k))
+    y = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
+    X = logits if calibrator._input == "logits" else softmax(logits, axis=1)
+    if isinstance(calibrator, PlattScaler):
+        X = X[:, 1] - X[:, 0]
+    tensor = torch.tensor(X, requires_grad=True)
+    weights = {}
+    if not isinstance(calibrator, tuple(NETCAL_CALIBRATORS)):  # no weights
+        weights = {"sample_weight": torch.ones(120, dtype=torch.float64)}
+        weights["sample_weight"].requires_grad_(True)
+    fitted = clone(calibrator).fit(tensor, torch.tensor(y), **weights)
+    reference = clone(calibrator).fit(X, y, **{k: np.ones(120) for k in weights})
+    np.testing.assert_array_equal(
+        fitted.predict_proba(tensor), reference.predict_proba(X)
+    )

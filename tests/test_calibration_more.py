@@ -385,3 +385,44 @@ def test_new_calibrators_inside_calibrated_classifier(data, calibrator):
     clf = CalibratedClassifier(LogisticRegression(), clone(calibrator), cv=3)
     proba = clf.fit(X, y).predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_venn_abers_out_of_range_slopes_are_reported_not_clipped(monkeypatch):
+    # the slopes lie in [0, 1] up to rounding; a computed 1.3 or NaN is a
+    # defect to report, which np.clip turned into a plausible probability
+    import sklcalib.calibration._venn_abers_core as core
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=50)
+    y = (rng.uniform(size=50) < p).astype(int)
+    slopes = core._gap_slopes
+    for bad in (1.3, np.nan, -0.2):
+
+        def broken(*args, bad=bad, **kwargs):
+            out = slopes(*args, **kwargs)
+            out[len(out) // 2] = bad
+            return out
+
+        monkeypatch.setattr(core, "_gap_slopes", broken)
+        with pytest.raises(RuntimeError, match=r"Venn-ABERS .* not probabilities"):
+            VennAbersCalibrator().fit(p, y)
+    # rounding excursions are put back into [0, 1]
+    monkeypatch.setattr(
+        core, "_gap_slopes", lambda *a, **k: np.clip(slopes(*a, **k), 0, 1) + 1e-13
+    )
+    va = VennAbersCalibrator().fit(p, y)
+    assert va.predict_proba(p).max() <= 1.0
+
+
+@pytest.mark.parametrize("calibrator", ["BBQCalibrator", "ENIRCalibrator"])
+def test_one_vs_rest_output_outside_unit_interval_is_reported(calibrator, monkeypatch):
+    import sklcalib.calibration as calibration
+
+    cls = getattr(calibration, calibrator)
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(3), size=90)
+    y = np.arange(90) % 3
+    model = cls().fit(p, y)
+    monkeypatch.setattr(cls, "_predict_column", lambda self, m, s: s * 0 + 1.5)
+    with pytest.raises(RuntimeError, match=f"{calibrator} returned values"):
+        model.predict_proba(p)

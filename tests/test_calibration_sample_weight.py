@@ -18,6 +18,7 @@ from sklearn.utils.estimator_checks import (
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    BetaScaler,
     CalibratedClassifier,
     DirichletCalibrator,
     ENIRCalibrator,
@@ -26,7 +27,11 @@ from sklcalib.calibration import (
     IsotonicCalibrator,
     MatrixScaler,
     PlattScaler,
+    QuadraticScaler,
     ScalingBinningCalibrator,
+    SMSCalibrator,
+    SplineCalibrator,
+    SVSCalibrator,
     TemperatureScaler,
     VectorScaler,
     VennAbersCalibrator,
@@ -45,13 +50,19 @@ WEIGHTED = [
     EnsembleTemperatureScaler(),
     ScalingBinningCalibrator(n_bins=5),
     VennAbersCalibrator(),
+    SMSCalibrator(),
+    SVSCalibrator(),
+    QuadraticScaler(),
+    BetaScaler(),
+    SplineCalibrator(),
 ]
+BINARY_ONLY = (PlattScaler, QuadraticScaler, BetaScaler)
 NETCAL = [BBQCalibrator(), ENIRCalibrator(), BetaCalibrator()]
 
 
 def _data(calibrator, n=150, seed=0):
     rng = np.random.default_rng(seed)
-    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    k = 2 if isinstance(calibrator, BINARY_ONLY) else 3
     logits = 3 * rng.normal(size=(n, k))
     y = np.array([rng.choice(k, p=p) for p in softmax(logits / 2, axis=1)])
     if calibrator._input == "logits":
@@ -81,6 +92,22 @@ def test_unit_weights_are_no_weights(calibrator):
         clone(calibrator).fit(X, y, sample_weight=np.ones(len(y))).predict_proba(X),
         clone(calibrator).fit(X, y).predict_proba(X),
         atol=1e-9,
+    )
+
+
+@pytest.mark.parametrize("scale", [2.0**1020, 2.0**-1073], ids=["huge", "subnormal"])
+@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+def test_extreme_weights_are_rescaled_exactly(calibrator, scale):
+    # weights of 1e308 overflow every weighted sum (NaN probabilities, or
+    # LogisticRegression's "Input X contains NaN"), subnormal ones lose their
+    # digits: they are rescaled by the power of two that brings the largest
+    # into [0.5, 1), exactly, so the fit is that of those weights
+    X, y = _data(calibrator)
+    u = np.arange(len(y)) % 3 + 1.0  # largest 3: rescaled to 3/4
+    extreme = clone(calibrator).fit(X, y, sample_weight=u * scale)
+    moderate = clone(calibrator).fit(X, y, sample_weight=u / 4)
+    np.testing.assert_allclose(
+        extreme.predict_proba(X), moderate.predict_proba(X), rtol=0, atol=1e-12
     )
 
 
@@ -115,7 +142,7 @@ class _ScoresOf(ClassifierMixin, BaseEstimator):
 
 @pytest.mark.parametrize(
     "calibrator",
-    [c for c in WEIGHTED if not isinstance(c, PlattScaler)],  # binary only
+    [c for c in WEIGHTED if not isinstance(c, BINARY_ONLY)],
     ids=repr,
 )
 def test_sklearn_sample_weight_equivalence_check(calibrator):

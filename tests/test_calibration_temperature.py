@@ -286,3 +286,9 @@ def test_ordinary_logits_fit_without_warnings():
         y_binary = rng.uniform(size=2000) < 1 / (1 + np.exp(-s / 0.1))
         fitted = TemperatureScaler().fit(s, y_binary)
     assert fitted.temperature_ == pytest.approx(0.1, rel=0.3)
+
+
+def test_default_grid_is_read_only():
+    # every TemperatureScaler's default: writing to it would change them all
+    with pytest.raises(ValueError, match="read-only"):
+        DEFAULT_GRID[0] = 5.0

@@ -4,10 +4,10 @@ the command line is the top layer (nothing below imports it)."""
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 import sklcalib
 from sklcalib.cli import main

@@ -4,6 +4,7 @@ count, significant digits, the verdict first, intervals that can be turned
 off, and 100 columns."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def _run(capsys, *argv):
 
 
 @pytest.fixture
-def test_csv(tmp_path):
+def scores_csv(tmp_path):
     rng = np.random.default_rng(0)
     z = 1.5 * rng.normal(size=(600, 3))
     p = softmax(z, axis=1)
@@ -41,51 +42,51 @@ def test_csv(tmp_path):
 # ----------------------------------------------------------------------------
 # --plot
 # ----------------------------------------------------------------------------
-def test_plot_without_suffix_prints_the_path_written(capsys, tmp_path, test_csv):
+def test_plot_without_suffix_prints_the_path_written(capsys, tmp_path, scores_csv):
     pytest.importorskip("matplotlib")
     target = tmp_path / "figure"
-    status, out, err = _run(capsys, test_csv, "--plot", target)
+    status, out, err = _run(capsys, scores_csv, "--plot", target)
     assert status == 0, err
     written = tmp_path / "figure.png"
     assert written.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not target.exists()
-    assert f"reliability diagram: {written}" in out
+    assert _printed_path(written, out)
 
 
-def test_plot_pdf_is_a_pdf(capsys, tmp_path, test_csv):
+def test_plot_pdf_is_a_pdf(capsys, tmp_path, scores_csv):
     pytest.importorskip("matplotlib")
     target = tmp_path / "figure.pdf"
-    assert _run(capsys, test_csv, "--plot", target)[0] == 0
+    assert _run(capsys, scores_csv, "--plot", target)[0] == 0
     assert target.read_bytes()[:5] == b"%PDF-"
 
 
-def test_plot_unknown_suffix_is_refused(capsys, tmp_path, test_csv):
+def test_plot_unknown_suffix_is_refused(capsys, tmp_path, scores_csv):
     pytest.importorskip("matplotlib")
-    status, out, err = _run(capsys, test_csv, "--plot", tmp_path / "fig.docx")
+    status, out, err = _run(capsys, scores_csv, "--plot", tmp_path / "fig.docx")
     assert status == 2 and out == "" and "unknown image type '.docx'" in err
     assert list(tmp_path.glob("fig*")) == []
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs /dev/null")
-def test_plot_never_writes_at_or_beside_a_device(capsys, tmp_path, test_csv):
+def test_plot_never_writes_at_or_beside_a_device(capsys, tmp_path, scores_csv):
     pytest.importorskip("matplotlib")
     # the device itself (no suffix: the old command wrote /dev/null.png)
-    status, _, err = _run(capsys, test_csv, "--plot", os.devnull)
+    status, _, err = _run(capsys, scores_csv, "--plot", os.devnull)
     assert status == 2 and "not a regular file" in err
     assert not os.path.exists(os.devnull + ".png")
     # an image path that is a link to a device
     link = tmp_path / "fig.png"
     link.symlink_to(os.devnull)
-    status, _, err = _run(capsys, test_csv, "--plot", link)
+    status, _, err = _run(capsys, scores_csv, "--plot", link)
     assert status == 2 and "not a regular file" in err
     # a folder
-    status, _, err = _run(capsys, test_csv, "--plot", tmp_path)
+    status, _, err = _run(capsys, scores_csv, "--plot", tmp_path)
     assert status == 2 and "a directory" in err
 
 
-def test_plot_into_a_missing_folder_is_one_line(capsys, tmp_path, test_csv):
+def test_plot_into_a_missing_folder_is_one_line(capsys, tmp_path, scores_csv):
     pytest.importorskip("matplotlib")
-    status, _, err = _run(capsys, test_csv, "--plot", tmp_path / "no" / "f.png")
+    status, _, err = _run(capsys, scores_csv, "--plot", tmp_path / "no" / "f.png")
     assert status == 2 and err.count("\n") == 1 and "cannot write" in err
 
 
@@ -110,36 +111,38 @@ def test_help_lists_only_the_calibrators_this_installation_has(monkeypatch):
         assert name not in text.split(": ", 1)[1].split(", ")
 
 
-def test_a_calibrator_without_its_extra_is_one_line(capsys, monkeypatch, test_csv):
+def test_a_calibrator_without_its_extra_is_one_line(capsys, monkeypatch, scores_csv):
     real = report_module.is_installed
     monkeypatch.setattr(
         report_module, "is_installed", lambda m: m != "netcal" and real(m)
     )
     status, out, err = _run(
-        capsys, test_csv, "--calibrate", "beta", "--fit-on", test_csv
+        capsys, scores_csv, "--calibrate", "beta", "--fit-on", scores_csv
     )
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
     assert 'needs the optional dependency netcal: pip install "sklcalib[netcal]"' in err
 
 
-def test_a_missing_module_inside_the_report_is_one_line(capsys, monkeypatch, test_csv):
+def test_a_missing_module_inside_the_report_is_one_line(
+    capsys, monkeypatch, scores_csv
+):
     def needs_numba(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'numba'", name="numba")
 
     monkeypatch.setattr(sklcalib.metrics, "calibration_report", needs_numba)
-    status, out, err = _run(capsys, test_csv)
+    status, out, err = _run(capsys, scores_csv)
     assert status == 2 and out == "" and err.count("\n") == 1
     assert 'pip install "sklcalib[fast]"' in err
 
 
-def test_a_bug_is_not_hidden_as_a_missing_extra(monkeypatch, test_csv):
+def test_a_bug_is_not_hidden_as_a_missing_extra(monkeypatch, scores_csv):
     def broken(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'sklcalib.nothing'", name="x")
 
     monkeypatch.setattr(sklcalib.metrics, "calibration_report", broken)
     with pytest.raises(ModuleNotFoundError):
-        main(["report", str(test_csv)])
+        main(["report", str(scores_csv)])
 
 
 # ----------------------------------------------------------------------------
@@ -164,27 +167,27 @@ def test_mce_shows_the_count_of_its_bin(capsys, tmp_path):
     assert float(line.split()[2]) == pytest.approx(100 * want, abs=0.006)
 
 
-def test_skce_has_significant_digits(capsys, test_csv, monkeypatch):
+def test_skce_has_significant_digits(capsys, scores_csv, monkeypatch):
     def tiny_skce(*args, **kwargs):
         report = calibration_report(*args, **kwargs)
         report["skce"] = 2.345e-5
         return report
 
     monkeypatch.setattr(sklcalib.metrics, "calibration_report", tiny_skce)
-    status, out, _ = _run(capsys, test_csv)
+    status, out, _ = _run(capsys, scores_csv)
     assert status == 0
     line = next(ln for ln in out.splitlines() if ln.startswith("SKCE"))
     assert line.split()[-1] == "2.35e-05"
 
 
-def test_verdict_is_printed_first(capsys, test_csv, monkeypatch):
+def test_verdict_is_printed_first(capsys, scores_csv, monkeypatch):
     def with_verdict(*args, **kwargs):
         report = calibration_report(*args, **kwargs)
         report["verdict"] = "over-confident: ECE 4.1 % [2.9, 5.3]"
         return report
 
     monkeypatch.setattr(sklcalib.metrics, "calibration_report", with_verdict)
-    status, out, _ = _run(capsys, test_csv)
+    status, out, _ = _run(capsys, scores_csv)
     assert status == 0
     lines = out.splitlines()
     at = lines.index("verdict: over-confident: ECE 4.1 % [2.9, 5.3]")
@@ -192,7 +195,7 @@ def test_verdict_is_printed_first(capsys, test_csv, monkeypatch):
 
 
 @pytest.mark.parametrize("argv", [["--no-intervals"], ["--confidence-level", "none"]])
-def test_intervals_can_be_turned_off(capsys, test_csv, monkeypatch, argv):
+def test_intervals_can_be_turned_off(capsys, scores_csv, monkeypatch, argv):
     seen = {}
 
     def spy(*args, confidence_level="library default", **kwargs):
@@ -200,22 +203,22 @@ def test_intervals_can_be_turned_off(capsys, test_csv, monkeypatch, argv):
         return calibration_report(*args, **kwargs)
 
     monkeypatch.setattr(sklcalib.metrics, "calibration_report", spy)
-    assert _run(capsys, test_csv, *argv)[0] == 0
+    assert _run(capsys, scores_csv, *argv)[0] == 0
     assert seen["level"] is None
     # without the option the library's default applies
-    assert _run(capsys, test_csv)[0] == 0
+    assert _run(capsys, scores_csv)[0] == 0
     assert seen["level"] == "library default"
-    assert _run(capsys, test_csv, "--confidence-level", "0.9")[0] == 0
+    assert _run(capsys, scores_csv, "--confidence-level", "0.9")[0] == 0
     assert seen["level"] == 0.9
 
 
-def test_bad_confidence_level_is_a_usage_error(capsys, test_csv):
-    status, _, err = _run(capsys, test_csv, "--confidence-level", "1.5")
+def test_bad_confidence_level_is_a_usage_error(capsys, scores_csv):
+    status, _, err = _run(capsys, scores_csv, "--confidence-level", "1.5")
     assert status == 2 and "(0, 1) or 'none'" in err
 
 
 def test_everything_fits_100_columns_with_intervals_and_a_long_path(
-    capsys, tmp_path, test_csv, monkeypatch
+    capsys, tmp_path, scores_csv, monkeypatch
 ):
     def wide(*args, **kwargs):
         kwargs.pop("confidence_level", None)
@@ -229,7 +232,7 @@ def test_everything_fits_100_columns_with_intervals_and_a_long_path(
     folder = tmp_path / ("long-folder-name-" * 3)
     folder.mkdir()
     path = folder / "predictions.csv"
-    path.write_text(test_csv.read_text())
+    path.write_text(scores_csv.read_text())
     status, out, err = _run(
         capsys, path, "--calibrate", "scaling_binning", "--fit-on", path
     )
@@ -237,3 +240,8 @@ def test_everything_fits_100_columns_with_intervals_and_a_long_path(
     lines = [ln for ln in out.splitlines() if str(path) not in ln]
     assert max(map(len, lines)) <= 100, out
     assert "|" not in out and "**" not in out
+
+
+def _printed_path(path, out):
+    # a long path goes on its own line to keep the output within 100 columns
+    return re.search(r"reliability diagram:\s+" + re.escape(str(path)) + r"\n", out)

@@ -25,6 +25,8 @@ from sklcalib.losses import (
     FocalLoss,
     InverseFocalLoss,
     LabelSmoothingLoss,
+    MbLSLoss,
+    MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
     get_criterion,
@@ -925,6 +927,8 @@ def test_registry():
         "label_smoothing": LabelSmoothingLoss,
         "adafocal": AdaFocalLoss,
         "adadualfocal": AdaDualFocalLoss,
+        "mbls": MbLSLoss,
+        "mdca": MDCALoss,
         "ce": torch.nn.CrossEntropyLoss,
     }
     assert CRITERIA == names

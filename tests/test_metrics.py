@@ -407,7 +407,7 @@ def test_small_inputs_do_not_import_numba():
 @pytest.mark.parametrize(
     "module",
     [
-        "sklcalib._utils._binning",
+        "sklcalib.metrics.binning",
         "sklcalib.metrics._calibration_error",
         "sklcalib.metrics._smooth",
         "sklcalib.metrics._report",

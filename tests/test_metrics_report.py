@@ -50,7 +50,13 @@ def test_entries_match_the_functions(data, weighted):
     w = w if weighted else None
     kw = {"n_bins": 10, "sample_weight": w}
     report = calibration_report(y, p, **kw)
-    assert set(report) == KEYS
+    # intervals of the population values, the test and the verdict by default
+    with_intervals = {
+        f"{k}_ci"
+        for k in ("ece", "adaptive_ece", "classwise_ece", "debiased_ece", "nll")
+    } | {"brier_ci", "calibration_pvalue", "verdict"}
+    assert set(report) == KEYS | with_intervals
+    assert set(calibration_report(y, p, confidence_level=None, **kw)) == KEYS
     assert report["ece"] == pytest.approx(expected_calibration_error(y, p, **kw))
     assert report["ece_l2"] == pytest.approx(
         expected_calibration_error(y, p, norm="l2", **kw)
@@ -100,7 +106,13 @@ def test_binary_1d_and_string_labels():
     p1 = rng.random(300)
     y = np.where(rng.random(300) < p1, "yes", "no")
     report = calibration_report(y, p1)
-    assert report == calibration_report(y, np.c_[1 - p1, p1])
+    two = calibration_report(y, np.c_[1 - p1, p1])
+    assert set(report) == set(two)
+    for key, value in report.items():
+        if key.endswith("_ci"):  # simulated from bin means equal to rounding
+            assert value == pytest.approx(two[key], abs=5e-3)
+        elif key not in ("calibration_pvalue", "verdict"):
+            assert value == two[key], key
     assert report["nll"] == pytest.approx(log_loss(y, p1))
     # two columns are counted: twice scikit-learn's binary Brier score
     assert report["brier"] == pytest.approx(2 * brier_score_loss(y == "yes", p1))
@@ -140,3 +152,28 @@ def test_bootstrap_error_of_the_sample_itself_is_the_metric(data, norm):
     kw = {"norm": norm} if norm != "max" else {}
     want = metric(y, p, n_bins=10, sample_weight=w, **kw)
     assert float(binned_error(cells[None], norm)[0]) == want
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_brier_of_near_certain_rows_is_exact_not_clamped(weighted):
+    # sum p^2 - 2 p_y + 1 cancels to 0 or below for a near-certain correct
+    # row, which a max(., 0) hid; the exact value is 1.5 * 2**-80 a row
+    from fractions import Fraction
+
+    from sklcalib.metrics import CalibrationAccumulator, bootstrap_interval
+
+    row = [1 - 2.0**-40, 2.0**-41, 2.0**-41]
+    p = np.array([row, [row[1], row[2], row[0]], [row[1], row[0], row[2]]])
+    y = np.array([0, 2, 1])
+    w = np.array([1.0, 2.0, 3.0]) if weighted else None
+    exact = float(sum(Fraction(v) ** 2 for v in row[1:]) + Fraction(1 - row[0]) ** 2)
+    values = [
+        calibration_report(y, p, sample_weight=w, confidence_level=None)["brier"],
+        CalibrationAccumulator(labels=[0, 1, 2])
+        .update(y, p, sample_weight=w)
+        .compute()["brier"],
+        bootstrap_interval(
+            "brier", y, p, n_resamples=2, random_state=0, sample_weight=w
+        ).estimate,
+    ]
+    np.testing.assert_allclose(values, exact, rtol=1e-12)

@@ -84,9 +84,10 @@ def test_negative_and_above_one(metric, dtype, path):
 
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_rows_must_sum_to_one_within_sqrt_eps(metric, dtype, path):
+def test_rows_must_sum_to_one_within_the_tolerance(metric, dtype, path):
     y, p = good(dtype=dtype)
-    tol = np.sqrt(np.finfo(dtype).eps)
+    # sqrt(eps) of the dtype, or float32 round-off over the classes if larger
+    tol = max(np.sqrt(np.finfo(dtype).eps), 2 * p.shape[1] * np.finfo(np.float32).eps)
     p64 = p.astype(np.float64)
     inside = p64.copy()
     inside[:, 0] -= 0.3 * tol  # off by less than the tolerance: accepted
@@ -110,7 +111,10 @@ def test_float16_rows_summing_to_one_in_float16_are_accepted(metric, path):
     assert value == pytest.approx(expected, abs=1e-3)
     bad = p.copy()
     bad[2, 0] = 0.25
-    with pytest.raises(ValueError, match=r"machine epsilon of float16\); row 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"float32 round-off summed over the columns\); row 2",
+    ):
         metric(np.arange(6) % 3, bad)
 
 
@@ -165,6 +169,34 @@ def test_sample_weight(metric, path):
         metric(y, p, sample_weight=np.zeros(20))
     with pytest.raises(ValueError, match="sample_weight must be 1-D"):
         metric(y, p, sample_weight=np.ones((20, 1)))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("scale", [2.0**1020, 2.0**-1073], ids=["huge", "subnormal"])
+def test_extreme_weights_give_the_moderate_weights_values(metric, scale, path):
+    # weights of 1e308 overflow their sum, subnormal ones lose their digits:
+    # both are rescaled by a power of two, so the values are those of the
+    # same weights at a moderate scale
+    y, p = good()
+    u = np.arange(20) % 3 + 1.0
+    moderate, extreme = (
+        metric(y, p, sample_weight=u),
+        metric(y, p, sample_weight=u * scale),
+    )
+    if isinstance(moderate, dict):
+        # the debiased error counts weights as frequencies (n_b - 1): it is
+        # not scale-free, and no finite answer exists for 1e308 rows
+        moderate, extreme = (
+            {k: v for k, v in d.items() if isinstance(v, float) and k != "debiased_ece"}
+            for d in (moderate, extreme)
+        )
+        assert extreme.keys() == moderate.keys()
+        for key in moderate:
+            np.testing.assert_allclose(
+                extreme[key], moderate[key], rtol=1e-12, err_msg=key
+            )
+    else:
+        np.testing.assert_allclose(extreme, moderate, rtol=1e-12)
 
 
 @pytest.mark.parametrize("metric", BINNED)

@@ -155,9 +155,8 @@ def test_a_missing_extra_is_named(code, extra):
 
 def _lower_bounds():
     import re
-    from pathlib import Path
-
     import tomllib
+    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
@@ -207,9 +206,8 @@ def test_docs_name_every_lower_bound_ci_does_not_test():
 
 def test_core_dependencies_are_numpy_scipy_scikit_learn_joblib():
     _, _, extras = _lower_bounds()
-    from pathlib import Path
-
     import tomllib
+    from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     deps = tomllib.loads((root / "pyproject.toml").read_text())["project"][
@@ -222,3 +220,29 @@ def test_core_dependencies_are_numpy_scipy_scikit_learn_joblib():
         "scipy",
     ]
     assert set(extras) >= {"torch", "fast", "plot", "dask", "netcal", "data", "all"}
+
+
+def test_ruff_targets_the_oldest_supported_python():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    config = tomllib.loads((root / "pyproject.toml").read_text())
+    oldest = re.fullmatch(r">=\s*3\.(\d+)", config["project"]["requires-python"])
+    assert config["tool"]["ruff"]["target-version"] == f"py3{oldest.group(1)}"
+
+
+def test_coverage_databases_are_not_committed():
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    assert ".coverage" in (root / ".gitignore").read_text().split()
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        return
+    tracked = subprocess.run(
+        [git, "ls-files", ".coverage*"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert tracked == ""

@@ -105,7 +105,7 @@ def test_draws_on_the_given_ax_and_returns_the_display(data):
     assert not ax1.lines
     np.testing.assert_allclose(display.line_.get_xdata(), display.prob_pred)
     np.testing.assert_allclose(display.line_.get_ydata(), display.prob_true)
-    assert display.line_.get_label().startswith("model (ECE = ")
+    assert display.line_.get_label().startswith("model (top-label ECE = ")
     # histogram: fractions of samples on a twin axis; gap bars span acc..conf
     heights = [bar.get_height() for bar in display.hist_]
     np.testing.assert_allclose(heights, display.counts / display.counts.sum())
@@ -146,6 +146,9 @@ def test_bad_input(data):
         ReliabilityDisplay.from_predictions(y, p, class_index=0)
     with pytest.raises(ValueError, match="confidence_level"):
         ReliabilityDisplay.from_predictions(y, p, confidence_level=1.5)
+    for level in ["0.9", None, True]:  # a TypeError before
+        with pytest.raises(ValueError, match="confidence_level must be a number"):
+            ReliabilityDisplay.from_predictions(y, p, confidence_level=level)
     with pytest.raises(ValueError, match="n_bins"):
         ReliabilityDisplay.from_predictions(y, p, n_bins=0)
     with pytest.raises(ValueError, match="y_prob contains NaN"):
@@ -157,7 +160,49 @@ def test_bad_input(data):
 def test_public_names():
     import sklcalib.plotting
 
-    assert sklcalib.plotting.__all__ == ["ReliabilityDisplay"]
+    public = ["ReliabilityDisplay", "share_histogram_axis"]
+    assert sklcalib.plotting.__all__ == public
     namespace = {}
     exec("from sklcalib.plotting import *", namespace)
-    assert {n for n in namespace if not n.startswith("__")} == {"ReliabilityDisplay"}
+    assert {n for n in namespace if not n.startswith("__")} == set(public)
+
+
+def test_side_by_side_histograms_share_one_scale():
+    import matplotlib.pyplot as plt
+
+    from sklcalib.plotting import share_histogram_axis
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=400)
+    peaked = np.full((400, 3), 1 / 3)  # every sample in one bin: a 100 % bar
+    spread = rng.dirichlet(np.ones(3), size=400)
+    fig, axes = plt.subplots(1, 2)
+    try:
+        a = ReliabilityDisplay.from_predictions(y, peaked, ax=axes[0])
+        b = ReliabilityDisplay.from_predictions(y, spread, ax=axes[1])
+        # each alone is scaled to its own fullest bin
+        assert a.hist_ax_.get_ylim() != b.hist_ax_.get_ylim()
+        top = share_histogram_axis([a, b])
+        assert top == pytest.approx(1.0)
+        assert a.hist_ax_.get_ylim() == b.hist_ax_.get_ylim() == (0.0, 3.0)
+    finally:
+        plt.close(fig)
+
+
+def test_legend_says_which_ece_a_binary_diagram_shows():
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    fig, axes = plt.subplots(1, 2)
+    try:
+        top = ReliabilityDisplay.from_predictions(y, p, ax=axes[0], name="m")
+        one = ReliabilityDisplay.from_predictions(
+            y, p, ax=axes[1], name="m", kind="classwise"
+        )
+        assert "top-label ECE" in top.line_.get_label()
+        assert "ECE of class 1" in one.line_.get_label()
+        assert "class 1" in axes[1].get_xlabel()
+    finally:
+        plt.close(fig)

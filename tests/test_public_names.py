@@ -10,7 +10,16 @@ import inspect
 
 import pytest
 
-MODULES = ["sklcalib.datasets"]
+BENCHMARK_MODULES = [
+    "sklcalib.benchmark",
+    "sklcalib.benchmark.chance",
+    "sklcalib.benchmark.outputs",
+    "sklcalib.benchmark.report",
+    "sklcalib.benchmark.runner",
+    "sklcalib.benchmark.summary",
+    "sklcalib.benchmark.tabular",
+]
+MODULES = ["sklcalib.datasets", "sklcalib.metrics.binning", *BENCHMARK_MODULES]
 
 
 def _borrowed_public_names(module):
@@ -39,3 +48,36 @@ def test_datasets_public_surface_is_its_all():
 
     for leaked in ("load_tabular", "split_indices", "SPECS", "check_random_state_int"):
         assert not hasattr(datasets, leaked), leaked
+
+
+def test_bin_statistics_live_in_a_public_module():
+    from sklcalib import metrics
+    from sklcalib.metrics import binning
+
+    for name in ("BinStatistics", "bin_statistics"):
+        obj = getattr(metrics, name)
+        assert obj is getattr(binning, name)
+        assert obj.__module__ == "sklcalib.metrics.binning"
+        assert name in binning.__all__
+
+
+def _defined_public_names(module):
+    """Non-underscore functions, classes and constants a module defines."""
+    import ast
+
+    tree = ast.parse(inspect.getsource(module))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return {n for n in names if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_public_name_defined_is_in_all(name):
+    # a public name outside __all__ is neither private nor documented
+    module = importlib.import_module(name)
+    assert sorted(_defined_public_names(module) - set(module.__all__)) == []

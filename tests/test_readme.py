@@ -126,3 +126,73 @@ def test_one_install_story_everywhere():
     for text in (readme, quickstart):
         stated = set(re.findall(r"Python ≥ (\d+\.\d+)", text))
         assert stated == {floor}, stated
+
+
+def _section(text, title):
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start : end if end > 0 else None]
+
+
+def _public(module_name, *, functions=True):
+    import importlib
+
+    module = importlib.import_module(module_name)
+    names = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if name.isupper() or name.endswith("_scorer"):
+            continue  # constants and the scorer objects (listed by their names)
+        if isinstance(obj, type) or (functions and callable(obj)):
+            names.append(name)
+    return names
+
+
+def test_what_is_inside_lists_every_public_class_and_function():
+    pytest.importorskip("torch")
+    inside = _section((ROOT / "README.md").read_text(), "## What is inside")
+    names = [
+        *_public("sklcalib.losses"),
+        *_public("sklcalib.callbacks"),
+        *_public("sklcalib.calibration"),
+        *_public("sklcalib.metrics"),
+    ]
+    missing = [n for n in names if not re.search(rf"`{n}[`(]", inside)]
+    assert not missing, f"README's 'What is inside' omits {missing}"
+
+
+def test_docs_front_page_names_every_calibrator_and_the_uncertainty_api():
+    index = (ROOT / "docs" / "index.rst").read_text()
+    uncertainty = ["bootstrap_interval", "calibration_test", "compare_calibration"]
+    names = [*_public("sklcalib.calibration"), *uncertainty]
+    missing = [n for n in names if f".{n}`" not in index]
+    assert not missing, f"docs/index.rst omits {missing}"
+
+
+def test_stated_times_are_one_figure_per_thing(capsys):
+    """README, ``--help`` and the docs quote the benchmark's times from one place."""
+    from sklcalib.cli import benchmark as cli
+    from sklcalib.cli import main
+
+    readme = (ROOT / "README.md").read_text()
+    main_job = _bash_blocks(readme)[0]
+    assert f"({cli._DEFAULT_WALL} on 2 idle cores)" in main_job
+    assert f"`sklcalib benchmark --quick` runs a reduced grid in {cli._QUICK_WALL}" in (
+        " ".join(readme.split())
+    )
+    for page in ("quickstart.rst", "benchmark.rst"):
+        text = (ROOT / "docs" / page).read_text()
+        assert "|default_wall|" in text and "|quick_wall|" in text, page
+    try:
+        main(["benchmark", "--help"])
+    except SystemExit:
+        pass
+    help_text = " ".join(capsys.readouterr().out.split())
+    for figure in (cli._DEFAULT_WALL, cli._QUICK_WALL, cli._TABULAR_WALL):
+        assert f"{figure} on 2 idle cores" in help_text
+    # no other figure for the same runs anywhere a newcomer reads
+    for text in (readme, *(p.read_text() for p in (ROOT / "docs").glob("*.rst"))):
+        flat = " ".join(text.split())
+        for stale in ("a few minutes", "about 8 min on", "about 45 seconds"):
+            if stale not in (cli._DEFAULT_WALL, cli._QUICK_WALL):
+                assert stale not in flat

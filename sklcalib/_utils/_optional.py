@@ -9,7 +9,9 @@ an extra (``pip install "sklcalib[torch]"``, ``[fast]``, ``[plot]``,
 import contextlib
 import importlib
 import importlib.util
+import os
 import sys
+import threading
 
 # module -> the extra of sklcalib that installs it
 EXTRAS = {
@@ -23,8 +25,25 @@ EXTRAS = {
 }
 
 
+#: Set this environment variable to a non-empty value other than "0" to make
+#: sklcalib behave as if numba were not installed (every compiled path then
+#: takes its numpy reference, with the same numbers): how CI and the tests
+#: check the core install's paths on a machine that has numba.
+DISABLE_NUMBA_ENV = "SKLCALIB_DISABLE_NUMBA"
+
+
+def numba_disabled():
+    """Whether :data:`DISABLE_NUMBA_ENV` asks sklcalib to ignore numba."""
+    return os.environ.get(DISABLE_NUMBA_ENV, "") not in ("", "0")
+
+
 def is_installed(module):
-    """Whether the top-level ``module`` can be imported (without importing it)."""
+    """Whether the top-level ``module`` can be imported (without importing it).
+
+    numba counts as absent while :data:`DISABLE_NUMBA_ENV` is set.
+    """
+    if module == "numba" and numba_disabled():
+        return False
     if module in sys.modules:  # None there means "blocked" (import fails)
         return sys.modules[module] is not None
     try:
@@ -54,13 +73,6 @@ def import_optional(module, owner):
     return importlib.import_module(module)
 
 
-def require(*modules, owner):
-    """Raise the ImportError naming the extra unless every module is installed."""
-    for module in modules:
-        if not is_installed(module):
-            raise missing_extra_error(module, owner)
-
-
 @contextlib.contextmanager
 def extra_imports(owner):
     """Turn a missing optional package, imported in the block, into the
@@ -76,3 +88,52 @@ def extra_imports(owner):
         if top not in EXTRAS:  # not an optional dependency: a real bug
             raise
         raise missing_extra_error(top, owner) from exc
+
+
+# numba's parallel kernels share one pool of worker threads. With the
+# "workqueue" threading layer (numba's fallback when neither TBB nor OpenMP is
+# present) that pool is not thread-safe: two Python threads launching parallel
+# kernels at once abort the process (numba's "Terminating: Nested parallel
+# kernel launch detected"). Under that layer sklcalib's kernels run one at a
+# time behind this lock; under TBB or OpenMP they run concurrently.
+_COMPILED_LOCK = threading.RLock()
+_WORKQUEUE = None  # cached answer of _workqueue_layer once numba has launched
+
+
+def _workqueue_layer():
+    """Whether numba's parallel kernels run (or will run) on "workqueue"."""
+    global _WORKQUEUE
+    if _WORKQUEUE is not None:
+        return _WORKQUEUE
+    import numba  # the caller is about to run a compiled kernel anyway
+
+    try:
+        _WORKQUEUE = numba.threading_layer() == "workqueue"  # already launched
+        return _WORKQUEUE
+    except ValueError:  # no parallel kernel has run yet: predict numba's choice
+        pass
+    layer = str(numba.config.THREADING_LAYER).lower()
+    if layer == "workqueue":
+        return True
+    if layer in ("tbb", "omp", "safe", "threadsafe"):
+        return False  # numba raises rather than fall back to workqueue
+    # "default" tries TBB, then OpenMP, then workqueue; "forksafe" skips
+    # OpenMP on Linux: the lock is cheap, so err on its side
+    candidates = ("tbbpool", "omppool") if layer == "default" else ("tbbpool",)
+    for pool in candidates:
+        try:
+            importlib.import_module(f"numba.np.ufunc.{pool}")
+        except ImportError:
+            continue
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def parallel_kernel_section():
+    """Run a numba parallel kernel; serialised under the workqueue layer."""
+    if _workqueue_layer():
+        with _COMPILED_LOCK:
+            yield
+    else:
+        yield

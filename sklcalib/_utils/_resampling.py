@@ -34,6 +34,8 @@ top 53 bits of the draw: every row is drawn with probability ``1/s`` to within
 import numpy as np
 from sklearn.utils import check_random_state
 
+from ._optional import is_installed
+
 GAMMA = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
@@ -41,10 +43,16 @@ _TO_UNIT = 2.0**-53
 
 # Problems of fewer (resamples x rows x contributions) than this run in numpy:
 # the compiled kernel's import and one-off compilation cost seconds. Tests move
-# it to exercise both paths.
+# it to exercise both paths. Without numba (the "fast" extra) numpy runs every
+# size, with the same numbers.
 _COMPILED_MIN_WORK = 1 << 24
 _NUMPY_CHUNK = 1 << 21  # draws per numpy batch (memory ~ 100 bytes per draw)
 _ROW_BLOCK = 2048  # rows per block of the bootstrap draws (see uniform_indices)
+
+
+def _compiled(work):
+    """Whether a problem of ``work`` draws takes the compiled kernel."""
+    return work >= _COMPILED_MIN_WORK and is_installed("numba")
 
 
 def stream_seeds(random_state, n_streams):
@@ -147,7 +155,7 @@ def bootstrap_sums(codes, values, n_cells, seeds):
     """Cell sums of every bootstrap resample: (B, n_cells, 1 + v)."""
     n, m = codes.shape
     counts, _ = block_counts(seeds, n)
-    if seeds.shape[0] * n * m >= _COMPILED_MIN_WORK:
+    if _compiled(seeds.shape[0] * n * m):
         from ._resampling_compiled import bootstrap_sums_compiled
 
         return bootstrap_sums_compiled(
@@ -174,7 +182,7 @@ def consistency_sums(plan, seeds):
     is the top label, else 0). Shape (B, n_cells, 1 + v)."""
     codes, values, n_cells = plan.codes, plan.values, plan.n_cells
     n, n_classes = plan.cumulative.shape
-    if seeds.shape[0] * n * n_classes >= _COMPILED_MIN_WORK:
+    if _compiled(seeds.shape[0] * n * n_classes):
         from ._resampling_compiled import consistency_sums_compiled
 
         return consistency_sums_compiled(plan, seeds)

@@ -10,6 +10,8 @@ problems: ``import sklcalib`` stays free of numba.
 import numpy as np
 from numba import njit, prange
 
+from ._optional import parallel_kernel_section
+
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
@@ -85,7 +87,7 @@ def bootstrap_sums_compiled(codes, values, n_cells, seeds, counts, row_block):
     # row_block (the caller's _ROW_BLOCK) is passed in: importing it back from
     # _resampling would close an import cycle
     out = np.zeros((seeds.shape[0], n_cells, 1 + values.shape[2]))
-    _bootstrap_kernel(
+    args = (
         np.ascontiguousarray(codes, dtype=np.int32),
         np.ascontiguousarray(values, dtype=np.float64),
         np.ascontiguousarray(seeds, dtype=np.uint64),
@@ -93,6 +95,8 @@ def bootstrap_sums_compiled(codes, values, n_cells, seeds, counts, row_block):
         row_block,
         out,
     )
+    with parallel_kernel_section():
+        _bootstrap_kernel(*args)
     return out
 
 
@@ -103,8 +107,10 @@ def consistency_sums_compiled(plan, seeds):
     seeds = np.ascontiguousarray(seeds, dtype=np.uint64)
     if plan.top_label_bounds is not None:
         bounds = np.ascontiguousarray(plan.top_label_bounds, dtype=np.float64)
-        _top_label_kernel(codes, values, bounds, seeds, out)
+        with parallel_kernel_section():
+            _top_label_kernel(codes, values, bounds, seeds, out)
     else:
         cumulative = np.ascontiguousarray(plan.cumulative, dtype=np.float64)
-        _consistency_kernel(codes, values, cumulative, seeds, out)
+        with parallel_kernel_section():
+            _consistency_kernel(codes, values, cumulative, seeds, out)
     return out

@@ -1,7 +1,7 @@
 """Input validation shared by every metric, the scorers and the Display.
 
 The checks follow ``sklearn.metrics.log_loss`` (values in [0, 1], rows summing
-to one within the square root of the machine epsilon of the dtype, labels from
+to one within :func:`row_sum_tolerance`, labels from
 ``y_true`` or ``labels=``) but raise a ``ValueError`` where log_loss only
 warns: a calibration metric of something that is not a probability is
 meaningless.
@@ -10,6 +10,7 @@ meaningless.
 import math
 import numbers
 import sys
+import warnings
 
 import numpy as np
 
@@ -45,6 +46,34 @@ def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=Fa
     return value
 
 
+def check_n_resamples(n_resamples):
+    """Return ``n_resamples`` as an int >= 1 or raise."""
+    if (
+        isinstance(n_resamples, bool)
+        or not isinstance(n_resamples, numbers.Integral)
+        or n_resamples < 1
+    ):
+        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
+    return int(n_resamples)
+
+
+def check_confidence_level(confidence_level):
+    """Return ``confidence_level`` as a float in (0, 1) or raise.
+
+    A string or None is a ValueError naming the argument, not the TypeError
+    of comparing it with a number.
+    """
+    if (
+        isinstance(confidence_level, bool)
+        or not isinstance(confidence_level, numbers.Real)
+        or not 0.0 < confidence_level < 1.0
+    ):
+        raise ValueError(
+            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
+        )
+    return float(confidence_level)
+
+
 def check_bool(value, name):
     """Return ``value`` if it is a bool (numpy's included), else raise."""
     if not isinstance(value, bool | np.bool_):
@@ -76,6 +105,33 @@ def reject_dask(what, instead, **arrays):
             )
 
 
+class Bfloat16Values(np.ndarray):
+    """The float32 values of a bfloat16 tensor (numpy has no bfloat16), marked
+    so that their row sums are held to bfloat16's tolerance, not float32's:
+    a bfloat16 softmax's rows are off by up to about 2**-8.
+
+    Views (slices, reshapes) keep the mark; ufunc results (sums, maxima,
+    arithmetic) are plain arrays.
+    """
+
+    tolerance_dtype = "bfloat16"
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        def plain(x):
+            return x.view(np.ndarray) if isinstance(x, Bfloat16Values) else x
+
+        inputs = tuple(plain(x) for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(x) for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+
+def tolerance_dtype(p):
+    """The dtype whose round-off the rows of ``p`` carry: ``p.dtype``, or
+    ``"bfloat16"`` for :class:`Bfloat16Values`."""
+    return getattr(p, "tolerance_dtype", p.dtype)
+
+
 def as_numpy(x):
     """A torch tensor as a numpy array (no copy for a CPU tensor of a numpy
     dtype); anything else unchanged.
@@ -83,9 +139,10 @@ def as_numpy(x):
     torch is looked up in ``sys.modules`` only: a tensor cannot exist unless
     torch was imported, so other inputs never import it. A tensor that
     requires grad is detached; a CUDA (or other device) tensor is copied to
-    the host; half precision (float16, and bfloat16, which numpy lacks)
-    becomes float32 (a copy), so that the rows of a half-precision softmax
-    are held to the float32 row-sum tolerance, not to float64's.
+    the host. float16 stays float16 (numpy has it), so a half-precision
+    softmax is held to float16's row-sum tolerance as a numpy float16 array
+    is; bfloat16, which numpy lacks, becomes float32 values marked as
+    :class:`Bfloat16Values` (a copy), held to bfloat16's tolerance.
     """
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
@@ -93,8 +150,8 @@ def as_numpy(x):
     x = x.detach()
     if x.device.type != "cpu":
         x = x.cpu()
-    if x.dtype in (torch.float16, torch.bfloat16):
-        x = x.float()
+    if x.dtype == torch.bfloat16:
+        return x.float().numpy().view(Bfloat16Values)
     return x.numpy()
 
 
@@ -130,16 +187,48 @@ def check_option(value, name, allowed):
     return value
 
 
-def row_sum_tolerance(dtype):
-    """Tolerance on ``|row sum - 1|``: sqrt of the machine epsilon, as log_loss."""
-    return float(np.sqrt(np.finfo(dtype).eps))
+# float32 round-off per class: a float32 softmax (torch's default) is exact to
+# a few units in the last place per entry, so its row sums are off by up to
+# about K * eps32; stored as float32, as text or cast to float64, such rows are
+# probabilities all the same.
+_FLOAT32_ROUNDOFF = 2 * float(np.finfo(np.float32).eps)
+_BFLOAT16_EPS = 2.0**-7  # 8 significant bits (torch.finfo(torch.bfloat16).eps)
+
+
+def row_sum_tolerance(dtype, n_classes=2):
+    """Tolerance on ``|row sum - 1|`` for ``n_classes`` columns of ``dtype``.
+
+    The larger of the square root of the machine epsilon of ``dtype`` (as
+    ``sklearn.metrics.log_loss``) and float32 round-off summed over the
+    classes, ``2 * n_classes * eps(float32)``, whatever the stored dtype:
+    probabilities computed in float32 and cast to float64 carry float32's
+    round-off, not float64's.
+    """
+    eps = _BFLOAT16_EPS if str(dtype) == "bfloat16" else float(np.finfo(dtype).eps)
+    return max(float(np.sqrt(eps)), _FLOAT32_ROUNDOFF * int(n_classes))
+
+
+# Weights are used in sums of products (weight x loss, weight x count): a sum
+# above 2**500 can overflow once multiplied by a loss term, a weight below
+# 2**-500 can underflow to a subnormal or zero. Inside this range they are
+# used as given.
+_WEIGHT_EXPONENT_RANGE = (-500, 500)
 
 
 def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
     """Return float64 weights of length ``n_samples`` or None.
 
+    Weights whose sum exceeds ``2**500`` (all 1e308, say) or whose maximum is
+    below ``2**-500`` (subnormal weights) are multiplied by the power of two
+    that brings their maximum into [0.5, 1) (``np.ldexp``: exact, unless a
+    weight is more than 2**1000 times smaller than the largest). Every
+    weighted mean is unchanged by that; without it the sums overflow to
+    infinity or lose their digits to underflow, and the metrics return NaN.
+
     ``allow_zero_sum`` is for one chunk of a larger input, where only the
-    total weight must be positive.
+    total weight must be positive; a chunk cannot be rescaled on its own
+    (its scale must match the other chunks'), so weights outside that range
+    are refused there.
     """
     if sample_weight is None:
         return None
@@ -157,9 +246,25 @@ def check_sample_weight(sample_weight, n_samples, *, allow_zero_sum=False):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values.")
-    if not allow_zero_sum and not w.sum() > 0:
-        raise ValueError("sample_weight sums to zero: no sample would be counted.")
-    return w
+    top = float(w.max()) if w.size else 0.0
+    if top == 0.0:
+        if not allow_zero_sum:
+            raise ValueError("sample_weight sums to zero: no sample would be counted.")
+        return w
+    exponent = math.frexp(top)[1]  # top = m * 2**exponent, 0.5 <= m < 1
+    scaled = np.ldexp(w, -exponent)
+    low, high = _WEIGHT_EXPONENT_RANGE
+    sum_exponent = exponent + math.log2(float(scaled.sum()))
+    if low <= exponent - 1 and sum_exponent <= high:
+        return w
+    if allow_zero_sum:
+        raise ValueError(
+            f"sample_weight (maximum {top!r}, sum about 2**{sum_exponent:.0f}) is "
+            f"outside [2**{low}, 2**{high}], where weighted sums neither overflow "
+            "nor underflow: rescale all the weights by one factor (the result "
+            "does not depend on it)."
+        )
+    return scaled
 
 
 def _check_y_true(y_true):
@@ -277,7 +382,9 @@ def check_prob_array(y_prob):
     positive-class scores, keeping float16 and float32 as they are (the row-sum
     tolerance is that of the input's dtype).
     """
-    p = np.asarray(as_numpy(y_prob))
+    p = np.asanyarray(as_numpy(y_prob))  # "any": keeps Bfloat16Values
+    if type(p) not in (np.ndarray, Bfloat16Values):
+        p = np.asarray(p)  # matrices, masked arrays and other subclasses
     if p.dtype == bool or not np.issubdtype(p.dtype, np.number):
         raise ValueError(f"y_prob must be numeric, got dtype {p.dtype}.")
     if np.issubdtype(p.dtype, np.complexfloating):
@@ -298,11 +405,17 @@ def check_prob_array(y_prob):
     return p
 
 
+def as_columns(p):
+    """(n, K) probabilities; a 1-D binary ``p`` becomes ``[1 - p, p]``."""
+    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+
 def row_sum_message(name, tol, dtype, row, total):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
     return (
-        f"{name} rows must sum to 1 (within {tol:.2g}, the square root of the "
-        f"machine epsilon of {dtype}); row {row} sums to {float(total)!r}."
+        f"{name} rows must sum to 1 (within {tol:.2g}, the larger of the square "
+        f"root of the machine epsilon of {dtype} and float32 round-off summed over the "
+        f"columns); row {row} sums to {float(total)!r}."
     )
 
 
@@ -326,11 +439,12 @@ def check_prob_values(p, name="y_prob"):
         raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
     if p.ndim == 2 and p.shape[1] > 1:
         sums = p.sum(axis=1, dtype=np.float64)
-        tol = row_sum_tolerance(p.dtype)
+        dtype = tolerance_dtype(p)
+        tol = row_sum_tolerance(dtype, p.shape[1])
         bad = np.abs(sums - 1.0) > tol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(row_sum_message(name, tol, p.dtype, i, sums[i]))
+            raise ValueError(row_sum_message(name, tol, dtype, i, sums[i]))
 
 
 def check_found_classes(classes, n_columns, prob_ndim):
@@ -362,6 +476,40 @@ def check_labels_for(labels, n_columns, prob_ndim):
             "columns" + (" (1-D y_prob is binary)." if prob_ndim == 1 else ".")
         )
     return classes
+
+
+def _outside_stacklevel():
+    """The ``stacklevel`` of the first frame outside sklcalib (the user's
+    call), so that a warning raised deep inside points at it and shows once
+    per user line however many internal calls repeat it."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "sklcalib."
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_assumed_string_order(classes):
+    """Warn which column order was assumed for string labels found in
+    ``y_true`` when ``labels`` was not given (sorted order, as
+    ``sklearn.metrics.log_loss``): a model whose columns are in another order
+    (e.g. cat, dog, bird) would be scored against the wrong columns."""
+    if classes.shape[0] == 0 or not isinstance(classes[0], (str, np.str_, bytes)):
+        return
+    shown = ", ".join(repr(str(c)) for c in classes[:10])
+    if classes.shape[0] > 10:
+        shown += f", ... ({classes.shape[0]} labels)"
+    warnings.warn(
+        "y_true holds string labels and labels was not given: the columns of "
+        f"y_prob are assumed to be in sorted label order [{shown}]. Pass "
+        "labels=... (e.g. labels=estimator.classes_) to state the order and "
+        "silence this warning.",
+        UserWarning,
+        stacklevel=_outside_stacklevel(),
+    )
 
 
 def check_targets(
@@ -400,6 +548,7 @@ def check_targets(
     if labels is None:
         classes, y_idx = unique_and_encode(y)
         check_found_classes(classes, n_columns, p.ndim)
+        warn_assumed_string_order(classes)
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)

@@ -21,6 +21,7 @@ import numpy as np
 
 __all__ = [
     "CHANCE_FRACTION",
+    "CHANCE_RULE",
     "CHANCE_Z",
     "chance_threshold",
     "is_at_chance",

@@ -10,17 +10,20 @@ from collections import defaultdict
 
 import numpy as np
 
-from sklcalib._utils._optional import import_optional
-from sklcalib.benchmark.chance import CHANCE_RULE, runs_at_chance
+from sklcalib._utils._optional import import_optional as _import_optional
+from sklcalib.benchmark.chance import CHANCE_RULE
+from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
 from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
 
 __all__ = [
     "aggregate",
+    "chance_counts",
     "curvature_correlation",
     "markdown_report",
     "plot_curvature",
     "plot_reliability",
     "read_csv",
+    "row_columns",
     "significance_marks",
     "write_csv",
 ]
@@ -39,14 +42,14 @@ _LABELS = {
 }
 
 
-def row_columns(extra=()):
+def row_columns():
     """Column order of ``results.csv``."""
     cols = ["dataset", "loss", "seed", "epochs", "temperature"]
     for key in METRICS:
         cols += [f"{key}_pre", f"{key}_post"]
     cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
     cols += ["train_error", "chance_error", "n_test"]
-    return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds", *extra]
+    return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds"]
 
 
 def write_csv(rows, path):
@@ -266,7 +269,7 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                 f"ρ = {rho[0]:.2f} (Kimura & Naganuma: lower curvature goes with "
                 "better calibration, i.e. ρ > 0).",
             ]
-    lines += ["", *chance_section(rows)]
+    lines += ["", *_chance_section(rows)]
     return "\n".join(lines) + "\n"
 
 
@@ -300,7 +303,8 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
 
     For every (dataset, loss): the 95 % basic bootstrap interval of the mean
     ECE over seeds (the b-th bootstrap resample of every seed averaged; the
-    percentile interval reflected about the mean, clipped at 0), ▼/▲ when
+    percentile interval reflected about the mean; its lower end can fall
+    below 0, which says the data cannot tell that ECE from 0), ▼/▲ when
     the loss's ECE is significantly lower/higher than ``baseline``'s on the
     same test rows, and †/‡ on the post-T cell when the post-T ECE is
     significantly lower/higher than the pre-T ECE. Paired: the runs of one
@@ -329,7 +333,9 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
             # basic interval: the resampled ECE sits above the ECE by its
             # bias; reflecting the percentile interval about the mean undoes it
             q_low, q_high = np.quantile(mean_boot, [0.025, 0.975])
-            low, high = max(2 * mean - q_high, 0.0), 2 * mean - q_low
+            # not clipped at 0: a lower end below 0 says the data cannot
+            # tell this ECE from a calibrated model's
+            low, high = 2 * mean - q_high, 2 * mean - q_low
             text = f" [{100 * low:.2f}, {100 * high:.2f}]"
             if base is not None and loss != baseline and set(base) & set(by_seed):
                 diff, diff_boot = _pooled(by_seed, when, base, when)
@@ -346,14 +352,14 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
 def chance_counts(rows):
     """``(dataset, loss) -> number of seeds at or near chance``, flagged only."""
     counts = defaultdict(int)
-    for row in runs_at_chance(rows):
+    for row in _runs_at_chance(rows):
         counts[row["dataset"], row["loss"]] += 1
     return dict(counts)
 
 
-def chance_section(rows):
+def _chance_section(rows):
     """Markdown lines listing the runs at or near chance, with the rule."""
-    flagged = runs_at_chance(rows)
+    flagged = _runs_at_chance(rows)
     lines = ["## Runs at or near chance", ""]
     lines.append(
         f"A run is {CHANCE_RULE}. Such a net learnt (next to) nothing: its ECE "
@@ -435,7 +441,7 @@ def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     fig : matplotlib.figure.Figure
         The figure written (no pyplot state is kept).
     """
-    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
     stats = aggregate(rows)
     chance = chance_counts(rows)
@@ -545,18 +551,22 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     """
     # A bare Figure (no pyplot): no GUI backend and no global figure state,
     # so the command works headless and leaks no figures.
-    Figure = import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
     fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
     for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
-        ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+        displays.append(
+            ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+        )
         ax.set_title(loss)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")

@@ -15,10 +15,17 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
-from sklcalib._utils._validation import check_scalar
-from sklcalib.benchmark.chance import majority_class_error
+from sklcalib._utils._validation import check_scalar as _check_scalar
+from sklcalib.benchmark.chance import majority_class_error as _majority_class_error
 
-__all__ = ["DEFAULT_LOSSES", "METRICS", "derive_seed", "run_one"]
+__all__ = [
+    "BOOTSTRAP_RESAMPLES",
+    "DEFAULT_LOSSES",
+    "METRICS",
+    "derive_seed",
+    "run_one",
+    "subsample_train",
+]
 
 #: the criteria the benchmark compares by default (registry names)
 DEFAULT_LOSSES = (
@@ -30,6 +37,8 @@ DEFAULT_LOSSES = (
     "brier",
     "mmce",
     "label_smoothing",
+    "mbls",
+    "mdca",
 )
 
 #: keys of :func:`sklcalib.metrics.calibration_report` reported before and after
@@ -88,7 +97,7 @@ def derive_seed(dataset, seed):
 #: first rows of the shuffled training split): on the large tabular sets a
 #: pass over every row costs more than the training (MMCE's kernel is
 #: quadratic in the rows); the synthetic and bundled sets have fewer rows.
-HESSIAN_MAX_ROWS = 2000
+_HESSIAN_MAX_ROWS = 2000
 
 
 def subsample_train(data, max_train, random_state=0):
@@ -213,7 +222,7 @@ def run_one(
     hessian_samples : int, default=8
         Rademacher probes of the Hutchinson estimate of the Hessian trace of the
         training loss at the end of training, on at most
-        :data:`HESSIAN_MAX_ROWS` training rows; 0 skips it (NaN in the row).
+        :data:`_HESSIAN_MAX_ROWS` training rows; 0 skips it (NaN in the row).
     return_proba : bool, default=False
         Also return the test labels and probabilities before temperature
         scaling (for reliability diagrams), under the keys ``"y_test"`` and
@@ -254,7 +263,7 @@ def run_one(
     from sklcalib.metrics import bootstrap_interval, calibration_report
 
     if torch_threads is not None:
-        torch_threads = check_scalar(
+        torch_threads = _check_scalar(
             torch_threads, "torch_threads", integer=True, low=1
         )
     data = _dataset(dataset, max_train)
@@ -308,8 +317,8 @@ def run_one(
             with_se = hessian_samples >= 2
             trace = hessian_trace(
                 net,
-                data.X_train[:HESSIAN_MAX_ROWS],
-                data.y_train[:HESSIAN_MAX_ROWS],
+                data.X_train[:_HESSIAN_MAX_ROWS],
+                data.y_train[:_HESSIAN_MAX_ROWS],
                 n_samples=hessian_samples,
                 random_state=net_seed,
                 return_std=with_se,
@@ -339,7 +348,7 @@ def run_one(
     row["train_error"] = train_error
     # what always predicting the most frequent test class would err: the
     # reference of the at-chance flag (sklcalib.benchmark.chance)
-    row["chance_error"] = majority_class_error(data.y_test)
+    row["chance_error"] = _majority_class_error(data.y_test)
     row["n_test"] = len(data.y_test)
     row["hessian_trace"] = trace
     row["hessian_trace_se"] = trace_se

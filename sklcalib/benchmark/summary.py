@@ -7,8 +7,10 @@ at or near chance, and where the files are.
 
 import textwrap
 
-from sklcalib.benchmark.chance import runs_at_chance
-from sklcalib.benchmark.report import _ordered, aggregate, chance_counts
+from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
+from sklcalib.benchmark.report import _ordered
+from sklcalib.benchmark.report import aggregate as _aggregate
+from sklcalib.benchmark.report import chance_counts as _chance_counts
 
 __all__ = ["terminal_summary"]
 
@@ -60,8 +62,8 @@ def terminal_summary(
     frequent class; rule in results.md):
       moons / mmce / seed 0: error 50.0 % (majority class 50.0 %)
     """
-    stats = aggregate(rows)
-    chance = chance_counts(rows)
+    stats = _aggregate(rows)
+    chance = _chance_counts(rows)
     datasets = _ordered([r["dataset"] for r in rows], datasets or [])
     losses = _ordered([r["loss"] for r in rows], losses or [])
     n_seeds = len({r["seed"] for r in rows})
@@ -101,7 +103,7 @@ def terminal_summary(
             row += "".join(cells[d, loss].ljust(widths[d]) for d in block)
             lines.append(row)
 
-    flagged = runs_at_chance(rows)
+    flagged = _runs_at_chance(rows)
     if flagged:
         lines.append("")
         lines += textwrap.wrap(

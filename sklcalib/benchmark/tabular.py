@@ -21,11 +21,14 @@ import time
 
 import numpy as np
 
-from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
+from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.runner import derive_seed as _derive_seed
+from sklcalib.benchmark.runner import subsample_train as _subsample_train
 
 __all__ = [
     "CALIBRATORS",
     "MODELS",
+    "RAW",
     "auto_check",
     "available_calibrators",
     "available_models",
@@ -209,7 +212,9 @@ def run_boosting(
     installed; seeds from :func:`~sklcalib.benchmark.runner.derive_seed`) is
     fitted on the training split of ``load_dataset(dataset, random_state=seed)``;
     each calibrator is fitted on the validation split through
-    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``. BLAS and
+    ``CalibratedClassifier(FrozenEstimator(model), calibrator)``; a binary-only
+    calibrator (its ``multi_class`` tag off) is left out on a multiclass set,
+    so that its cells stay empty. BLAS and
     OpenMP run on one thread, so parallel runs do not oversubscribe the cores.
 
     Parameters
@@ -258,7 +263,7 @@ def run_boosting(
     from sklcalib.datasets import load_dataset
     from sklcalib.metrics import calibration_report
 
-    data = subsample_train(load_dataset(dataset, random_state=seed), max_train)
+    data = _subsample_train(load_dataset(dataset, random_state=seed), max_train)
     rows = []
 
     def add(model_name, name, proba, seconds, raw_losses):
@@ -290,9 +295,9 @@ def run_boosting(
             model = make_model(
                 model_name,
                 data,
-                derive_seed(f"{dataset}/{model_name}", seed)
+                _derive_seed(f"{dataset}/{model_name}", seed)
                 if model_name != "hgb"
-                else derive_seed(dataset, seed),
+                else _derive_seed(dataset, seed),
                 net_epochs=net_epochs,
             ).fit(data.X_train, data.y_train)
             # kept in the model's dtype (float32 for the net): the metrics hold
@@ -302,12 +307,23 @@ def run_boosting(
             add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
             frozen = FrozenEstimator(model)
             for name in calibrators:
+                calibrator = make_calibrator(name)
+                if data.n_classes > 2 and not _handles_multiclass(calibrator):
+                    continue  # a binary method (quadratic, beta): no row, no cell
                 start = time.perf_counter()
-                calibrated = CalibratedClassifier(frozen, make_calibrator(name))
+                calibrated = CalibratedClassifier(frozen, calibrator)
                 calibrated.fit(data.X_val, data.y_val)
                 proba = np.asarray(calibrated.predict_proba(data.X_test))
                 add(model_name, name, proba, time.perf_counter() - start, raw_losses)
     return rows
+
+
+def _handles_multiclass(calibrator):
+    """Whether a calibrator (or ``"auto"``) fits more than two classes, by the
+    ``multi_class`` classifier tag that binary-only calibrators turn off."""
+    if isinstance(calibrator, str):
+        return True
+    return calibrator.__sklearn_tags__().classifier_tags.multi_class
 
 
 _COLUMNS = ["dataset", "model", "calibrator", "seed", "n_train", *METRICS]
@@ -768,7 +784,7 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     """
     from matplotlib.figure import Figure
 
-    from sklcalib.plotting import ReliabilityDisplay
+    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     first = {}
     for row in rows:
@@ -781,18 +797,21 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     n_rows = math.ceil(len(names) / n_cols)
     fig = Figure(figsize=(3.4 * n_cols, 3.3 * n_rows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
     for ax, name in zip(axes, names, strict=False):
         row = first[name]
         binary = row["proba"].shape[1] == 2
-        ReliabilityDisplay.from_predictions(
+        display = ReliabilityDisplay.from_predictions(
             row["y_test"],
             row["proba"],
             kind="classwise" if binary else "top-label",
             ax=ax,
             name="HGB" if name == RAW else f"HGB + {name}",
         )
+        displays.append(display)
         ax.set_title("raw" if name == RAW else name)
         ax.legend(loc="upper left", fontsize=7)
+    share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(names) :]:
         ax.set_visible(False)
     what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"

@@ -23,6 +23,12 @@ calibrator                           scores         method
                                                     ``softmax(z)`` and uniform
 :class:`ScalingBinningCalibrator`    probabilities  Platt, then equal-mass bins
 :class:`VennAbersCalibrator`         probabilities  Venn–ABERS, one-vs-rest
+:class:`SMSCalibrator`               logits         structured matrix scaling
+:class:`SVSCalibrator`               logits         structured vector scaling
+:class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
+:class:`BetaScaler`                  probabilities  beta calibration, native, binary
+:class:`SplineCalibrator`            probabilities  spline of the cumulative gap,
+                                                    one-vs-rest
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -31,13 +37,24 @@ is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
 Every calibrator's ``fit`` takes ``sample_weight``.
 """
 
+from ._beta_native import BetaScaler
 from ._binning import HistogramBinningCalibrator, IsotonicCalibrator
 from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._prior import PriorCorrection
+from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._select import (
+    CalibrationWarning,
+    CalibratorSelection,
+    check_calibrator,
+    select_calibrator,
+)
+from ._sms import SMSCalibrator, SVSCalibrator
+from ._spline import SplineCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -50,7 +67,10 @@ __all__ = [
     "TEMPERATURE_BOUNDS",
     "BBQCalibrator",
     "BetaCalibrator",
+    "BetaScaler",
     "CalibratedClassifier",
+    "CalibrationWarning",
+    "CalibratorSelection",
     "DirichletCalibrator",
     "ENIRCalibrator",
     "EnsembleTemperatureScaler",
@@ -58,8 +78,15 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "PriorCorrection",
+    "QuadraticScaler",
+    "SMSCalibrator",
+    "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "check_calibrator",
+    "select_calibrator",
 ]

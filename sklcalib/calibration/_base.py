@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklcalib._utils._validation import (
     any_dask,
+    as_numpy,
     check_prob_values,
     check_sample_weight,
     is_dask_array,
@@ -53,6 +54,32 @@ def renormalise(proba):
     return out
 
 
+#: How far outside [0, 1] a computed probability may fall by rounding
+#: (weighted cumulative sums, another library's float arithmetic) before it
+#: is reported as a defect instead of being rounded back into the interval.
+UNIT_INTERVAL_TOLERANCE = 1e-9
+
+
+def within_unit_interval(values, source):
+    """``values`` with rounding excursions out of [0, 1] put back.
+
+    A NaN, or a value further than :data:`UNIT_INTERVAL_TOLERANCE` outside,
+    is a defect of ``source``: a RuntimeError says so, instead of a clip
+    that would turn it into a plausible probability.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    tol = UNIT_INTERVAL_TOLERANCE
+    if values.size and not (
+        np.all(np.isfinite(values)) and values.min() >= -tol and values.max() <= 1 + tol
+    ):
+        bad = values[~(np.isfinite(values) & (values >= -tol) & (values <= 1 + tol))]
+        raise RuntimeError(
+            f"{source} returned values that are not probabilities (e.g. "
+            f"{bad[:3].tolist()!r}); please report this with the data."
+        )
+    return np.clip(values, 0.0, 1.0)
+
+
 def binary_logits(scores):
     """(n, 1) decision scores s as the logits [0, s]; others unchanged."""
     if scores.shape[1] == 1:
@@ -83,7 +110,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         return tags
 
     def _validate_scores(self, X, y="no_validation", *, reset):
-        X = _as_2d(X)
+        X = _as_2d(as_numpy(X))
         if not reset and X.shape[1] == 1 and getattr(self, "n_features_in_", 1) > 1:
             raise ValueError(
                 "scores is 1-D, but the calibrator was fitted on "
@@ -122,7 +149,10 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the samples, with scikit-learn's meaning:
             an integer weight gives the same fit as repeating the row that
-            many times. None weights every sample 1. With dask ``X``, a dask
+            many times. None weights every sample 1. Weights summing past
+            ``2**500`` or all below ``2**-500`` are first multiplied by the
+            power of two that brings the largest into [0.5, 1) (exact), as
+            their sums would overflow or underflow. With dask ``X``, a dask
             array (rechunked to X's rows) or an in-memory array (split along
             them); a block may weigh zero, the total may not.
 
@@ -133,6 +163,8 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         """
         if any_dask(X, y, sample_weight):  # streaming passes over the row blocks
             return self._fit_dask(X, y, sample_weight)
+        # torch tensors (detached if they require grad) as numpy arrays
+        X, y, sample_weight = as_numpy(X), as_numpy(y), as_numpy(sample_weight)
         self._check_params()
         if y is None:  # scikit-learn's message for a missing target
             validate_data(self, _as_2d(X), y)

@@ -6,7 +6,12 @@ from sklearn.isotonic import IsotonicRegression
 from sklcalib._utils._binning import bin_index, weighted_quantile
 from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
 
-from ._base import PROBABILITIES, BaseCalibrator, renormalise
+from ._base import (
+    PROBABILITIES,
+    BaseCalibrator,
+    renormalise,
+    within_unit_interval,
+)
 
 _QUANTILE_ON_DASK = (
     "HistogramBinningCalibrator(strategy='quantile') cannot be fitted on "
@@ -52,7 +57,7 @@ class _OneVsRestCalibrator(BaseCalibrator):
                 for model, (c, _) in zip(self.calibrators_, columns, strict=True)
             ]
         )
-        calibrated = np.clip(calibrated, 0.0, 1.0)
+        calibrated = within_unit_interval(calibrated, type(self).__name__)
         if len(self.classes_) == 2:
             return np.column_stack([1.0 - calibrated[:, 0], calibrated[:, 0]])
         return renormalise(calibrated)

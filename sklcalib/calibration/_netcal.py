@@ -12,8 +12,10 @@ one per class on ``p[:, k]`` against ``[y == k]`` and renormalises the rows
 (an all-zero row becomes uniform).
 """
 
+import contextlib
 import functools
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -23,23 +25,48 @@ from sklcalib._utils._validation import check_bool, check_option
 
 from ._binning import _OneVsRestCalibrator
 
+# netcal keeps state in module globals (pyro's parameter store, torch's seed,
+# its progress bars): two threads fitting at once raise or get each other's
+# parameters. Every netcal call of sklcalib runs under this lock.
+_NETCAL_LOCK = threading.RLock()
+_ABSENT = object()
+
 
 def import_netcal(submodule, owner):
-    """``netcal.<submodule>``, or an ImportError that names the extra.
+    """``netcal.<submodule>``, or an ImportError that names the extra."""
+    return import_optional(f"netcal.{submodule}", owner)
+
+
+@contextlib.contextmanager
+def netcal_quietly(submodule, owner):
+    """Import ``netcal.<submodule>`` and yield it under the lock, netcal's
+    ``print`` and ``tqdm`` silenced meanwhile.
 
     netcal writes its warnings with ``print`` and its progress bars with tqdm
     straight to stdout/stderr, which a calibrator inside a grid search should
-    not. Rather than redirecting the whole process's streams (not thread-safe,
-    and it would hide everyone else's output), the names ``print`` and
-    ``tqdm`` inside netcal's own modules are replaced, once: netcal's
-    ``"WARNING: ..."`` lines become Python warnings (visible and filterable),
-    its other chatter is dropped and its progress bars are disabled.
+    not. Rather than redirecting the whole process's streams (not
+    thread-safe, and it would hide everyone else's output), the names
+    ``print`` and ``tqdm`` inside netcal's loaded modules are replaced while
+    the block runs and restored after it, so that netcal used directly
+    elsewhere behaves as netcal does: netcal's ``"WARNING: ..."`` lines become
+    Python warnings (visible and filterable), its other chatter is dropped
+    and its progress bars are disabled.
     """
-    module = import_optional(f"netcal.{submodule}", owner)
-    for name, loaded in list(sys.modules.items()):
-        if name == "netcal" or name.startswith("netcal."):
-            _silence(loaded)
-    return module
+    with _NETCAL_LOCK:
+        netcal_module = import_netcal(submodule, owner)
+        saved = []
+        for name, module in list(sys.modules.items()):
+            if module is not None and (name == "netcal" or name.startswith("netcal.")):
+                saved.append((module, _silence(module)))
+        try:
+            yield netcal_module
+        finally:
+            for module, originals in saved:
+                for attr, value in originals.items():
+                    if value is _ABSENT:
+                        module.__dict__.pop(attr, None)
+                    else:
+                        setattr(module, attr, value)
 
 
 def _netcal_print(*args, **kwargs):
@@ -54,13 +81,14 @@ def _netcal_print(*args, **kwargs):
 
 
 def _silence(module):
-    if module is None or getattr(module, "_sklcalib_silenced", False):
-        return
+    """Replace ``print`` and ``tqdm`` in ``module``; return what they were."""
+    originals = {"print": module.__dict__.get("print", _ABSENT)}
     module.print = _netcal_print
-    bar = getattr(module, "tqdm", None)
+    bar = module.__dict__.get("tqdm")
     if isinstance(bar, type):  # the tqdm class imported by name
+        originals["tqdm"] = bar
         module.tqdm = functools.partial(bar, disable=True)
-    module._sklcalib_silenced = True
+    return originals
 
 
 class _NetcalCalibrator(_OneVsRestCalibrator):
@@ -81,14 +109,16 @@ class _NetcalCalibrator(_OneVsRestCalibrator):
             )
 
     def _fit_column(self, p, target, sample_weight=None):
-        model = self._make_netcal()
-        # copies: netcal may write to its inputs
-        model.fit(np.array(p), target.astype(np.int64))
+        owner = type(self).__name__
+        with netcal_quietly(self._netcal_submodule, owner) as netcal_module:
+            model = self._make_netcal(netcal_module)
+            # copies: netcal may write to its inputs
+            model.fit(np.array(p), target.astype(np.int64))
         return model
 
-    @staticmethod
-    def _predict_column(model, p):
-        return np.asarray(model.transform(np.array(p)), dtype=np.float64)
+    def _predict_column(self, model, p):
+        with netcal_quietly(self._netcal_submodule, type(self).__name__):
+            return np.asarray(model.transform(np.array(p)), dtype=np.float64)
 
 
 class BBQCalibrator(_NetcalCalibrator):
@@ -136,8 +166,9 @@ class BBQCalibrator(_NetcalCalibrator):
         check_option(self.score_function, "score_function", ("BIC", "AIC"))
         check_bool(self.equal_intervals, "equal_intervals")
 
-    def _make_netcal(self):
-        binning = import_netcal("binning", type(self).__name__)
+    _netcal_submodule = "binning"
+
+    def _make_netcal(self, binning):
         return binning.BBQ(
             score_function=self.score_function, equal_intervals=self.equal_intervals
         )
@@ -187,8 +218,9 @@ class ENIRCalibrator(_NetcalCalibrator):
         check_option(self.score_function, "score_function", ("BIC", "AIC"))
         check_bool(self.quick_init, "quick_init")
 
-    def _make_netcal(self):
-        binning = import_netcal("binning", type(self).__name__)
+    _netcal_submodule = "binning"
+
+    def _make_netcal(self, binning):
         return binning.ENIR(
             score_function=self.score_function, quick_init=self.quick_init
         )
@@ -230,6 +262,7 @@ class BetaCalibrator(_NetcalCalibrator):
     def _check_params(self):
         pass
 
-    def _make_netcal(self):
-        scaling = import_netcal("scaling", type(self).__name__)
+    _netcal_submodule = "scaling"
+
+    def _make_netcal(self, scaling):
         return scaling.BetaCalibration(method="mle")

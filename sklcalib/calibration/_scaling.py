@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from sklcalib._utils._validation import any_dask, check_scalar
+from sklcalib._utils._validation import any_dask, as_numpy, check_scalar
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
@@ -283,6 +283,7 @@ class PlattScaler(BaseCalibrator):
         """
         if any_dask(X, y, sample_weight):  # streaming passes over the row blocks
             return self._fit_dask(X, y, sample_weight)
+        y = as_numpy(y)  # a torch tensor of targets, detached
         if y is not None:
             y_type = type_of_target(y, input_name="y", raise_unknown=True)
             if y_type not in ("binary", "multiclass"):

@@ -15,8 +15,10 @@ from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 #: information) stops at these bounds instead of running off to 0 or inf.
 TEMPERATURE_BOUNDS = (1e-4, 1e4)
 
-#: The grid of ``objective="ece"``: T = 0.1, 0.2, ..., 10.0.
+#: The grid of ``objective="ece"``: T = 0.1, 0.2, ..., 10.0 (read-only: it is
+#: every TemperatureScaler's default).
 DEFAULT_GRID = np.round(np.arange(1, 101) * 0.1, 1)
+DEFAULT_GRID.flags.writeable = False
 
 _ECE_ON_DASK = (
     "TemperatureScaler(objective='ece') cannot be fitted on dask arrays "
@@ -364,7 +366,10 @@ def _warn_if_probabilities(scores):
         scores.shape[1] > 1
         and scores.min() >= 0
         and scores.max() <= 1
-        and np.all(np.abs(scores.sum(axis=1) - 1) <= row_sum_tolerance(np.float32))
+        and np.all(
+            np.abs(scores.sum(axis=1) - 1)
+            <= row_sum_tolerance(np.float32, scores.shape[1])
+        )
     ):
         warnings.warn(
             "TemperatureScaler was given scores whose rows are in [0, 1] and sum "

@@ -21,6 +21,8 @@ when large logits arrive, so ``import sklcalib.calibration`` stays free of it.
 import numpy as np
 from numba import njit, prange
 
+from sklcalib._utils._optional import parallel_kernel_section
+
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.693147180369123816490  # ln 2 split in two: n * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
@@ -84,24 +86,24 @@ def _moment_sums(e, d):
 
 
 @njit(parallel=True, cache=True)
-def nll_derivatives(logits, y_idx, beta):
-    """Mean NLL of softmax(beta z) and its first three derivatives in beta.
+def _block_derivatives(logits, y_idx, beta, out):
+    """Per block of ``_BLOCK`` rows, the sums of the NLL and its first three
+    derivatives in beta, written to ``out[block]``.
 
     With d = z - max(z) per row and p = softmax(beta d): NLL = mean(log sum
     exp(beta d) - beta d_y); its derivatives are the mean, variance and third
     central moment of d under p, minus d_y for the first.
     """
     n, k = logits.shape
-    n_blocks = (n + _BLOCK - 1) // _BLOCK
-    nll = 0.0
-    grad = 0.0
-    hess = 0.0
-    third = 0.0
-    for b in prange(n_blocks):
+    for b in prange(out.shape[0]):
         d = np.empty(k)
         x = np.empty(k)
         e = np.empty(k)
         scale = np.empty(k)
+        nll = 0.0
+        grad = 0.0
+        hess = 0.0
+        third = 0.0
         for i in range(b * _BLOCK, min(n, (b + 1) * _BLOCK)):
             m = logits[i, 0]
             for j in range(1, k):
@@ -118,7 +120,36 @@ def nll_derivatives(logits, y_idx, beta):
             grad += mean - d_true
             hess += max(second - mean * mean, 0.0)
             third += s3 / s0 - 3.0 * mean * second + 2.0 * mean**3
-    return nll / n, grad / n, hess / n, third / n
+        out[b, 0] = nll
+        out[b, 1] = grad
+        out[b, 2] = hess
+        out[b, 3] = third
+
+
+@njit(cache=True)
+def _sum_blocks(out):
+    """The block sums added in block order: the same bits on any number of
+    threads (a prange reduction into scalars adds the threads' partial sums
+    in an order that depends on how many threads there are)."""
+    total = np.zeros(4)
+    for b in range(out.shape[0]):
+        for c in range(4):
+            total[c] += out[b, c]
+    return total
+
+
+def nll_derivatives(logits, y_idx, beta):
+    """Mean NLL of softmax(beta z) and its first three derivatives in beta.
+
+    Blocks of rows run in parallel; their sums are combined in block order, so
+    the result does not depend on the number of threads.
+    """
+    n = logits.shape[0]
+    out = np.empty(((n + _BLOCK - 1) // _BLOCK, 4))
+    with parallel_kernel_section():
+        _block_derivatives(logits, y_idx, float(beta), out)
+    total = _sum_blocks(out)
+    return total[0] / n, total[1] / n, total[2] / n, total[3] / n
 
 
 @njit(cache=True)

@@ -27,6 +27,10 @@ interval containing both).
 
 import numpy as np
 
+from sklcalib._utils._optional import is_installed
+
+from ._base import within_unit_interval
+
 
 def csd_points(scores, labels, weights=None):
     """Distinct sorted scores and the CSD points of their groups.
@@ -147,6 +151,8 @@ _compiled_kernel = None
 def _compiled():
     """The kernel compiled by numba (cached on disk), or None without numba."""
     global _compiled_kernel
+    if not is_installed("numba"):  # absent, or disabled by SKLCALIB_DISABLE_NUMBA
+        return None
     if _compiled_kernel is None:
         try:
             from numba import njit
@@ -199,7 +205,11 @@ def venn_abers_table(scores, labels, weights=None, *, compiled=None):
     p0 = _gap_slopes(x, y, (0.0, 0.0), (1.0, 0.0), compiled=compiled)
     # label 1: they move by (1, 1); shift all by -(1, 1) to keep P for B
     p1 = _gap_slopes(x, y, (-1.0, -1.0), (0.0, 0.0), compiled=compiled)
-    return distinct, np.clip(p0, 0.0, 1.0), np.clip(p1, 0.0, 1.0)
+    # slopes of label increments over weight increments: in [0, 1] but for
+    # the rounding of the weighted cumulative sums
+    p0 = within_unit_interval(p0, "Venn-ABERS (label 0)")
+    p1 = within_unit_interval(p1, "Venn-ABERS (label 1)")
+    return distinct, p0, p1
 
 
 def venn_abers_lookup(table, test_scores):

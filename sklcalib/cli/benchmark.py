@@ -157,7 +157,8 @@ def add_benchmark_parser(sub):
             f"{QUICK_SEEDS} seed, {QUICK_EPOCHS} epochs: {_QUICK_WALL} on 2 idle "
             "cores. "
             f"--suite tabular: the real tabular sets ({', '.join(TABULAR_DATASETS)}), "
-            f"the default losses, {DEFAULT_SEEDS} seeds: {_TABULAR_WALL} on 2 cores. "
+            f"the default losses, {DEFAULT_SEEDS} seeds: {_TABULAR_WALL} on 2 idle "
+            "cores. "
             "Nets train on at most "
             + ", ".join(f"{n} rows of {d}" for d, n in NET_MAX_TRAIN.items())
             + " (a stratified subsample of the training split)."
@@ -382,12 +383,9 @@ def _net_max_train(args, dataset):
 
 
 def _loss_names():
-    from sklcalib.losses import CRITERIA
+    from sklcalib.losses import CRITERIA  # "ce" included
 
-    names = list(CRITERIA)
-    if "ce" not in names:
-        names.insert(0, "ce")
-    return names
+    return list(CRITERIA)
 
 
 def _execute(tasks, *, n_jobs, scheduler, n_tasks):

@@ -30,6 +30,8 @@ InverseFocalLoss            ``"inverse_focal"``   -(1+p_t)^γ log p_t
 BrierLoss                   ``"brier"``           Σ_k (p_k - e_y,k)²
 MMCELoss                    ``"mmce"``            -log p_t + λ MMCE(batch)
 LabelSmoothingLoss          ``"label_smoothing"`` CE against (1-α)e_y + α/K
+MbLSLoss                    ``"mbls"``            CE + α mean_j max(0, max z - z_j - m)
+MDCALoss                    ``"mdca"``            CE (or focal) + β MDCA(batch)
 AdaFocalLoss                ``"adafocal"``        focal / inverse focal, γ per bin
 AdaDualFocalLoss            ``"adadualfocal"``    dual focal, γ >= 0 per bin
 torch.nn.CrossEntropyLoss   ``"ce"``              -log p_t
@@ -55,6 +57,7 @@ from sklcalib.losses._focal import (
     SampleDependentFocalLoss,
     dual_probability,
 )
+from sklcalib.losses._margin import MbLSLoss, MDCALoss, mdca
 from sklcalib.losses._other import BrierLoss, LabelSmoothingLoss, MMCELoss, mmce
 
 __all__ = [
@@ -68,11 +71,14 @@ __all__ = [
     "FocalLoss",
     "InverseFocalLoss",
     "LabelSmoothingLoss",
+    "MDCALoss",
     "MMCELoss",
+    "MbLSLoss",
     "SampleDependentFocalLoss",
     "adafocal_step",
     "dual_probability",
     "get_criterion",
+    "mdca",
     "mmce",
 ]
 
@@ -90,6 +96,8 @@ CRITERIA = {
         LabelSmoothingLoss,
         AdaFocalLoss,
         AdaDualFocalLoss,
+        MbLSLoss,
+        MDCALoss,
     )
 }
 CRITERIA["ce"] = torch.nn.CrossEntropyLoss
@@ -103,7 +111,8 @@ def get_criterion(name):
     name : str
         A key of :data:`CRITERIA`: ``"focal"``, ``"flsd53"``, ``"dual_focal"``,
         ``"fcl"``, ``"inverse_focal"``, ``"brier"``, ``"mmce"``,
-        ``"label_smoothing"``, ``"adafocal"``, ``"adadualfocal"``, or ``"ce"``
+        ``"label_smoothing"``, ``"adafocal"``, ``"adadualfocal"``, ``"mbls"``,
+        ``"mdca"``, or ``"ce"``
         (``torch.nn.CrossEntropyLoss``).
 
     Returns

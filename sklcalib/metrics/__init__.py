@@ -7,8 +7,6 @@ Every binned metric is computed from :func:`bin_statistics`. The functions take
 positive-class probabilities of a binary problem.
 """
 
-from sklcalib._utils._binning import BinStatistics, bin_statistics
-
 from ._accumulator import CalibrationAccumulator
 from ._bootstrap import (
     CalibrationComparison,
@@ -24,6 +22,7 @@ from ._calibration_error import (
 )
 from ._consistency import CalibrationTestResult, calibration_test
 from ._debiased import debiased_calibration_error
+from ._intervals import calibration_error_interval
 from ._kernel import kernel_calibration_error
 from ._report import calibration_report
 from ._scorers import (
@@ -40,6 +39,7 @@ from ._scorers import (
 )
 from ._smooth import smooth_calibration_error
 from ._sweep import ece_sweep
+from .binning import BinStatistics, bin_statistics
 
 __all__ = [
     "CALIBRATION_SCORERS",
@@ -52,6 +52,7 @@ __all__ = [
     "adaptive_ece_scorer",
     "bin_statistics",
     "bootstrap_interval",
+    "calibration_error_interval",
     "calibration_report",
     "calibration_test",
     "classwise_calibration_error",

@@ -8,7 +8,6 @@ reduces every block to an accumulator on a worker of the active Dask scheduler
 import numpy as np
 
 from sklcalib._utils._binning import (
-    BinStatistics,
     calibration_gaps,
     error_from_stats,
     uniform_edges,
@@ -24,6 +23,7 @@ from sklcalib._utils._validation import (
 )
 
 from ._statistics import classwise_statistics, score_terms, uniform_top_label_statistics
+from .binning import BinStatistics
 
 # What an accumulator collects: the top-label bins, the per-class bins, and the
 # NLL/Brier sums. The Dask path of a single metric collects only its part.
@@ -288,7 +288,7 @@ class CalibrationAccumulator:
                 raise ValueError(
                     "sample_weight sums to zero: no sample would be counted."
                 )
-            out.update(nll=float(nll / weight), brier=max(float(brier / weight), 0.0))
+            out.update(nll=float(nll / weight), brier=float(brier / weight))
         out["n_samples"] = int(self.n_samples_)
         return out
 

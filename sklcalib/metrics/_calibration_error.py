@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from sklcalib._utils._binning import _bin_statistics, error_from_stats
+from sklcalib._utils._binning import error_from_stats
 from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
@@ -20,6 +20,7 @@ from ._statistics import (
     uniform_top_label_statistics,
     validated_top_label,
 )
+from .binning import _bin_statistics
 
 _QUANTILE_HINT = (
     "Use strategy='uniform' (equal-width bins stream), or compute the "

@@ -24,28 +24,53 @@ from sklcalib._utils._validation import (
 MODES = ("top_label", "classwise")
 
 
-def debiased_square_error(score, outcome, n_bins, weights):
-    """``sum_b (n_b/N) [(ybar_b - pbar_b)^2 - ybar_b(1 - ybar_b)/(n_b - 1)]``
-    over the bins holding more than one sample (not yet clipped or rooted)."""
+def debiased_bins(score, outcome, n_bins, weights):
+    """Per equal-mass bin: ``(share, n_eff, ybar, pbar)`` of the bins holding
+    at least two rows, plus the number of rows ``N``.
+
+    ``share`` is the bin's (weighted) fraction of the total, ``ybar`` and
+    ``pbar`` its (weighted) mean outcome and score, and ``n_eff`` the number
+    of rows in it, or with weights Kish's effective number
+    ``(sum w)^2 / sum w^2``, which does not change when the weights are
+    rescaled (a bin's count is not its summed weight: normalised weights
+    would make every bin look like less than one row).
+    """
     edges = equal_mass_edges(score, n_bins)
     idx = np.searchsorted(edges, score.astype(np.float64), side="left")
     n_edges = edges.shape[0]
     score64 = score.astype(np.float64)
     outcome64 = outcome.astype(np.float64)
+    rows = np.bincount(idx, minlength=n_edges).astype(np.float64)
     if weights is None:
-        counts = np.bincount(idx, minlength=n_edges).astype(np.float64)
+        mass = rows
         sum_score = np.bincount(idx, weights=score64, minlength=n_edges)
         sum_outcome = np.bincount(idx, weights=outcome64, minlength=n_edges)
+        n_eff = rows
     else:
-        counts = np.bincount(idx, weights=weights, minlength=n_edges)
+        weights = np.asarray(weights, dtype=np.float64)
+        mass = np.bincount(idx, weights=weights, minlength=n_edges)
         sum_score = np.bincount(idx, weights=score64 * weights, minlength=n_edges)
         sum_outcome = np.bincount(idx, weights=outcome64 * weights, minlength=n_edges)
-    used = counts > 1  # a bin of one sample has no variance estimate: it adds 0
-    n_b = counts[used]
-    ybar = sum_outcome[used] / n_b
-    pbar = sum_score[used] / n_b
+        square = np.bincount(idx, weights=weights * weights, minlength=n_edges)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_eff = np.where(square > 0, mass * mass / square, 0.0)
+    total = mass.sum()
+    if not total > 0:
+        raise ValueError("sample_weight sums to zero: the error is undefined.")
+    # a bin of one row has no variance estimate: it adds 0
+    used = (rows > 1) & (n_eff > 1.0) & (mass > 0)
+    share = mass[used] / total
+    ybar = sum_outcome[used] / mass[used]
+    pbar = sum_score[used] / mass[used]
+    return share, n_eff[used], ybar, pbar
+
+
+def debiased_square_error(score, outcome, n_bins, weights):
+    """``sum_b (n_b/N) [(ybar_b - pbar_b)^2 - ybar_b(1 - ybar_b)/(n_b - 1)]``
+    over the bins holding more than one sample (not yet clipped or rooted)."""
+    share, n_b, ybar, pbar = debiased_bins(score, outcome, n_bins, weights)
     terms = (ybar - pbar) ** 2 - ybar * (1.0 - ybar) / (n_b - 1.0)
-    return float(np.dot(n_b / counts.sum(), terms))
+    return float(np.dot(share, terms))
 
 
 def debiased_calibration_error(
@@ -72,9 +97,14 @@ def debiased_calibration_error(
     estimate of the binned squared calibration error: a calibrated model
     scores about 0 however few samples there are.
 
-    It equals ``calibration.lower_bound_scaling_ce(probs, labels, p=2,
-    debias=True, num_bins=n_bins, mode=...)`` of the authors' package
-    ``uncertainty-calibration`` (``mode="top-label"`` or ``"marginal"``).
+    For a 2-D ``y_prob`` it equals ``calibration.lower_bound_scaling_ce(probs,
+    labels, p=2, debias=True, num_bins=n_bins, mode=...)`` of the authors'
+    package ``uncertainty-calibration`` (``mode="top-label"`` or
+    ``"marginal"``). A 1-D binary ``y_prob`` is read here as the two columns
+    ``[1 - p, p]`` (top label: the larger of the two), while the authors'
+    function given 1-D scores measures the calibration of ``p`` itself, the
+    probability of class 1: a different quantity; pass the two columns to it
+    to compare.
 
     Parameters
     ----------
@@ -94,8 +124,10 @@ def debiased_calibration_error(
     labels : array-like of shape (n_classes,), default=None
         The label of every column of ``y_prob``.
     sample_weight : array-like of shape (n_samples,), default=None
-        Frequency weights: ``n_b`` and the bin means are weighted sums (a
-        weight of 2 counts as the row twice). The bins are formed by count.
+        Relative weights: a bin's share and its means are weighted, and the
+        noise correction uses the bin's effective number of rows
+        ``(sum w)^2 / sum w^2`` (its row count for equal weights), so that
+        rescaling the weights changes nothing. The bins are formed by count.
 
     Returns
     -------

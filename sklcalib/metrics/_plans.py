@@ -15,6 +15,7 @@ from sklcalib._utils._binning import bin_index, top_label, uniform_edges
 from sklcalib._utils._binning import binned_error as error_of_bins
 from sklcalib._utils._validation import (
     NORMS,
+    as_columns,
     check_n_bins,
     check_option,
     check_prob_values,
@@ -30,41 +31,31 @@ from ._calibration_error import (
 from ._debiased import debiased_calibration_error
 from ._kernel import kernel_calibration_error
 from ._smooth import smooth_calibration_error
+from ._statistics import brier_terms, nll_terms
 from ._sweep import ece_sweep
 
 
 def _true_class_probability(y_true, y_prob, labels, sample_weight):
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
     check_prob_values(p)
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-    return columns, y_idx, w
+    return as_columns(p), y_idx, w
 
 
 def _weighted_mean(values, w):
     return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
 
 
-def _nll_terms(columns, y_idx):
-    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
-    return -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
-
-
-def _brier_terms(columns, y_idx):
-    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
-    return np.square(columns.astype(np.float64)).sum(axis=1) - 2.0 * p_true + 1.0
-
-
 def negative_log_likelihood(y_true, y_prob, *, labels=None, sample_weight=None):
     """Mean ``-log p_y`` (probabilities clipped at the machine epsilon of the
     dtype, as ``sklearn.metrics.log_loss``); the report's ``"nll"``."""
     columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
-    return _weighted_mean(_nll_terms(columns, y_idx), w)
+    return _weighted_mean(nll_terms(columns, y_idx), w)
 
 
 def brier_score(y_true, y_prob, *, labels=None, sample_weight=None):
     """Mean ``sum_k (p_k - [y = k])^2``; the report's ``"brier"``."""
     columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
-    return max(_weighted_mean(_brier_terms(columns, y_idx), w), 0.0)
+    return _weighted_mean(brier_terms(columns, y_idx), w)
 
 
 METRICS = {
@@ -166,8 +157,7 @@ def _validated(y_true, y_prob, params):
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
     check_prob_values(p)
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-    return y_idx, p, columns, w
+    return y_idx, p, as_columns(p), w
 
 
 def _has_plan(name, params):
@@ -178,19 +168,18 @@ def _has_plan(name, params):
     return _binned_settings(name, params) is not None
 
 
-def _mean_finalize(name, weighted):
-    floor = -np.inf if name == "nll" else 0.0
-
+def _mean_finalize(weighted):
+    # the Brier terms are non-negative by construction: no floor needed
     def finalize(sums):
         if weighted:
-            return np.maximum(sums[..., 0, 2] / sums[..., 0, 1], floor)
-        return np.maximum(sums[..., 0, 1] / sums[..., 0, 0], floor)
+            return sums[..., 0, 2] / sums[..., 0, 1]
+        return sums[..., 0, 1] / sums[..., 0, 0]
 
     return finalize
 
 
 def _terms(name, columns, k):
-    return (_nll_terms if name == "nll" else _brier_terms)(columns, k)
+    return (nll_terms if name == "nll" else brier_terms)(columns, k)
 
 
 def bootstrap_plan(name, y_true, y_prob, params):
@@ -203,7 +192,7 @@ def bootstrap_plan(name, y_true, y_prob, params):
     if name in ("nll", "brier"):
         codes = np.zeros((n, 1), dtype=np.int32)
         values = _row_values(w, _terms(name, columns, y_idx))
-        return Plan(codes, values, 1, _mean_finalize(name, weighted))
+        return Plan(codes, values, 1, _mean_finalize(weighted))
     n_bins, norm = _binned_settings(name, params)
     edges = uniform_edges(n_bins)
     if name in ("ece", "mce"):
@@ -244,7 +233,7 @@ def consistency_plan(name, y_true, y_prob, params):
         codes = np.zeros((n, n_classes), dtype=np.int32)
         terms = np.stack([_terms(name, columns, np.full(n, k)) for k in every], axis=1)
         values = _row_values(w, terms)
-        return Plan(codes, values, 1, _mean_finalize(name, weighted), cumulative)
+        return Plan(codes, values, 1, _mean_finalize(weighted), cumulative)
     n_bins, norm = _binned_settings(name, params)
     edges = uniform_edges(n_bins)
     if name in ("ece", "mce"):

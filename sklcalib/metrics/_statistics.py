@@ -9,9 +9,11 @@ on large inputs (numba, imported only then), with numpy on small ones.
 
 import numpy as np
 
-from sklcalib._utils._binning import _bin_statistics, top_label
+from sklcalib._utils._binning import top_label
 from sklcalib._utils._optional import is_installed
-from sklcalib._utils._validation import check_prob_values
+from sklcalib._utils._validation import as_columns, check_prob_values
+
+from .binning import _bin_statistics
 
 # Below this many probabilities the numpy path takes milliseconds: it spares
 # the numba import and, on a fresh install, the kernel's one-off compilation
@@ -58,11 +60,6 @@ def uniform_top_label_statistics(p, y_idx, n_bins, sample_weight):
     return _bin_statistics(conf, correct, n_bins, "uniform", sample_weight)
 
 
-def as_columns(p):
-    """(n, K) probabilities; a 1-D binary ``p`` becomes ``[1 - p, p]``."""
-    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-
-
 def classwise_statistics(p, y_idx, n_bins, strategy, sample_weight):
     """Bin statistics of every column ``k`` against ``[y == k]`` (values of
     ``p`` already checked)."""
@@ -73,17 +70,34 @@ def classwise_statistics(p, y_idx, n_bins, strategy, sample_weight):
     ]
 
 
-def score_terms(p, y_idx):
-    """Per-row negative log-likelihood and Brier score, float64.
+def nll_terms(columns, y_idx):
+    """Per-row ``-log p_y`` of (n, K) probabilities, float64.
 
     Probabilities are clipped at the machine epsilon of their dtype before
-    the log, as ``sklearn.metrics.log_loss`` does; the Brier term is
-    ``sum_k (p_k - [y = k])^2`` (two columns for a 1-D binary ``p``).
+    the log, as ``sklearn.metrics.log_loss`` does.
     """
+    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
+    return -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
+
+
+def brier_terms(columns, y_idx):
+    """Per-row ``sum_k (p_k - [y = k])^2`` of (n, K) probabilities, float64.
+
+    Computed as ``sum_{k != y} p_k^2 + (1 - p_y)^2`` (the squares' array with
+    the true class's entry zeroed, no one-hot copy): a sum of non-negative
+    terms, so never negative, and a near-certain correct row keeps its small
+    value instead of the cancellation of ``sum_k p_k^2 - 2 p_y + 1``.
+    """
+    rows = np.arange(columns.shape[0])
+    p_true = columns[rows, y_idx].astype(np.float64)
+    squares = np.square(columns, dtype=np.float64)
+    squares[rows, y_idx] = 0.0
+    return squares.sum(axis=1) + np.square(1.0 - p_true)
+
+
+def score_terms(p, y_idx):
+    """Per-row negative log-likelihood and Brier score, float64, of
+    probabilities ``p`` (two columns for a 1-D binary ``p``): see
+    :func:`nll_terms` and :func:`brier_terms`."""
     columns = as_columns(p)
-    n = columns.shape[0]
-    p_true = columns[np.arange(n), y_idx].astype(np.float64)
-    nll = -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
-    sq = np.square(columns.astype(np.float64)).sum(axis=1)
-    brier = sq - 2.0 * p_true + 1.0  # sum_k (p_k - e_k)^2 without a one-hot copy
-    return nll, brier
+    return nll_terms(columns, y_idx), brier_terms(columns, y_idx)

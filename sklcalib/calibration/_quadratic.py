@@ -1,0 +1,221 @@
+"""Quadratic scaling of a binary logit, with ridge penalties (a CalArena leader)."""
+
+import warnings
+
+import numpy as np
+from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+
+from sklcalib._utils._validation import any_dask, check_scalar
+
+from ._base import LOGITS, BaseCalibrator
+from ._sms import newton_minimise
+
+
+def binary_logistic_fit(features, y_idx, sample_weight, strengths, max_iter, tol):
+    """``(theta, n_iter, converged)`` of a penalised binary logistic regression.
+
+    Minimises ``mean_w NLL(sigmoid(features @ theta)) + sum_j strengths_j
+    theta_j^2`` (a weighted mean with ``sample_weight``) by Newton steps with
+    a line search: three parameters at most, so the exact 3 x 3 Hessian is
+    free and the fit converges to round-off in a few passes.
+    """
+    n = len(y_idx)
+    if sample_weight is None:
+        w = np.full(n, 1.0 / n)
+    else:
+        w = sample_weight / sample_weight.sum()
+    y = y_idx.astype(np.float64)
+
+    def fun(theta, order):
+        t = features @ theta
+        # NLL of a logistic model: log(1 + e^t) - y t, stably
+        loss = np.dot(w, np.logaddexp(0.0, t) - y * t) + np.dot(strengths, theta**2)
+        if order == 0:
+            return loss
+        p = expit(t)
+        grad = features.T @ (w * (p - y)) + 2.0 * strengths * theta
+        hess = (features * (w * p * (1.0 - p))[:, None]).T @ features
+        hess[np.diag_indices_from(hess)] += 2.0 * strengths
+        return loss, grad, hess
+
+    return newton_minimise(fun, np.zeros(features.shape[1]), max_iter, tol)
+
+
+def warn_not_converged(name, max_iter):
+    warnings.warn(
+        f"{name} did not converge in max_iter={max_iter} Newton steps: the "
+        "classes are (nearly) separated by the scores; the probabilities are "
+        "close to 0 and 1.",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
+
+
+class BinaryOnlyMixin:
+    """``fit`` refuses targets with more than two classes, naming the type."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the calibrator on held-out binary scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, 2)
+            Scores of the positive class ``classes_[1]``, or two columns.
+        y : array-like of shape (n_samples,)
+            Binary targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights (an integer weight is the same as
+            repeating the row); None weights every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+        """
+        if not any_dask(X, y, sample_weight) and y is not None:
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if y_type not in ("binary", "multiclass"):
+                check_classification_targets(y)  # its message for other targets
+            if y_type != "binary":
+                raise ValueError(
+                    f"Only binary classification is supported by "
+                    f"{type(self).__name__}. The type of the target is {y_type}; "
+                    "use SMSCalibrator or SVSCalibrator for multiclass logits, "
+                    "SplineCalibrator for one-vs-rest calibration."
+                )
+        return super().fit(X, y, sample_weight)
+
+
+class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
+    """Quadratic scaling of a binary logit: ``sigmoid(a + b s + c s^2)``.
+
+    One of the leading binary calibrators of the CalArena benchmark (Berta,
+    Holzmüller, Bach & Jordan, 2026; the default binary calibrator of
+    ``probmetrics`` 1.3): Platt scaling plus a quadratic term, which bends
+    the map where a model is over-confident at one end of its scores and
+    under-confident at the other. Fitted by minimising
+
+    ``sum_i w_i NLL_i + reg_intercept * a^2 + reg_quadratic * (c sigma^2)^2``
+
+    where ``sigma^2`` is the (weighted) mean of ``s^2``: the penalty on the
+    quadratic term is measured on the standardised score, so it does not
+    depend on the scale of s, and with the default it is worth about one
+    sample, which keeps the curve sane on small or lopsided calibration sets
+    and vanishes on large ones. The intercept is measured at ``s = 0``, the
+    model's own decision boundary. ``reg_intercept=0, reg_quadratic=0`` is
+    the unpenalised quadratic scaling CalArena benchmarks. Solved by Newton
+    steps with a line search in float64 on the standardised score.
+
+    Parameters
+    ----------
+    reg_intercept : float, default=0.0
+        Strength of the ridge penalty on a (>= 0), in units of samples.
+    reg_quadratic : float, default=1.0
+        Strength of the ridge penalty on ``c sigma^2`` (>= 0), in units of
+        samples.
+    max_iter : int, default=100
+        Maximum number of Newton steps.
+    tol : float, default=1e-10
+        Stop when the largest entry of the gradient of the penalised mean NLL
+        is at most ``tol``.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (3,)
+        ``(a, b, c)``: intercept, slope and quadratic coefficient on s.
+    n_iter_ : int
+        Number of Newton steps taken.
+    classes_ : ndarray of shape (2,)
+        Class labels.
+    n_features_in_ : int
+        Number of score columns seen in ``fit`` (1 or 2).
+
+    See Also
+    --------
+    PlattScaler : ``sigmoid(a s + b)``, the special case ``c = 0``.
+    BetaScaler : Beta calibration of binary probabilities.
+
+    Notes
+    -----
+    The score s is a 1-D array (or one column) of positive-class decision
+    scores (logits), or two columns of logits [z0, z1], in which case
+    s = z1 - z0. With ``sample_weight``, the sums are weighted, so integer
+    weights give the fit of repeated rows.
+
+    ``probmetrics`` 1.3 fits this model on ``logit(p)`` of float32
+    probabilities. With both penalties 0 our fit equals its
+    ``BinaryLogisticCalibrator(type="quadratic")`` (CalArena's "quadratic
+    scaling") to about 1e-4 in probability (its L-BFGS stops at
+    scikit-learn's ``tol=1e-4``). With penalties it equals
+    ``RegularizedQuadraticScalingCalibrator(penalty="ridge",
+    lambda_intercept=reg_intercept / n, lambda_quadratic=reg_quadratic *
+    sigma^4 / n)``, which penalises a mean NLL on the raw score, to about
+    1e-3 (its SAGA solver stops at a relative step of 1e-4;
+    tests/test_leaders_binary.py).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.special import expit
+    >>> from sklcalib.calibration import QuadraticScaler
+    >>> rng = np.random.default_rng(0)
+    >>> s = 3 * rng.normal(size=20000)
+    >>> y = (rng.random(20000) < expit(0.5 + s / 2 - 0.05 * s**2)).astype(int)
+    >>> scaler = QuadraticScaler().fit(s, y)  # truth: (0.5, 0.5, -0.05)
+    >>> bool(np.abs(scaler.coef_ - [0.5, 0.5, -0.05]).max() < 0.05)
+    True
+    >>> scaler.predict_proba([-1.0, 0.0, 1.0]).round(1)
+    array([[0.5, 0.5],
+           [0.4, 0.6],
+           [0.3, 0.7]])
+    """
+
+    _input = LOGITS
+
+    def __init__(self, reg_intercept=0.0, reg_quadratic=1.0, max_iter=100, tol=1e-10):
+        self.reg_intercept = reg_intercept
+        self.reg_quadratic = reg_quadratic
+        self.max_iter = max_iter
+        self.tol = tol
+
+    def _check_params(self):
+        check_scalar(self.reg_intercept, "reg_intercept", low=0)
+        check_scalar(self.reg_quadratic, "reg_quadratic", low=0)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
+
+    @staticmethod
+    def _score(scores):
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores[:, 0]
+
+    def _fit(self, scores, y_idx, sample_weight=None):
+        s = self._score(scores)
+        n = len(s) if sample_weight is None else float(sample_weight.sum())
+        sigma = np.sqrt(np.average(s * s, weights=sample_weight))
+        sigma = sigma if sigma > 0 else 1.0
+        t = s / sigma
+        features = np.column_stack([np.ones_like(t), t, t * t])
+        strengths = np.array([self.reg_intercept, 0.0, self.reg_quadratic]) / n
+        theta, self.n_iter_, converged = binary_logistic_fit(
+            features, y_idx, sample_weight, strengths, self.max_iter, self.tol
+        )
+        if not converged:
+            warn_not_converged("QuadraticScaler", self.max_iter)
+        self.coef_ = theta / np.array([1.0, sigma, sigma * sigma])
+
+    def _predict_proba(self, scores):
+        s = self._score(scores)
+        a, b, c = self.coef_
+        # Horner's rule; the logit can be large: expit saturates cleanly, and
+        # each column is computed from the logit (no 1 - q rounding)
+        t = a + s * (b + c * s)
+        return np.column_stack([expit(-t), expit(t)])

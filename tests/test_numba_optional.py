@@ -1,0 +1,148 @@
+"""numba is an acceleration, never a requirement: without it every path gives
+the same numbers through numpy; with it, results do not depend on the number
+of threads, and numba's non-thread-safe "workqueue" layer does not abort a
+process whose threads call the metrics concurrently.
+
+The checks run in child processes: numba reads its threading settings at
+import, and "numba absent" means an import that fails."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from sklcalib._utils._optional import DISABLE_NUMBA_ENV, is_installed
+
+
+def _run_child(code, env_extra=None, args=(), timeout=600):
+    env = {k: v for k, v in os.environ.items() if k != DISABLE_NUMBA_ENV}
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def test_the_environment_variable_hides_numba(monkeypatch):
+    monkeypatch.setenv(DISABLE_NUMBA_ENV, "1")
+    assert not is_installed("numba")
+    monkeypatch.setenv(DISABLE_NUMBA_ENV, "0")
+    assert is_installed("numba") == (
+        __import__("importlib.util").util.find_spec("numba") is not None
+    )
+
+
+# Above the sizes that crashed without numba (issue: calibration_test from
+# about 6 000 rows with 3 classes, bootstrap_interval("ece") from 17 000 rows).
+_UNCERTAINTY = """
+import json, sys
+if sys.argv[1] == "blocked":
+    sys.modules["numba"] = None  # every "import numba" fails, as when absent
+import numpy as np
+from sklcalib.metrics import bootstrap_interval, calibration_test
+from sklcalib._utils import _resampling
+assert 1000 * 8000 * 3 > _resampling._COMPILED_MIN_WORK
+assert 1000 * 20000 > _resampling._COMPILED_MIN_WORK
+rng = np.random.default_rng(0)
+p = rng.dirichlet(np.ones(3), size=8000)
+y = rng.integers(0, 3, 8000)
+test = calibration_test(y, p, metric="classwise_ece", random_state=0)
+p2 = rng.dirichlet(np.ones(3), size=20000)
+y2 = rng.integers(0, 3, 20000)
+ci = bootstrap_interval("ece", y2, p2, random_state=0)
+print(json.dumps({
+    "test": [test.statistic, test.pvalue, test.null_distribution.tolist()],
+    "ci": [ci.estimate, ci.low, ci.high, ci.bootstrap_distribution.tolist()],
+    "numba": "numba" in sys.modules and sys.modules["numba"] is not None,
+}))
+"""
+
+
+@pytest.mark.slow
+def test_uncertainty_without_numba_gives_the_compiled_numbers():
+    pytest.importorskip("numba")
+    results = {}
+    for mode in ("blocked", "compiled"):
+        out = _run_child(_UNCERTAINTY, args=(mode,))
+        assert out.returncode == 0, out.stderr[-3000:]
+        results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert not results["blocked"].pop("numba")
+    assert results["compiled"].pop("numba")  # the compiled kernels did run
+    assert results["blocked"] == results["compiled"]  # the same bits
+
+
+_WORKQUEUE = """
+import threading
+import numba
+import numpy as np
+from sklcalib.metrics import expected_calibration_error
+rng = np.random.default_rng(0)
+n = 1 << 19  # 2**21 probabilities: above the fused kernel's 2**20
+p = rng.dirichlet(np.ones(4), size=n)
+y = rng.integers(0, 4, n)
+reference = expected_calibration_error(y, p)
+assert numba.threading_layer() == "workqueue"
+results = []
+def work():
+    for _ in range(4):
+        results.append(expected_calibration_error(y, p))
+threads = [threading.Thread(target=work) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+assert results == [reference] * 8, results
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_two_threads_under_the_workqueue_layer_do_not_abort():
+    pytest.importorskip("numba")
+    out = _run_child(
+        _WORKQUEUE, {"NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"}
+    )
+    # before the lock: exit 134, "Concurrent access has been detected"
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "ok"
+
+
+_TEMPERATURE_THREADS = """
+import numba, numpy as np
+from sklcalib.calibration._temperature_fused import nll_derivatives
+rng = np.random.default_rng(3)
+n, k = 100_000, 10
+logits = rng.normal(scale=3.0, size=(n, k))
+y = rng.integers(0, k, n)
+results = []
+for threads in (1, 2):
+    numba.set_num_threads(threads)
+    results.append(np.array(nll_derivatives(logits, y, 0.7)))
+assert results[0].tobytes() == results[1].tobytes(), results[0] - results[1]
+print("same bits")
+"""
+
+
+def test_temperature_kernel_does_not_depend_on_the_thread_count():
+    pytest.importorskip("numba")
+    out = _run_child(_TEMPERATURE_THREADS, {"NUMBA_NUM_THREADS": "2"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "same bits"
+
+
+def test_temperature_kernel_matches_the_numpy_reference():
+    pytest.importorskip("numba")
+    from sklcalib.calibration._temperature import nll_derivatives
+
+    rng = np.random.default_rng(5)
+    logits = rng.normal(scale=2.0, size=(3000, 7))
+    y = rng.integers(0, 7, 3000)
+    fused = nll_derivatives(logits, y, fused=True)(1.3)
+    reference = nll_derivatives(logits, y, fused=False)(1.3)
+    np.testing.assert_allclose(fused[:3], reference[:3], rtol=1e-11, atol=1e-13)
