@@ -344,7 +344,9 @@ def _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws):
 def _mean_interval(func, y_true, y_prob, params, confidence_level):
     """Normal interval of a mean score (NLL, Brier): the population value is
     the expected per-row score, the plug-in is unbiased, and the CLT holds."""
-    from ._plans import _brier_terms, _nll_terms, _true_class_probability
+    from ._plans import _true_class_probability
+    from ._statistics import brier_terms as _brier_terms
+    from ._statistics import nll_terms as _nll_terms
 
     columns, y_idx, w = _true_class_probability(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
