@@ -572,7 +572,9 @@ def compare_calibration(
 
 
 def _paired_mean_se(metric, y_true, y_prob_a, y_prob_b, params):
-    from ._plans import _brier_terms, _nll_terms, _true_class_probability
+    from ._plans import _true_class_probability
+    from ._statistics import brier_terms as _brier_terms
+    from ._statistics import nll_terms as _nll_terms
 
     terms = _nll_terms if metric == "nll" else _brier_terms
     ca, y_idx, w = _true_class_probability(
