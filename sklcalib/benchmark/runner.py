@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
-from sklcalib._utils._validation import check_scalar as _check_scalar
 from sklcalib import calibration, datasets, diagnostics, metrics
+from sklcalib._utils._validation import check_scalar as _check_scalar
 from sklcalib.benchmark.chance import majority_class_error as _majority_class_error
 
 __all__ = [
