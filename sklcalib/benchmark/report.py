@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from sklcalib import plotting
 from sklcalib._utils._optional import import_optional as _import_optional
 from sklcalib.benchmark.chance import CHANCE_RULE
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
@@ -612,8 +613,6 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     # so the command works headless and leaks no figures.
     Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
-    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
-
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
     fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
@@ -621,11 +620,13 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     displays = []
     for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
         displays.append(
-            ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+            plotting.ReliabilityDisplay.from_predictions(
+                y_true, y_prob, ax=ax, name=loss
+            )
         )
         ax.set_title(loss)
         ax.legend(loc="upper left", fontsize=7)
-    share_histogram_axis(displays)  # panels side by side: one histogram scale
+    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")

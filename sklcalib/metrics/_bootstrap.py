@@ -26,10 +26,12 @@ _JACKKNIFE_CHUNK = 4096  # rows left out per vectorised jackknife batch
 
 
 class ConfidenceInterval(NamedTuple):
-    """Result of :func:`bootstrap_interval` and :func:`calibration_error_interval`.
+    """A point estimate with its confidence interval.
 
-    A named tuple: the fields below are also its attributes. Its repr is
-    short (the resampled values are summarised by their number).
+    The result of :func:`bootstrap_interval` and
+    :func:`calibration_error_interval`. A named tuple: the fields below are
+    also its attributes. Its repr is short (the resampled values are
+    summarised by their number).
 
     Parameters
     ----------
