@@ -33,6 +33,8 @@ _LAZY = {
     "ScalingBinningCalibrator": "sklcalib.calibration",
     "VennAbersCalibrator": "sklcalib.calibration",
     "CalibratedClassifier": "sklcalib.calibration",
+    "select_calibrator": "sklcalib.calibration",
+    "PriorCorrection": "sklcalib.calibration",
     # metrics
     "expected_calibration_error": "sklcalib.metrics",
     "adaptive_calibration_error": "sklcalib.metrics",

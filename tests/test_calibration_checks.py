@@ -26,6 +26,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    BetaScaler,
     CalibratedClassifier,
     DirichletCalibrator,
     ENIRCalibrator,
@@ -34,7 +35,11 @@ from sklcalib.calibration import (
     IsotonicCalibrator,
     MatrixScaler,
     PlattScaler,
+    QuadraticScaler,
     ScalingBinningCalibrator,
+    SMSCalibrator,
+    SplineCalibrator,
+    SVSCalibrator,
     TemperatureScaler,
     VectorScaler,
     VennAbersCalibrator,
@@ -167,6 +172,17 @@ EXPECTED_FAILS = {
     EnsembleTemperatureScaler: _LOGIT_FAILS,
     ScalingBinningCalibrator: _PROBABILITY_FAILS,
     VennAbersCalibrator: _PROBABILITY_FAILS,
+    SMSCalibrator: _ITERATIVE_FAILS,
+    SVSCalibrator: _ITERATIVE_FAILS,
+    QuadraticScaler: {
+        **_PLATT_FAILS,
+        "check_non_transformer_estimators_n_iter": COLUMNS,
+    },
+    BetaScaler: {
+        **_PROBABILITY_FAILS,
+        "check_non_transformer_estimators_n_iter": PROBABILITIES,
+    },
+    SplineCalibrator: _PROBABILITY_FAILS,
 }
 
 ALL_CALIBRATORS = [cls() for cls in EXPECTED_FAILS]
@@ -188,7 +204,8 @@ def test_sklearn_estimator_checks(estimator, check):
 def _valid_scores(calibrator, n=240, n_classes=3, seed=0):
     """Scores the calibrator takes, with targets drawn from softmax(z / 2)."""
     rng = np.random.default_rng(seed)
-    n_classes = 2 if isinstance(calibrator, PlattScaler) else n_classes
+    binary_only = (PlattScaler, QuadraticScaler, BetaScaler)
+    n_classes = 2 if isinstance(calibrator, binary_only) else n_classes
     logits = 4 * rng.normal(size=(n, n_classes))
     y = np.array([rng.choice(n_classes, p=p) for p in softmax(logits / 2, axis=1)])
     labels = np.array(["ant", "bee", "cat", "dog"])[:n_classes][y]

@@ -244,11 +244,17 @@ def test_a_split_missing_a_class_is_named():
     X, y = _three_classes()
     index = np.arange(len(y))
     no_two = index[y != 2]
-    # the training split lacks class 2: the estimator never sees it
-    with pytest.raises(ValueError, match="training split saw classes"):
-        CalibratedClassifier(
+    # the training split lacks class 2: its estimator is mapped onto all the
+    # classes (probability 0 for class 2), as scikit-learn does, with a warning
+    with pytest.warns(UserWarning, match=r"lacks class\(es\) \[2\]"):
+        clf = CalibratedClassifier(
             LogisticRegression(), IsotonicCalibrator(), cv=[(no_two, index)]
         ).fit(X, y)
+    ((estimator, _),) = clf.calibrated_classifiers_
+    assert estimator.classes_.tolist() == [0, 1]
+    mapped = np.column_stack([estimator.predict_proba(X), np.zeros(len(y))])
+    expected = IsotonicCalibrator().fit(mapped, y).predict_proba(mapped)
+    np.testing.assert_allclose(clf.predict_proba(X), expected)
     # the held-out split lacks class 2: sklcalib's calibrators refuse the
     # columns; any other calibrator would silently lose the class
     with pytest.raises(ValueError, match="3 columns but y has 2 classes"):

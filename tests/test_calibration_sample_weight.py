@@ -19,6 +19,7 @@ from sklearn.utils.estimator_checks import (
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    BetaScaler,
     CalibratedClassifier,
     DirichletCalibrator,
     ENIRCalibrator,
@@ -27,7 +28,11 @@ from sklcalib.calibration import (
     IsotonicCalibrator,
     MatrixScaler,
     PlattScaler,
+    QuadraticScaler,
     ScalingBinningCalibrator,
+    SMSCalibrator,
+    SplineCalibrator,
+    SVSCalibrator,
     TemperatureScaler,
     VectorScaler,
     VennAbersCalibrator,
@@ -46,13 +51,19 @@ WEIGHTED = [
     EnsembleTemperatureScaler(),
     ScalingBinningCalibrator(n_bins=5),
     VennAbersCalibrator(),
+    SMSCalibrator(),
+    SVSCalibrator(),
+    QuadraticScaler(),
+    BetaScaler(),
+    SplineCalibrator(),
 ]
+BINARY_ONLY = (PlattScaler, QuadraticScaler, BetaScaler)
 NETCAL = [BBQCalibrator(), ENIRCalibrator(), BetaCalibrator()]
 
 
 def _data(calibrator, n=150, seed=0):
     rng = np.random.default_rng(seed)
-    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    k = 2 if isinstance(calibrator, BINARY_ONLY) else 3
     logits = 3 * rng.normal(size=(n, k))
     y = np.array([rng.choice(k, p=p) for p in softmax(logits / 2, axis=1)])
     if calibrator._input == "logits":
@@ -103,7 +114,7 @@ def test_extreme_weights_are_rescaled_exactly(calibrator, scale):
 
 @pytest.mark.parametrize(
     "calibrator",
-    [c for c in WEIGHTED if not isinstance(c, PlattScaler)],  # binary only
+    [c for c in WEIGHTED if not isinstance(c, BINARY_ONLY)],
     ids=repr,
 )
 def test_sklearn_sample_weight_equivalence_check(calibrator):

@@ -645,7 +645,10 @@ def _failing_batched_grad(monkeypatch, error):
 @pytest.mark.parametrize(
     "error",
     [
-        torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"),
+        # torch.OutOfMemoryError from torch 2.5 on, torch.cuda's before
+        getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)(
+            "CUDA out of memory. Tried to allocate 2.00 GiB"
+        ),
         RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to "),
         RuntimeError("shapes cannot be multiplied (3x4 and 5x6)"),
     ],
@@ -659,6 +662,16 @@ def test_batched_products_do_not_swallow_other_errors(tiny, monkeypatch, error):
         _failing_batched_grad(monkeypatch, error)
         with pytest.raises(type(error), match=str(error)[:20]):
             op.matmat(V)
+
+
+def test_out_of_memory_is_recognised_before_torch_2_5(monkeypatch):
+    # torch < 2.5 (the torch extra's floor is 2.2) has no torch.OutOfMemoryError
+    from sklcalib.diagnostics._curvature import _is_batching_error
+
+    error = torch.cuda.OutOfMemoryError("CUDA out of memory (batched grad)")
+    monkeypatch.delattr(torch, "OutOfMemoryError", raising=False)
+    assert not _is_batching_error(error)
+    assert _is_batching_error(RuntimeError("Batching rule not implemented for x"))
 
 
 def test_batched_products_fall_back_where_vmap_cannot_batch(tiny, monkeypatch):

@@ -66,6 +66,9 @@ def test_quadratic_equals_probmetrics_unpenalised(probmetrics_calibrators, seed)
     )
 
 
+# probmetrics compiles its SAGA kernels with numba on first use (about 20 s
+# where its cache cannot be written): with the slow tests
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("reg_intercept", "reg_quadratic"), [(5.0, 5.0), (50.0, 200.0), (0.0, 1.0)]
 )

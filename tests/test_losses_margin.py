@@ -31,7 +31,7 @@ def ref_ce(z, y):
     return -log_softmax(z, axis=1)[np.arange(len(y)), y]
 
 
-def ref_mbls(z, y, margin, alpha, class_reduction="mean"):
+def ref_mbls(z, y, margin, alpha, class_reduction="sum"):
     """Per-sample MbLS losses."""
     z = np.asarray(z, dtype=np.float64)
     n, k = z.shape
@@ -115,12 +115,14 @@ def test_mbls_hand_computed():
     ce = [np.log(1 + np.exp(-12) + np.exp(-11)), np.log(1 + np.exp(-15) + np.exp(-12))]
     # the authors' mean over the 2 x 3 matrix: (0+2+1+5+2+0) / 6 = 5/3
     want = np.mean(ce) + 0.1 * 10 / 6
-    assert MbLSLoss()(z, y).item() == pytest.approx(want, rel=1e-14)
-    # the paper's sum over classes: per sample 3 and 7, batch mean 5
-    got = MbLSLoss(class_reduction="sum")(z, y).item()
-    assert got == pytest.approx(np.mean(ce) + 0.1 * 5.0, rel=1e-14)
+    got = MbLSLoss(class_reduction="mean")(z, y).item()
+    assert got == pytest.approx(want, rel=1e-14)
+    # the paper's sum over classes (the default): per sample 3 and 7, mean 5
+    assert MbLSLoss()(z, y).item() == pytest.approx(np.mean(ce) + 0.1 * 5.0, rel=1e-14)
     # the largest class is in the mean: with m = 0, row 1 pays (0 + 12 + 11) / 3
-    got = MbLSLoss(margin=0.0, alpha=1.0, reduction="none")(z, y)[0].item()
+    got = MbLSLoss(margin=0.0, alpha=1.0, class_reduction="mean", reduction="none")(
+        z, y
+    )[0].item()
     assert got == pytest.approx(ce[0] + 23 / 3, rel=1e-14)
 
 
@@ -175,13 +177,15 @@ def test_gradients_match_finite_differences(criterion, reduction):
 
 
 def test_mbls_gradient_by_hand():
-    # d/dz of α/K Σ_j relu(z_max - z_j - m): +α/K·(#active) on the max logit,
-    # -α/K on each active j; plus the CE gradient p - e_y
-    z = torch.tensor([[12.0, 0.0, 1.0]], dtype=torch.float64, requires_grad=True)
-    MbLSLoss()(z, torch.tensor([1])).backward()
-    p = softmax(z.detach().numpy(), axis=1)[0]
-    want = p - np.array([0, 1, 0]) + 0.1 / 3 * np.array([2, -1, -1])
-    np.testing.assert_allclose(z.grad.numpy()[0], want, rtol=1e-12)
+    # d/dz of α Σ_j relu(z_max - z_j - m): +α·(#active) on the max logit,
+    # -α on each active j; plus the CE gradient p - e_y (the mean over the
+    # classes divides the penalty's part by K)
+    for reduction, scale in (("sum", 1.0), ("mean", 1 / 3)):
+        z = torch.tensor([[12.0, 0.0, 1.0]], dtype=torch.float64, requires_grad=True)
+        MbLSLoss(class_reduction=reduction)(z, torch.tensor([1])).backward()
+        p = softmax(z.detach().numpy(), axis=1)[0]
+        want = p - np.array([0, 1, 0]) + 0.1 * scale * np.array([2, -1, -1])
+        np.testing.assert_allclose(z.grad.numpy()[0], want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("criterion", [MbLSLoss(), MDCALoss()], ids=repr)

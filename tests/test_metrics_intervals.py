@@ -28,3 +28,210 @@ def test_debiased_weights_are_relative(mode):
     a = debiased_calibration_error(y, p, mode=mode, sample_weight=w)
     b = debiased_calibration_error(y, p, mode=mode, sample_weight=w / w.sum())
     assert a == pytest.approx(b, rel=1e-12) and a > 0.05
+
+
+# --- calibration_error_interval: coverage of the population error ---------
+
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import bench_coverage as bed  # noqa: E402
+
+from sklcalib.metrics import (  # noqa: E402
+    bootstrap_interval,
+    calibration_error_interval,
+)
+
+
+def test_truths_by_quadrature_match_the_stated_values():
+    assert bed.truth("ece", 1.0) == pytest.approx(0.0, abs=1e-12)
+    assert bed.truth("ece", 0.85) == pytest.approx(0.0239, abs=5e-5)
+    assert bed.truth("ece", 0.7) == pytest.approx(0.0509, abs=5e-5)
+
+
+@pytest.mark.parametrize(
+    "metric, kind, n, tau",
+    [
+        ("ece", "binary", 200, 1.0),
+        ("ece", "binary", 2000, 0.85),
+        ("ece", "binary", 200, 0.7),
+        ("debiased_ece", "binary", 2000, 0.7),
+        ("debiased_ece", "binary", 200, 0.85),
+        ("classwise_ece", "binary", 2000, 0.7),
+        ("ece", "multiclass", 1000, 1.0),
+    ],
+)
+def test_interval_covers_the_population_error(metric, kind, n, tau):
+    # the fast, seeded variant of benchmarks/bench_coverage.py (400
+    # replications per cell there, >= 93 % everywhere); here 60, and a
+    # threshold that a 95 % interval passes with probability > 0.99
+    row = bed.coverage_cell(metric, kind, n, tau, reps=60, seed=7, percentile=False)
+    assert row["coverage"] >= 0.87, row
+
+
+def test_percentile_bootstrap_misses_the_truth_of_a_calibrated_model():
+    # what the new interval fixes: the bootstrap of the plug-in covers the
+    # plug-in's expectation, not the true error 0
+    rng = np.random.default_rng(3)
+    y, p = bed.binary_bed(rng, 2000, 1.0)
+    boot = bootstrap_interval("ece", y, p, n_resamples=200, random_state=0)
+    ci = calibration_error_interval(y, p, random_state=0)
+    assert boot.low > 0 and ci.low == 0.0
+    assert ci.estimate == boot.estimate
+
+
+@pytest.mark.parametrize(
+    "metric", ["ece", "adaptive_ece", "classwise_ece", "debiased_ece"]
+)
+@pytest.mark.parametrize("tau", [1.0, 0.5])
+def test_estimate_inside_and_bounds_ordered(metric, tau):
+    rng = np.random.default_rng(11)
+    for n in (30, 300):
+        y, p = bed.binary_bed(rng, n, tau)
+        ci = calibration_error_interval(y, p, metric=metric, random_state=1)
+        assert 0.0 <= ci.low <= ci.estimate <= ci.high <= 1.0
+    y, p = bed.multiclass_bed(rng, 500, k=4)
+    ci = calibration_error_interval(
+        y, p**2 / (p**2).sum(1, keepdims=True), metric=metric
+    )
+    assert 0.0 < ci.low <= ci.estimate <= ci.high
+
+
+def test_miscalibration_is_bounded_away_from_zero_and_reproducible():
+    rng = np.random.default_rng(5)
+    y, p = bed.binary_bed(rng, 5000, 0.5)
+    truth = bed.truth("ece", 0.5)
+    a = calibration_error_interval(y, p, random_state=0)
+    b = calibration_error_interval(y, p, random_state=0)
+    assert a[:4] == b[:4]
+    assert 0 < a.low <= truth <= a.high
+
+
+def test_weights_and_mean_scores():
+    rng = np.random.default_rng(2)
+    y, p = bed.multiclass_bed(rng, 800, k=3)
+    w = rng.uniform(0.5, 1.5, size=800)
+    a = calibration_error_interval(y, p, sample_weight=w, random_state=0)
+    b = calibration_error_interval(y, p, sample_weight=w / 800, random_state=0)
+    assert a[:3] == pytest.approx(b[:3])
+    # NLL: the normal interval of a mean, as scipy's
+    from scipy import stats
+
+    nll = -np.log(p[np.arange(800), y])
+    ci = calibration_error_interval(y, p, metric="nll")
+    half = stats.norm.ppf(0.975) * nll.std(ddof=1) / np.sqrt(800)
+    assert (ci.low, ci.high) == pytest.approx((nll.mean() - half, nll.mean() + half))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"metric": "smooth_ece"}, "metric"),
+        ({"confidence_level": 1.0}, "confidence_level"),
+        ({"norm": "max"}, "norm"),
+        ({"sample_weight": np.zeros(50)}, "sample_weight"),
+    ],
+)
+def test_interval_bad_input(kwargs, match):
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 50, 1.0)
+    with pytest.raises(ValueError, match=match):
+        calibration_error_interval(y, p, **kwargs)
+
+
+# --- compare_calibration: size, power, interval -----------------------------
+
+from sklcalib.metrics import compare_calibration  # noqa: E402
+
+
+def test_comparison_size_and_power():
+    # the fast variant of benchmarks/bench_coverage.py --part comparison
+    # (there: size 4-6 % for equal k, power 40 % at n = 500, 99 % at 2000)
+    rate, cov, _, _ = bed.rejection_rate(500, 1.5, 1.5, reps=60, seed=3)
+    assert rate <= 0.12 and cov >= 0.9
+    rate, cov, _, _ = bed.rejection_rate(2000, 1.0, 1.5, reps=20, seed=3)
+    assert rate >= 0.8 and cov >= 0.85
+
+
+def test_swap_test_is_exact_for_a_callable_and_plans_agree():
+    # the matrix-product route of a plan metric equals the recomputing route
+    rng = np.random.default_rng(0)
+    y, a, b = bed.comparison_bed(rng, 300, 1.0, 1.5)
+    fast = compare_calibration(y, a, b, n_resamples=200, random_state=4)
+
+    from sklcalib.metrics import expected_calibration_error
+
+    def ece(y_true, y_prob, **kw):
+        return expected_calibration_error(y_true, y_prob, **kw)
+
+    slow = compare_calibration(y, a, b, metric=ece, n_resamples=200, random_state=4)
+    assert fast.pvalue == slow.pvalue
+    assert fast.difference == pytest.approx(slow.difference)
+
+
+def test_comparison_zero_weight_raises():
+    rng = np.random.default_rng(0)
+    y, a, b = bed.comparison_bed(rng, 50, 1.0, 1.5)
+    with pytest.raises(ValueError, match="sample_weight"):
+        compare_calibration(y, a, b, sample_weight=np.zeros(50))
+
+
+# --- short reprs and no NaN ---------------------------------------------------
+
+from sklcalib.metrics import calibration_test  # noqa: E402
+
+
+def test_result_reprs_are_short():
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 300, 0.7)
+    objects = [
+        bootstrap_interval("ece", y, p, random_state=0),
+        calibration_error_interval(y, p, random_state=0),
+        calibration_test(y, p, random_state=0),
+        compare_calibration(y, p, p**0.5, random_state=0),
+    ]
+    for obj in objects:
+        text = repr(obj)
+        assert "\n" not in text and len(text) < 200, text
+        assert text.startswith(type(obj).__name__ + "(")
+    assert "<1000 values>" in repr(objects[0])
+
+
+def test_zero_weight_resamples_raise_instead_of_nan():
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 3, 0.7)
+    w = np.array([1.0, 0.0, 0.0])  # a third of the resamples draw no weight
+    with pytest.raises(ValueError, match="resamples give no finite value"):
+        bootstrap_interval("ece", y, p, sample_weight=w, n_resamples=50)
+
+
+# --- the report's verdict -------------------------------------------------------
+
+from sklcalib.metrics import calibration_report  # noqa: E402
+
+
+def test_report_verdict_in_words_and_consistent_with_its_interval():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.5, 1.0, size=500)
+    calibrated = rng.uniform(size=500) < p
+    report = calibration_report(calibrated, p, random_state=0, labels=[False, True])
+    assert report["calibration_pvalue"] > 0.05
+    assert report["verdict"].startswith("no evidence of miscalibration (p = ")
+    assert "n = 500" in report["verdict"] and report["ece_ci"][0] == 0.0
+    over = rng.uniform(size=500) < p**3
+    report = calibration_report(over, p, random_state=0, labels=[False, True])
+    assert report["verdict"].startswith("over-confident: ECE ")
+    assert "(p < 0.001, n = 500)" in report["verdict"]
+    under = rng.uniform(size=500) < p**0.3
+    report = calibration_report(under, p, random_state=0, labels=[False, True])
+    assert report["verdict"].startswith("under-confident")
+    # 0 is in the ECE's interval whenever the test does not reject at 5 %
+    for seed in range(20):
+        y = np.random.default_rng(seed).uniform(size=500) < p**1.3
+        r = calibration_report(y, p, random_state=seed, labels=[False, True])
+        if r["calibration_pvalue"] > 0.05:
+            assert r["ece_ci"][0] == 0.0
+        assert r["ece_ci"][0] <= r["ece"] <= r["ece_ci"][1]
+    off = calibration_report(over, p, confidence_level=None, labels=[False, True])
+    assert "verdict" not in off and "ece_ci" not in off

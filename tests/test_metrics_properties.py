@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import sklcalib.metrics._statistics as statistics
-from sklcalib._utils._binning import BinStatistics, error_from_stats, top_label
+from sklcalib._utils._binning import error_from_stats, top_label
 from sklcalib._utils._optional import is_installed
 from sklcalib.metrics import (
     adaptive_calibration_error,
@@ -19,6 +19,7 @@ from sklcalib.metrics import (
     maximum_calibration_error,
     smooth_calibration_error,
 )
+from sklcalib.metrics.binning import BinStatistics
 
 # the compiled path is the optional "fast" extra (numba): its tests skip where
 # it is not installed (the core-only CI run); the numpy path serves instead

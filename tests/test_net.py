@@ -107,6 +107,11 @@ def test_training_batches_are_shuffled(data):
     X, y = data
     net = small_net(max_epochs=1, random_state=0).fit(X, y)
     dataset = net.get_dataset(X.astype(np.float32), y)
+    # in-memory arrays take the fast path's batches
+    assert net.get_iterator(dataset, training=True).shuffle
+    assert not net.get_iterator(dataset, training=False).shuffle
+    # any other dataset a DataLoader
+    dataset = torch.utils.data.TensorDataset(torch.as_tensor(X), torch.as_tensor(y))
     train_loader = net.get_iterator(dataset, training=True)
     valid_loader = net.get_iterator(dataset, training=False)
     assert isinstance(train_loader.sampler, torch.utils.data.RandomSampler)
@@ -417,6 +422,36 @@ def test_wrong_number_of_features_at_predict(data):
         net.predict(X[:, :4])
     with pytest.raises(ValueError, match="expecting 5 features"):
         net.decision_function(np.hstack([X, X]))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"max_epochs": -3}, "max_epochs must be >= 1"),
+        ({"max_epochs": 0}, "max_epochs must be >= 1"),
+        ({"max_epochs": 2.5}, "max_epochs must be an integer"),
+        ({"max_epochs": True}, "max_epochs must be an integer"),
+        ({"batch_size": 0}, "batch_size must be a positive integer or -1"),
+        ({"batch_size": -2}, "batch_size must be a positive integer or -1"),
+        ({"batch_size": 12.0}, "batch_size must be a positive integer or -1"),
+        ({"lr": -0.1}, "lr must be >= 0"),
+        ({"lr": float("nan")}, "lr must be finite"),
+        ({"lr": "fast"}, "lr must be a real number"),
+    ],
+)
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_training_parameters_are_validated_at_fit(data, params, match, method):
+    X, y = data
+    net = small_net(**params)  # the constructor stores them unchanged
+    assert net.get_params()[next(iter(params))] is next(iter(params.values()))
+    with pytest.raises(ValueError, match=match):
+        getattr(net, method)(X, y)
+
+
+def test_whole_data_batches_and_zero_lr_are_accepted(data):
+    X, y = data
+    net = small_net(batch_size=-1, lr=0.0, max_epochs=1, train_split=None)
+    assert net.fit(X, y).history[-1, "train_batch_count"] == 1
 
 
 def test_single_class_and_length_mismatch_raise(data):

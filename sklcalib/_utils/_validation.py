@@ -10,6 +10,7 @@ meaningless.
 import math
 import numbers
 import sys
+import warnings
 
 import numpy as np
 
@@ -104,6 +105,33 @@ def reject_dask(what, instead, **arrays):
             )
 
 
+class Bfloat16Values(np.ndarray):
+    """The float32 values of a bfloat16 tensor (numpy has no bfloat16), marked
+    so that their row sums are held to bfloat16's tolerance, not float32's:
+    a bfloat16 softmax's rows are off by up to about 2**-8.
+
+    Views (slices, reshapes) keep the mark; ufunc results (sums, maxima,
+    arithmetic) are plain arrays.
+    """
+
+    tolerance_dtype = "bfloat16"
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        def plain(x):
+            return x.view(np.ndarray) if isinstance(x, Bfloat16Values) else x
+
+        inputs = tuple(plain(x) for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(x) for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+
+def tolerance_dtype(p):
+    """The dtype whose round-off the rows of ``p`` carry: ``p.dtype``, or
+    ``"bfloat16"`` for :class:`Bfloat16Values`."""
+    return getattr(p, "tolerance_dtype", p.dtype)
+
+
 def as_numpy(x):
     """A torch tensor as a numpy array (no copy for a CPU tensor of a numpy
     dtype); anything else unchanged.
@@ -111,9 +139,10 @@ def as_numpy(x):
     torch is looked up in ``sys.modules`` only: a tensor cannot exist unless
     torch was imported, so other inputs never import it. A tensor that
     requires grad is detached; a CUDA (or other device) tensor is copied to
-    the host; half precision (float16, and bfloat16, which numpy lacks)
-    becomes float32 (a copy), so that the rows of a half-precision softmax
-    are held to the float32 row-sum tolerance, not to float64's.
+    the host. float16 stays float16 (numpy has it), so a half-precision
+    softmax is held to float16's row-sum tolerance as a numpy float16 array
+    is; bfloat16, which numpy lacks, becomes float32 values marked as
+    :class:`Bfloat16Values` (a copy), held to bfloat16's tolerance.
     """
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
@@ -121,8 +150,8 @@ def as_numpy(x):
     x = x.detach()
     if x.device.type != "cpu":
         x = x.cpu()
-    if x.dtype in (torch.float16, torch.bfloat16):
-        x = x.float()
+    if x.dtype == torch.bfloat16:
+        return x.float().numpy().view(Bfloat16Values)
     return x.numpy()
 
 
@@ -163,6 +192,7 @@ def check_option(value, name, allowed):
 # about K * eps32; stored as float32, as text or cast to float64, such rows are
 # probabilities all the same.
 _FLOAT32_ROUNDOFF = 2 * float(np.finfo(np.float32).eps)
+_BFLOAT16_EPS = 2.0**-7  # 8 significant bits (torch.finfo(torch.bfloat16).eps)
 
 
 def row_sum_tolerance(dtype, n_classes=2):
@@ -174,7 +204,8 @@ def row_sum_tolerance(dtype, n_classes=2):
     probabilities computed in float32 and cast to float64 carry float32's
     round-off, not float64's.
     """
-    return max(float(np.sqrt(np.finfo(dtype).eps)), _FLOAT32_ROUNDOFF * int(n_classes))
+    eps = _BFLOAT16_EPS if str(dtype) == "bfloat16" else float(np.finfo(dtype).eps)
+    return max(float(np.sqrt(eps)), _FLOAT32_ROUNDOFF * int(n_classes))
 
 
 # Weights are used in sums of products (weight x loss, weight x count): a sum
@@ -351,7 +382,9 @@ def check_prob_array(y_prob):
     positive-class scores, keeping float16 and float32 as they are (the row-sum
     tolerance is that of the input's dtype).
     """
-    p = np.asarray(as_numpy(y_prob))
+    p = np.asanyarray(as_numpy(y_prob))  # "any": keeps Bfloat16Values
+    if type(p) not in (np.ndarray, Bfloat16Values):
+        p = np.asarray(p)  # matrices, masked arrays and other subclasses
     if p.dtype == bool or not np.issubdtype(p.dtype, np.number):
         raise ValueError(f"y_prob must be numeric, got dtype {p.dtype}.")
     if np.issubdtype(p.dtype, np.complexfloating):
@@ -401,11 +434,12 @@ def check_prob_values(p, name="y_prob"):
         raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
     if p.ndim == 2 and p.shape[1] > 1:
         sums = p.sum(axis=1, dtype=np.float64)
-        tol = row_sum_tolerance(p.dtype, p.shape[1])
+        dtype = tolerance_dtype(p)
+        tol = row_sum_tolerance(dtype, p.shape[1])
         bad = np.abs(sums - 1.0) > tol
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(row_sum_message(name, tol, p.dtype, i, sums[i]))
+            raise ValueError(row_sum_message(name, tol, dtype, i, sums[i]))
 
 
 def check_found_classes(classes, n_columns, prob_ndim):
@@ -437,6 +471,40 @@ def check_labels_for(labels, n_columns, prob_ndim):
             "columns" + (" (1-D y_prob is binary)." if prob_ndim == 1 else ".")
         )
     return classes
+
+
+def _outside_stacklevel():
+    """The ``stacklevel`` of the first frame outside sklcalib (the user's
+    call), so that a warning raised deep inside points at it and shows once
+    per user line however many internal calls repeat it."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        "sklcalib."
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_assumed_string_order(classes):
+    """Warn which column order was assumed for string labels found in
+    ``y_true`` when ``labels`` was not given (sorted order, as
+    ``sklearn.metrics.log_loss``): a model whose columns are in another order
+    (e.g. cat, dog, bird) would be scored against the wrong columns."""
+    if classes.shape[0] == 0 or not isinstance(classes[0], (str, np.str_, bytes)):
+        return
+    shown = ", ".join(repr(str(c)) for c in classes[:10])
+    if classes.shape[0] > 10:
+        shown += f", ... ({classes.shape[0]} labels)"
+    warnings.warn(
+        "y_true holds string labels and labels was not given: the columns of "
+        f"y_prob are assumed to be in sorted label order [{shown}]. Pass "
+        "labels=... (e.g. labels=estimator.classes_) to state the order and "
+        "silence this warning.",
+        UserWarning,
+        stacklevel=_outside_stacklevel(),
+    )
 
 
 def check_targets(
@@ -475,6 +543,7 @@ def check_targets(
     if labels is None:
         classes, y_idx = unique_and_encode(y)
         check_found_classes(classes, n_columns, p.ndim)
+        warn_assumed_string_order(classes)
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)

@@ -27,6 +27,8 @@ calibrator                           scores         method
 :class:`SVSCalibrator`               logits         structured vector scaling
 :class:`QuadraticScaler`             binary score   ``sigmoid(a + b s + c s^2)``
 :class:`BetaScaler`                  probabilities  beta calibration, native, binary
+:class:`SplineCalibrator`            probabilities  spline of the cumulative gap,
+                                                    one-vs-rest
 ===================================  =============  =================================
 
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
@@ -41,10 +43,18 @@ from ._dirichlet import DirichletCalibrator
 from ._ensemble_temperature import EnsembleTemperatureScaler
 from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
+from ._prior import PriorCorrection
 from ._quadratic import QuadraticScaler
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._select import (
+    CalibrationWarning,
+    CalibratorSelection,
+    check_calibrator,
+    select_calibrator,
+)
 from ._sms import SMSCalibrator, SVSCalibrator
+from ._spline import SplineCalibrator
 from ._temperature import (
     DEFAULT_GRID,
     TEMPERATURE_BOUNDS,
@@ -59,6 +69,8 @@ __all__ = [
     "BetaCalibrator",
     "BetaScaler",
     "CalibratedClassifier",
+    "CalibrationWarning",
+    "CalibratorSelection",
     "DirichletCalibrator",
     "ENIRCalibrator",
     "EnsembleTemperatureScaler",
@@ -66,11 +78,15 @@ __all__ = [
     "IsotonicCalibrator",
     "MatrixScaler",
     "PlattScaler",
+    "PriorCorrection",
     "QuadraticScaler",
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "check_calibrator",
+    "select_calibrator",
 ]

@@ -71,8 +71,8 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
 
     See Also
     --------
-    BetaCalibrator : netcal's beta calibration (optional dependency).
-    QuadraticScaler : quadratic scaling of a binary logit.
+    BetaCalibrator : Netcal's beta calibration (optional dependency).
+    QuadraticScaler : Quadratic scaling of a binary logit.
 
     Notes
     -----

@@ -140,7 +140,7 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
     See Also
     --------
     PlattScaler : ``sigmoid(a s + b)``, the special case ``c = 0``.
-    BetaScaler : beta calibration of binary probabilities.
+    BetaScaler : Beta calibration of binary probabilities.
 
     Notes
     -----

@@ -18,6 +18,7 @@ centre, and a Newton step converges in a handful of passes over the data.
 import warnings
 
 import numpy as np
+from scipy.optimize import minimize as scipy_minimize
 from scipy.special import log_softmax
 from sklearn.exceptions import ConvergenceWarning
 
@@ -25,6 +26,9 @@ from sklcalib._utils._validation import check_scalar
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 from ._temperature import fit_temperature_nll
+
+#: Newton stops once the decrease it predicts is below this relative size
+_ROUND_OFF = 8 * np.finfo(np.float64).eps
 
 #: rows per block when the Hessian is accumulated (bounds the memory used)
 _BLOCK = 8192
@@ -38,10 +42,13 @@ HESSIAN_ROWS = 16384
 def newton_minimise(fun, theta, max_iter, tol):
     """``(theta, n_iter, converged)`` minimising a smooth convex ``fun``.
 
-    ``fun(theta, order)`` returns the loss (``order=0``) or the loss, its
-    gradient and its Hessian (``order=2``), all for the flattened parameters.
+    ``fun(theta, order)`` returns the loss (``order=0``), the loss and its
+    gradient (``order=1``) or the loss, its gradient and its Hessian
+    (``order=2``), all for the flattened parameters.
     Newton steps with a backtracking (Armijo) line search; stops when the
-    largest gradient entry is at most ``tol`` or no decrease is left.
+    largest gradient entry is at most ``tol``, when the decrease a Newton
+    step predicts is below the round-off of the loss, or when no decrease is
+    left.
     """
     theta = np.asarray(theta, dtype=np.float64).ravel().copy()
     loss, grad, hess = fun(theta, 2)
@@ -60,8 +67,20 @@ def newton_minimise(fun, theta, max_iter, tol):
         slope = float(np.dot(grad, step))
         if slope >= 0:  # not a descent direction: fall back on the gradient
             step, slope = -grad, -float(np.dot(grad, grad))
-        t = 1.0
-        while True:
+        elif -slope <= _ROUND_OFF * max(abs(loss), 1.0):
+            # the Newton decrement: the decrease left is below the rounding
+            # of the loss (ill-conditioned features keep the gradient a little
+            # above tol even at the minimum)
+            return theta + step, n_iter, True
+        # the full step is almost always taken: evaluate it with its
+        # derivatives at once, and backtrack (loss only) when it is not
+        new = fun(theta + step, 2)
+        if new[0] <= loss + 1e-4 * slope:
+            theta = theta + step
+            loss, grad, hess = new
+            continue
+        t = 0.5
+        while True:  # backtracking (Armijo) line search
             new_loss = fun(theta + t * step, 0)
             if new_loss <= loss + 1e-4 * t * slope or t < 1e-10:
                 break
@@ -71,6 +90,29 @@ def newton_minimise(fun, theta, max_iter, tol):
         theta = theta + t * step
         loss, grad, hess = fun(theta, 2)
     return theta, n_iter, bool(np.max(np.abs(grad)) <= tol)
+
+
+#: above this many parameters (SMS from 31 classes, SVS from 501) the
+#: (parameters x parameters) Hessian is too large to form: L-BFGS instead, as
+#: the authors switch from BFGS to L-BFGS at the same size
+NEWTON_MAX_PARAMS = 1000
+
+
+def minimise(fun, theta, max_iter, tol):
+    """``(theta, n_iter, converged)``: Newton up to ``NEWTON_MAX_PARAMS``
+    parameters, scipy's L-BFGS (``fun(theta, 1)``: loss and gradient, at most
+    ``20 * max_iter`` iterations) above."""
+    if theta.size <= NEWTON_MAX_PARAMS:
+        return newton_minimise(fun, theta, max_iter, tol)
+    result = scipy_minimize(
+        lambda t: fun(t, 1),
+        theta,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 20 * max_iter, "gtol": tol, "ftol": 1e-15},
+    )
+    converged = bool(result.success) or np.max(np.abs(result.jac)) <= max(tol, 1e-6)
+    return result.x, int(result.nit), converged
 
 
 def mixed_log_probabilities(logits, temperature, epsilon):
@@ -106,24 +148,32 @@ def _check_common(estimator):
 
 def _warn(name, max_iter):
     warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps; "
+        f"{name} did not converge in max_iter={max_iter} Newton steps (or "
+        f"{20 * max_iter} L-BFGS iterations); "
         "increase max_iter or the lambda_* penalties.",
         ConvergenceWarning,
         stacklevel=4,
     )
 
 
-def _nll_terms(logits, y_idx, weights):
-    """Weighted mean NLL of softmax(logits), the probabilities, the residual
-    ``w_i (p_i - e_{y_i})`` (rows scaled by their weights)."""
-    log_p = log_softmax(logits, axis=1)
+def _nll_terms(logits, y_idx, weights, order=2):
+    """Weighted mean NLL of softmax(logits) and (``order > 0``) the
+    probabilities and the residual ``w_i (p_i - e_{y_i})``.
+
+    In place on ``logits`` (a fresh product of the caller), which saves
+    passes over an (n, K) array on large inputs.
+    """
     rows = np.arange(len(y_idx))
-    nll = -np.dot(weights, log_p[rows, y_idx])
-    proba = np.exp(log_p)
-    residual = proba.copy()
-    residual[rows, y_idx] -= 1.0
-    residual *= weights[:, None]
-    return nll, proba, residual
+    logits -= logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits)
+    total = exp.sum(axis=1)
+    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
+    if order == 0:
+        return nll
+    exp /= total[:, None]
+    residual = exp * weights[:, None]
+    residual[rows, y_idx] -= weights
+    return nll, exp, residual
 
 
 class SMSCalibrator(BaseCalibrator):
@@ -161,7 +211,10 @@ class SMSCalibrator(BaseCalibrator):
         Exponent of the number of samples n in the penalty strengths; with
         the default, each penalty is worth a fixed number of samples.
     max_iter : int, default=100
-        Maximum number of Newton steps.
+        Maximum number of Newton steps. Above 1000 parameters (more than 30
+        classes for SMS, more than 500 for SVS) the Hessian is too large to
+        form and L-BFGS runs instead, for at most ``20 * max_iter``
+        iterations.
     tol : float, default=1e-8
         Stop when the largest entry of the gradient of the penalised mean NLL
         is at most ``tol``.
@@ -177,7 +230,7 @@ class SMSCalibrator(BaseCalibrator):
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int
-        Number of Newton steps taken.
+        Number of Newton steps (or L-BFGS iterations) taken.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -185,9 +238,9 @@ class SMSCalibrator(BaseCalibrator):
 
     See Also
     --------
-    SVSCalibrator : the same recipe with a diagonal W (cheaper for many
+    SVSCalibrator : The same recipe with a diagonal W (cheaper for many
         classes).
-    MatrixScaler : plain matrix scaling of the logits.
+    MatrixScaler : Plain matrix scaling of the logits.
 
     Notes
     -----
@@ -196,9 +249,11 @@ class SMSCalibrator(BaseCalibrator):
     decision scores s of shape (n,) or (n, 1) are the logits [0, s].
 
     The fit agrees with ``probmetrics.calibrators.SMSCalibrator`` (fed
-    ``softmax(z)``) to about 1e-3 in probability: probmetrics works in float32
-    and stops BFGS at torchmin's default tolerance, so its penalised NLL is
-    never lower than ours (tests/test_leaders_sms.py).
+    ``softmax(z)``) to a few 1e-3 in probability (at most 6e-3 in
+    ``benchmarks/bench_leaders.py`` on 1e4 x 10 logits): probmetrics works in
+    float32 and stops BFGS at torchmin's default tolerance, so its penalised
+    NLL is never lower than ours (tests/test_leaders_sms.py). On 1e5 x 10
+    logits the fit takes about 0.4 s of CPU time on one thread.
 
     References
     ----------
@@ -265,19 +320,19 @@ class SMSCalibrator(BaseCalibrator):
             params = theta.reshape(k, k + 1)
             delta = theta - centre
             penalty = np.dot(strengths, delta**2)
-            nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
             if order == 0:
-                return nll + penalty
+                return _nll_terms(features @ params.T, y_idx, weights, 0) + penalty
+            nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
             grad = (residual.T @ features).ravel() + 2.0 * strengths * delta
+            if order == 1:
+                return nll + penalty, grad
             rows = slice(None, None, max(1, n_rows // HESSIAN_ROWS))
             sub = weights[rows]
             hess = _multinomial_hessian(features[rows], proba[rows], sub / sub.sum())
             hess[np.diag_indices_from(hess)] += 2.0 * strengths
             return nll + penalty, grad, hess
 
-        theta, self.n_iter_, converged = newton_minimise(
-            fun, centre, self.max_iter, self.tol
-        )
+        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
             _warn("SMSCalibrator", self.max_iter)
         params = theta.reshape(k, k + 1)
@@ -340,7 +395,10 @@ class SVSCalibrator(BaseCalibrator):
     tau : float, default=1.0
         Exponent of the number of samples n in the penalty strengths.
     max_iter : int, default=100
-        Maximum number of Newton steps.
+        Maximum number of Newton steps. Above 1000 parameters (more than 30
+        classes for SMS, more than 500 for SVS) the Hessian is too large to
+        form and L-BFGS runs instead, for at most ``20 * max_iter``
+        iterations.
     tol : float, default=1e-8
         Stop when the largest entry of the gradient of the penalised mean NLL
         is at most ``tol``.
@@ -356,7 +414,7 @@ class SVSCalibrator(BaseCalibrator):
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int
-        Number of Newton steps taken.
+        Number of Newton steps (or L-BFGS iterations) taken.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -364,8 +422,8 @@ class SVSCalibrator(BaseCalibrator):
 
     See Also
     --------
-    SMSCalibrator : the same recipe with a full matrix.
-    VectorScaler : plain vector scaling of the logits.
+    SMSCalibrator : The same recipe with a full matrix.
+    VectorScaler : Plain vector scaling of the logits.
 
     Notes
     -----
@@ -430,11 +488,13 @@ class SVSCalibrator(BaseCalibrator):
             v, b = theta[:k], theta[k:]
             delta = theta - centre
             penalty = np.dot(strengths, delta**2)
-            nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
             if order == 0:
-                return nll + penalty
+                return _nll_terms(x * v + b, y_idx, weights, 0) + penalty
+            nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
             grad = np.r_[np.einsum("ij,ij->j", residual, x), residual.sum(axis=0)]
             grad += 2.0 * strengths * delta
+            if order == 1:
+                return nll + penalty, grad
             # parameters (v_c, b_c) see the features f_ic = (x_ic, 1)
             wp = weights[:, None] * proba
             a = np.concatenate([proba * x, proba], axis=1)  # (n, 2K)
@@ -449,9 +509,7 @@ class SVSCalibrator(BaseCalibrator):
             hess[np.diag_indices_from(hess)] += 2.0 * strengths
             return nll + penalty, grad, hess
 
-        theta, self.n_iter_, converged = newton_minimise(
-            fun, centre, self.max_iter, self.tol
-        )
+        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
             _warn("SVSCalibrator", self.max_iter)
         self.coef_, self.intercept_ = theta[:k], theta[k:]

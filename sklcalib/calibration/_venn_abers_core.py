@@ -27,6 +27,8 @@ interval containing both).
 
 import numpy as np
 
+from sklcalib._utils._optional import is_installed
+
 from ._base import within_unit_interval
 
 
@@ -149,6 +151,8 @@ _compiled_kernel = None
 def _compiled():
     """The kernel compiled by numba (cached on disk), or None without numba."""
     global _compiled_kernel
+    if not is_installed("numba"):  # absent, or disabled by SKLCALIB_DISABLE_NUMBA
+        return None
     if _compiled_kernel is None:
         try:
             from numba import njit

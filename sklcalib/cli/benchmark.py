@@ -590,6 +590,8 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
             # probabilities for the reliability diagrams: first seed only
             return_proba=not args.no_plots and s == seeds[0],
             max_train=_net_max_train(args, d),
+            # one torch thread per run: the workers' processes are ours
+            torch_threads=1,
         )
         for d, loss, s in grid
     ]

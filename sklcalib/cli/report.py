@@ -18,6 +18,7 @@ import json
 import math
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 
@@ -51,7 +52,17 @@ CALIBRATORS = {
     "bbq": ("BBQCalibrator", "probabilities"),
     "enir": ("ENIRCalibrator", "probabilities"),
     "beta": ("BetaCalibrator", "probabilities"),
+    "sms": ("SMSCalibrator", "logits"),
+    "svs": ("SVSCalibrator", "logits"),
+    "quadratic": ("QuadraticScaler", "logits"),
+    "beta_native": ("BetaScaler", "probabilities"),
+    "spline": ("SplineCalibrator", "probabilities"),
+    # cross-validated choice among the calibrators, no calibration included
+    "auto": ("select_calibrator", "logits"),
 }
+
+#: ``--calibrate`` names for binary files only
+_BINARY_ONLY = ("platt", "quadratic", "beta_native")
 
 #: rows of the table: report key, label, shown in percent
 TABLE_ROWS = (
@@ -121,9 +132,9 @@ def _calibrate(name, fit_pred, pred):
             f"{fit_pred.path} has the classes {', '.join(fit_pred.classes)}, "
             f"{pred.path} {', '.join(pred.classes)}: they must be the same columns"
         )
-    if name == "platt" and len(pred.classes) != 2:
+    if name in _BINARY_ONLY and len(pred.classes) != 2:
         raise InputFileError(
-            f"{pred.path}: --calibrate platt is for binary problems, this file "
+            f"{pred.path}: --calibrate {name} is for binary problems, this file "
             f"has {len(pred.classes)} classes; use temperature, vector or matrix"
         )
     missing = sorted(set(range(len(pred.classes))) - set(fit_pred.y.tolist()))
@@ -137,13 +148,37 @@ def _calibrate(name, fit_pred, pred):
     def scores(p):
         return p.logits if takes == "logits" else p.proba
 
+    if name == "auto":
+        selection = calibration.select_calibrator(
+            scores(fit_pred), fit_pred.y, response="logits"
+        )
+        proba = selection.predict_proba(scores(pred))
+        return selection, np.asarray(proba, dtype=float), []
     calibrator = getattr(calibration, cls_name)()
+    # the calibrator's own warnings (too few rows for its flexibility, worse
+    # than the raw scores on its cross-validated calibration data)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", calibration.CalibrationWarning)
+        if hasattr(calibration, "check_calibrator"):
+            calibration.check_calibrator(
+                calibrator, scores(fit_pred), fit_pred.y, response=takes
+            )
+    notes = [
+        str(w.message)
+        for w in caught
+        if issubclass(w.category, calibration.CalibrationWarning)
+    ]
     calibrator.fit(scores(fit_pred), fit_pred.y)
-    return calibrator, np.asarray(calibrator.predict_proba(scores(pred)), dtype=float)
+    proba = np.asarray(calibrator.predict_proba(scores(pred)), dtype=float)
+    return calibrator, proba, notes
 
 
 def _fitted_parameters(calibrator):
     """Scalar fitted parameters worth printing (e.g. the temperature)."""
+    if hasattr(calibrator, "cv_results"):  # --calibrate auto: the chosen one's
+        calibrator = calibrator.calibrator
+        if calibrator is None:
+            return {}
     out = {}
     for key, value in vars(calibrator).items():
         if key.endswith("_") and not key.startswith("_") and key != "n_features_in_":
@@ -501,11 +536,12 @@ def run_report(args, parser):
         before = _report(pred, args)
         before["mce_bin_count"] = mce_bin_count(pred.y, pred.proba, args.n_bins)
         after = calibrator = None
+        notes = []
         if args.calibrate is not None:
             fit_pred = read_predictions(
                 args.fit_on, logits=args.logits, max_bytes=args.max_bytes
             )
-            calibrator, proba_after = _calibrate(args.calibrate, fit_pred, pred)
+            calibrator, proba_after, notes = _calibrate(args.calibrate, fit_pred, pred)
             after = _report(
                 Predictions(
                     pred.path, pred.y, proba_after, pred.classes, "probabilities"
@@ -540,7 +576,11 @@ def run_report(args, parser):
                 "fit_on": str(args.fit_on),
                 "fitted": _fitted_parameters(calibrator),
                 "report": after,
+                "warnings": notes,
             }
+            if hasattr(calibrator, "cv_results"):  # --calibrate auto
+                out["calibration"]["chosen"] = calibrator.name
+                out["calibration"]["cv_results"] = calibrator.cv_results
         if plot is not None:
             out["plot"] = str(plot[0])
         print(json.dumps(_json_ready(out), indent=2))
@@ -570,6 +610,16 @@ def run_report(args, parser):
             )
         )
     lines.append(format_table(reports))
+    if after is not None and hasattr(calibrator, "cv_results"):  # auto
+        lines.append(
+            _fill(
+                f"auto chose {calibrator.name} by 5-fold cross-validated log-loss "
+                f"on {args.fit_on} (no calibration kept unless a calibrator is "
+                "better by more than one standard error):"
+            )
+        )
+        lines.append(calibrator.summary())
+    lines += [_fill(f"warning: {note}") for note in notes]
     if plot is not None:
         lines.append(_fill(f"reliability diagram: {plot[0]}"))
     print("\n".join(lines))

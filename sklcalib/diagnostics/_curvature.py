@@ -87,10 +87,13 @@ def _is_batching_error(error):
     ``is_grads_batched`` runs the double backward under vmap, which raises a
     plain RuntimeError ("Batching rule not implemented for ...", "vmap: ...")
     where an operation has no batching rule. Out-of-memory errors are
-    RuntimeErrors too (``torch.OutOfMemoryError``, or the CPU allocator's
-    "can't allocate memory"): falling back to the loop would hide them.
+    RuntimeErrors too (``torch.OutOfMemoryError``, ``torch.cuda``'s before
+    torch 2.5, or the CPU allocator's "can't allocate memory"): falling back
+    to the loop would hide them.
     """
-    if isinstance(error, torch.OutOfMemoryError):
+    # torch.OutOfMemoryError is torch >= 2.5; before, torch.cuda's (>= 1.13)
+    out_of_memory = getattr(torch, "OutOfMemoryError", None)
+    if isinstance(error, out_of_memory or torch.cuda.OutOfMemoryError):
         return False
     message = str(error).lower()
     if "out of memory" in message or "allocate" in message:

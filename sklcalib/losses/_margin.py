@@ -23,17 +23,17 @@ class MbLSLoss(CalibrationLoss):
     margin. Per sample, with ``d_j = max_k z_k - z_j`` the distance of logit j to the
     largest logit (0 for the largest itself)::
 
-        -log p_t + α · (1/K) Σ_j max(0, d_j - m)
+        -log p_t + α · Σ_j max(0, d_j - m)
 
-    The penalty averages over the K classes, the largest one included (its
-    term is ``max(0, -m) = 0``), as the authors' code does
-    (``F.relu(diff - margin).mean()`` over the (N, K) distances: a mean over
-    the classes and over the batch); their paper writes the sum over classes,
-    which ``class_reduction="sum"`` selects (the same penalty K times
-    stronger). The authors' defaults ``margin=10``, ``alpha=0.1`` go with the
-    mean. Label smoothing pulls every logit distance towards 0; MbLS only
-    penalises distances above the margin, so that confident, correct
-    predictions stay possible.
+    The penalty sums over the K classes, the largest one included (its term
+    is ``max(0, -m) = 0``), as the paper writes it. The authors' code
+    averages over the classes instead (``F.relu(diff - margin).mean()`` over
+    the (N, K) distances: a mean over the classes and over the batch), which
+    ``class_reduction="mean"`` selects: the same penalty with α divided by K.
+    To reproduce the authors' published runs (``margin=10``, ``alpha=0.1``
+    with their code), pass ``class_reduction="mean"``. Label smoothing pulls
+    every logit distance towards 0; MbLS only penalises distances above the
+    margin, so that confident, correct predictions stay possible.
 
     Parameters
     ----------
@@ -41,9 +41,10 @@ class MbLSLoss(CalibrationLoss):
         Margin m >= 0 on the logit distances; distances below it cost nothing.
     alpha : float, default=0.1
         Weight α >= 0 of the margin penalty; 0 is cross-entropy.
-    class_reduction : {"mean", "sum"}, default="mean"
-        How the per-class penalties of a sample are combined: their mean over
-        the K classes (the authors' code) or their sum (the paper's formula).
+    class_reduction : {"sum", "mean"}, default="sum"
+        How the per-class penalties of a sample are combined: their sum (the
+        paper's formula) or their mean over the K classes (the authors'
+        code).
     reduction : {"mean", "sum", "none"}, default="mean"
         How the per-sample losses are combined: their mean (skorch's
         convention), their sum, or the (N,) vector. The authors' code takes
@@ -83,9 +84,7 @@ class MbLSLoss(CalibrationLoss):
     name = "mbls"
     _repr_params = ("margin", "alpha", "class_reduction", "reduction")
 
-    def __init__(
-        self, margin=10.0, alpha=0.1, class_reduction="mean", reduction="mean"
-    ):
+    def __init__(self, margin=10.0, alpha=0.1, class_reduction="sum", reduction="mean"):
         super().__init__()
         self.margin = margin
         self.alpha = alpha

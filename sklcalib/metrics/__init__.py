@@ -22,6 +22,7 @@ from ._calibration_error import (
 )
 from ._consistency import CalibrationTestResult, calibration_test
 from ._debiased import debiased_calibration_error
+from ._intervals import calibration_error_interval
 from ._kernel import kernel_calibration_error
 from ._report import calibration_report
 from ._scorers import (
@@ -52,6 +53,7 @@ __all__ = [
     "adaptive_ece_scorer",
     "bin_statistics",
     "bootstrap_interval",
+    "calibration_error_interval",
     "calibration_report",
     "calibration_test",
     "classwise_calibration_error",

@@ -43,11 +43,21 @@ class CalibrationTestResult(NamedTuple):
     ('statistic', 'pvalue', 'null_distribution')
     >>> res.null_distribution.shape
     (100,)
+    >>> res  # doctest: +ELLIPSIS
+    CalibrationTestResult(statistic=..., pvalue=..., null_distribution=<100 values>)
     """
 
     statistic: float
     pvalue: float
     null_distribution: np.ndarray
+
+    def __repr__(self):
+        # short, like scipy's result objects: not the null draws
+        return (
+            f"CalibrationTestResult(statistic={self.statistic:.4g}, "
+            f"pvalue={self.pvalue:.4g}, "
+            f"null_distribution=<{np.size(self.null_distribution)} values>)"
+        )
 
 
 def calibration_test(
@@ -138,5 +148,10 @@ def calibration_test(
             k = drawn_classes(uniforms(seeds[b : b + 1], p.shape[0]), cumulative)[0]
             null[b] = func(classes[k], y_prob, **params)
     null = np.asarray(null, dtype=np.float64)
+    if not np.all(np.isfinite(null)) or not np.isfinite(statistic):
+        raise ValueError(
+            "The metric has no finite value on the data or on some label "
+            "draws; calibration_test needs a metric defined on every draw."
+        )
     pvalue = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
     return CalibrationTestResult(statistic, float(pvalue), null)

@@ -25,7 +25,11 @@ from numba import njit, prange
 
 from sklcalib._utils._binning import uniform_edges
 from sklcalib._utils._optional import parallel_kernel_section
-from sklcalib._utils._validation import row_sum_message, row_sum_tolerance
+from sklcalib._utils._validation import (
+    row_sum_message,
+    row_sum_tolerance,
+    tolerance_dtype,
+)
 
 from .binning import BinStatistics
 
@@ -211,7 +215,7 @@ def _combine(sums):
     return total
 
 
-def _raise_status(status, p):
+def _raise_status(status, p, dtype):
     bad = np.flatnonzero(status[:, 0])
     if bad.shape[0] == 0:
         return
@@ -222,9 +226,9 @@ def _raise_status(status, p):
         raise ValueError(f"y_prob contains negative values (row {row}).")
     if code == _ABOVE_ONE:
         raise ValueError(f"y_prob contains values greater than 1 (row {row}).")
-    tol = row_sum_tolerance(p.dtype, p.shape[1])
+    tol = row_sum_tolerance(dtype, p.shape[1])
     total = p[row].sum(dtype=np.float64)
-    raise ValueError(row_sum_message("y_prob", tol, p.dtype, row, total))
+    raise ValueError(row_sum_message("y_prob", tol, dtype, row, total))
 
 
 def _bit_view(p):
@@ -238,6 +242,7 @@ def _bit_view(p):
 
 
 def _run(p, y_idx, n_bins, sample_weight, pairs):
+    dtype = tolerance_dtype(p)  # before the plain copy below drops the mark
     p = np.ascontiguousarray(p)
     bits, one_bits, mant_bits, bias = _bit_view(p)
     n = p.shape[0]
@@ -251,7 +256,7 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     size = n if pairs else 1
     conf = np.empty(size, dtype=p.dtype)
     correct = np.empty(size, dtype=np.bool_)
-    tol = row_sum_tolerance(p.dtype, p.shape[1])
+    tol = row_sum_tolerance(dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
     with parallel_kernel_section():
         _kernel(
@@ -273,7 +278,7 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
             conf,
             correct,
         )
-    _raise_status(status, p)
+    _raise_status(status, p, dtype)
     total = _combine(sums)
     return BinStatistics(total[0], total[1], total[2], edges), conf, correct
 

@@ -7,9 +7,10 @@ from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._validation import any_dask, check_n_bins
 
 from ._accumulator import stream_statistics
-from ._bootstrap import bootstrap_interval, check_confidence_level, check_n_resamples
+from ._bootstrap import check_confidence_level, check_n_resamples
 from ._calibration_error import top_label_inputs
 from ._debiased import debiased_calibration_error
+from ._intervals import interval_and_pvalue
 from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics, score_terms
@@ -17,19 +18,70 @@ from ._sweep import sweep_error
 from .binning import _bin_statistics
 
 S99_THRESHOLD = 0.99
-# the report's SKCE is the unbiased (quadratic) estimator up to this many rows
-# and the block estimator beyond, so that a report stays O(n)
-SKCE_QUADRATIC_MAX_ROWS = 10_000
-#: report keys that get a bootstrap interval, and the metric behind each
+#: report keys that get an interval of their population value (see
+#: calibration_error_interval), and the metric behind each; the smooth ECE,
+#: the sweep and the SKCE have no interval of their population value yet
 CI_METRICS = {
     "ece": "ece",
     "adaptive_ece": "adaptive_ece",
     "classwise_ece": "classwise_ece",
-    "smooth_ece": "smooth_ece",
     "debiased_ece": "debiased_ece",
     "nll": "nll",
     "brier": "brier",
 }
+#: what a report on dask arrays lacks, and why
+DASK_MISSING = (
+    "adaptive_ece",
+    "smooth_ece",
+    "s99_fraction",
+    "s99_accuracy",
+    "debiased_ece",
+    "ece_sweep",
+    "skce",
+    "calibration_pvalue",
+    "verdict",
+    *(f"{key}_ci" for key in CI_METRICS),
+)
+
+
+class DaskReport(dict):
+    """The report of dask arrays: a dict of the streamable metrics whose
+    missing keys say why they are missing. ``report["smooth_ece"]`` raises a
+    ``KeyError`` that names the reason (the metric needs all samples at
+    once); ``report.unavailable`` lists those keys."""
+
+    unavailable = DASK_MISSING
+
+    def __missing__(self, key):
+        if key in DASK_MISSING:
+            raise KeyError(
+                f"{key!r} is not available on dask input: it needs all samples "
+                "at once (equal-mass bins, a sort, or resampling); compute it "
+                "with calibration_report on an in-memory sample."
+            )
+        raise KeyError(key)
+
+
+def verdict(report, confidence_level):
+    """The report's conclusion in words, from its calibration test and ECE
+    interval: "no evidence of miscalibration (p = 0.41, n = 500)" or
+    "over-confident: ECE 4.1 % [2.9, 5.3] (p < 0.001, n = 500)"."""
+    p, n = report["calibration_pvalue"], report["n_samples"]
+    p_text = (
+        "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.01 else f"p = {p:.2f}"
+    )
+    low, high = report["ece_ci"]
+    ece = (
+        f"ECE {100 * report['ece']:.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
+        f" at {confidence_level:.0%}"
+    )
+    if p >= 1.0 - confidence_level:
+        return f"no evidence of miscalibration ({p_text}, n = {n}); {ece}"
+    if report["ece_over"] >= report["ece_under"]:
+        kind = "over-confident"
+    else:
+        kind = "under-confident"
+    return f"{kind}: {ece} ({p_text}, n = {n})"
 
 
 def _weighted_mean(values, w):
@@ -43,7 +95,7 @@ def calibration_report(
     n_bins=15,
     labels=None,
     sample_weight=None,
-    confidence_level=None,
+    confidence_level=0.95,
     n_resamples=1000,
     random_state=None,
 ):
@@ -62,16 +114,20 @@ def calibration_report(
         The label of every column of ``y_prob``.
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights; every entry is a weighted mean.
-    confidence_level : float or None, default=None
-        With a level in (0, 1), the report adds ``"<key>_ci": (low, high)``,
-        percentile bootstrap intervals (rows resampled jointly, see
-        :func:`~sklcalib.metrics.bootstrap_interval`) for ``"ece"``,
-        ``"adaptive_ece"``, ``"classwise_ece"``, ``"smooth_ece"``,
-        ``"debiased_ece"``, ``"nll"`` and ``"brier"``.
+    confidence_level : float or None, default=0.95
+        With a level in (0, 1) (the default), the report adds
+        ``"<key>_ci": (low, high)``, intervals of the *population* value
+        (:func:`~sklcalib.metrics.calibration_error_interval`: they cover the
+        model's error, hold the estimate, and are simulated per bin, so they
+        cost milliseconds at any size) for ``"ece"``, ``"adaptive_ece"``,
+        ``"classwise_ece"``, ``"debiased_ece"``, ``"nll"`` and ``"brier"``;
+        ``"calibration_pvalue"``, the p-value of the consistency test of the
+        ECE (the test whose acceptance puts 0 in the ECE's interval); and
+        ``"verdict"``, the conclusion in words. ``None`` turns all three off.
     n_resamples : int, default=1000
-        Bootstrap resamples per interval.
+        Kept for compatibility; the intervals simulate their own draws.
     random_state : int, RandomState instance, Generator or None, default=None
-        Seeds the bootstrap (every interval uses the same resampled rows).
+        Seeds the intervals' simulation.
 
     Returns
     -------
@@ -101,19 +157,25 @@ def calibration_report(
         - ``"ece_sweep"``: the monotonic-sweep ECE
           (:func:`~sklcalib.metrics.ece_sweep`);
         - ``"skce"``: the squared kernel calibration error
-          (:func:`~sklcalib.metrics.kernel_calibration_error`), the unbiased
-          estimator up to 10 000 rows and the block estimator beyond; None
-          for a single row;
+          (:func:`~sklcalib.metrics.kernel_calibration_error`) with its
+          default ``estimator="auto"``: the unbiased estimator (exact in
+          O(n log n) for binary problems, up to 10 000 rows otherwise) and
+          the block estimator beyond; None for a single row;
         - ``"n_samples"``: the number of samples (an int);
-        - with ``confidence_level``: ``"<key>_ci"`` as above.
+        - with ``confidence_level``: ``"<key>_ci"``, ``"calibration_pvalue"``
+          and ``"verdict"`` (a str: "no evidence of miscalibration (p = 0.41,
+          n = 500); ECE ..." or "over-confident: ECE 4.1 % [2.9, 5.3] at 95 %
+          (p < 0.001, n = 500)").
 
         With dask arrays, the report is computed chunk by chunk (see
-        :class:`~sklcalib.metrics.CalibrationAccumulator`) and holds only the
+        :class:`~sklcalib.metrics.CalibrationAccumulator`) and holds the
         keys that stream: ``"ece"``, ``"ece_l2"``, ``"ece_over"``,
         ``"ece_under"``, ``"classwise_ece"``, ``"mce"``, ``"nll"``,
-        ``"brier"``, ``"accuracy"``, ``"error"`` and ``"n_samples"``; the
-        equal-mass, smooth and S99 entries need all samples at once (compute
-        them on an in-memory sample).
+        ``"brier"``, ``"accuracy"``, ``"error"`` and ``"n_samples"``. The
+        others (equal-mass, smooth, S99, sweep, SKCE, the intervals, the test
+        and the verdict) need all samples at once: asking for one, e.g.
+        ``report["smooth_ece"]``, raises a ``KeyError`` that says so, and
+        ``report.unavailable`` lists them.
 
     Examples
     --------
@@ -129,14 +191,15 @@ def calibration_report(
         confidence_level = check_confidence_level(confidence_level)
         n_resamples = check_n_resamples(n_resamples)
     if any_dask(y_true, y_prob, sample_weight):
-        if confidence_level is not None:
-            raise ValueError(
-                "confidence_level needs the samples in memory (the bootstrap "
-                "resamples rows); compute the intervals on an in-memory sample."
-            )
-        return stream_statistics(
-            y_true, y_prob, n_bins=n_bins, labels=labels, sample_weight=sample_weight
-        ).compute()
+        return DaskReport(
+            stream_statistics(
+                y_true,
+                y_prob,
+                n_bins=n_bins,
+                labels=labels,
+                sample_weight=sample_weight,
+            ).compute()
+        )
     conf, correct, w, y_idx, p = top_label_inputs(y_true, y_prob, labels, sample_weight)
     uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
     quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
@@ -167,8 +230,7 @@ def calibration_report(
     fixed = {"labels": labels, "sample_weight": sample_weight}
     skce = None
     if n >= 2:
-        estimator = "unbiased" if n <= SKCE_QUADRATIC_MAX_ROWS else "block"
-        skce = kernel_calibration_error(y_true, y_prob, estimator=estimator, **fixed)
+        skce = kernel_calibration_error(y_true, y_prob, **fixed)
     report = {
         "ece": error_from_stats(uniform, "l1"),
         "ece_l2": error_from_stats(uniform, "l2"),
@@ -192,21 +254,20 @@ def calibration_report(
         "n_samples": int(n),
     }
     if confidence_level is not None:
-        # one seed for all: every interval sees the same resampled rows
         seed = int(stream_seeds(random_state, 1)[0] % 2**32)
         for key, metric in CI_METRICS.items():
-            binned = (
-                {} if metric in ("smooth_ece", "nll", "brier") else {"n_bins": n_bins}
-            )
-            ci = bootstrap_interval(
-                metric,
+            binned = {} if metric in ("nll", "brier") else {"n_bins": n_bins}
+            ci, pvalue = interval_and_pvalue(
                 y_true,
                 y_prob,
-                n_resamples=n_resamples,
+                metric=metric,
                 confidence_level=confidence_level,
                 random_state=seed,
                 **binned,
                 **fixed,
             )
             report[f"{key}_ci"] = (ci.low, ci.high)
+            if key == "ece":
+                report["calibration_pvalue"] = pvalue
+        report["verdict"] = verdict(report, confidence_level)
     return report

@@ -134,8 +134,11 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     accuracies are not non-decreasing and keeps ``b - 1`` groups (one group if
     ``b = 2`` already fails). The result is the calibration error of those
     groups, ``sum_g (n_g/N) |acc_g - conf_g|`` (L1) or the root of the weighted
-    mean square gap (L2). Choosing the number of bins from the data removes
-    most of the bias of a fixed binning.
+    mean square gap (L2). Choosing the number of bins from the data reduces
+    the upward bias of a fixed binning on miscalibrated models; on a
+    calibrated model much of the plug-in's bias remains (Roelofs et al.
+    measure the bias away from calibration), so a small value is no proof of
+    calibration: see :func:`~sklcalib.metrics.calibration_test`.
 
     Parameters
     ----------

@@ -1,0 +1,79 @@
+"""``sklcalib report --calibrate auto`` and the calibrators' warnings, on files
+whose labels are drawn from a known model."""
+
+import json
+
+import numpy as np
+from scipy.special import softmax
+
+from sklcalib.cli import main
+
+CLASSES = ["cat", "dog", "bird"]
+
+
+def _draw(n, seed, scale):
+    rng = np.random.default_rng(seed)
+    z = 1.5 * rng.normal(size=(n, 3))
+    p = softmax(z, axis=1)
+    y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    return y, softmax(scale * z, axis=1)
+
+
+def _write(path, y, proba):
+    lines = [",".join(["y_true", *CLASSES])]
+    lines += [
+        ",".join([CLASSES[k], *(repr(float(v)) for v in row)])
+        for k, row in zip(y, proba, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _run(capsys, *argv):
+    status = main(["report", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_auto_on_overconfident_scores_chooses_temperature(capsys, tmp_path):
+    val = _write(tmp_path / "val.csv", *_draw(1500, 0, 2.5))
+    test = _write(tmp_path / "test.csv", *_draw(1500, 1, 2.5))
+    status, out, err = _run(capsys, test, "--calibrate", "auto", "--fit-on", val)
+    assert status == 0, err
+    assert "auto chose temperature" in out
+    table = out[out.index("candidate") :].splitlines()
+    assert any(line.startswith("passthrough") for line in table)
+    assert all(len(line) <= 100 for line in out.splitlines())
+    status, out, _ = _run(
+        capsys, test, "--calibrate", "auto", "--fit-on", val, "--json"
+    )
+    got = json.loads(out)["calibration"]
+    assert got["chosen"] == "temperature"
+    assert got["fitted"]["temperature_"] > 2
+    assert "passthrough" in got["cv_results"]["candidate"]
+
+
+def test_auto_on_calibrated_scores_keeps_them(capsys, tmp_path):
+    val = _write(tmp_path / "val.csv", *_draw(1500, 2, 1.0))
+    test = _write(tmp_path / "test.csv", *_draw(500, 3, 1.0))
+    status, out, err = _run(
+        capsys, test, "--calibrate", "auto", "--fit-on", val, "--json"
+    )
+    assert status == 0, err
+    got = json.loads(out)
+    assert got["calibration"]["chosen"] == "passthrough"
+    assert got["calibration"]["report"]["nll"] == got["report"]["nll"]
+
+
+def test_a_flexible_calibrator_on_a_small_file_warns(capsys, tmp_path):
+    val = _write(tmp_path / "val.csv", *_draw(90, 4, 1.0))
+    test = _write(tmp_path / "test.csv", *_draw(300, 5, 1.0))
+    status, out, err = _run(capsys, test, "--calibrate", "isotonic", "--fit-on", val)
+    assert status == 0, err
+    assert "warning: IsotonicCalibrator has about 20 parameter(s) per class" in out
+    # one parameter fitted on many rows of a calibrated model: no warning
+    big = _write(tmp_path / "big.csv", *_draw(3000, 6, 1.0))
+    status, out, _ = _run(
+        capsys, test, "--calibrate", "temperature", "--fit-on", big, "--json"
+    )
+    assert json.loads(out)["calibration"]["warnings"] == []

@@ -1,0 +1,109 @@
+"""The tabular page's prose holds for the committed run it describes.
+
+docs/user_guide/tabular.rst includes the committed ``results.md`` and draws
+conclusions from it in words; each conclusion is checked here against the
+committed ``boosting.csv`` and ``results.csv`` of the same run, so that a new
+run that changes the picture fails here until the prose is rewritten.
+"""
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sklcalib.benchmark.tabular import _stats, _verdict, calibrator_scores
+
+STATIC = Path(__file__).resolve().parents[1] / "docs" / "_static" / "tabular"
+PARAMETRIC = ("sms", "svs", "dirichlet", "quadratic", "beta_native")
+
+
+def _read(name):
+    with open(STATIC / name, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        for key, value in row.items():
+            try:
+                row[key] = float(value) if key not in ("seed",) else int(value)
+            except ValueError:
+                pass
+    return rows
+
+
+@pytest.fixture(scope="module")
+def boosting():
+    return _read("boosting.csv")
+
+
+@pytest.fixture(scope="module")
+def scores(boosting):
+    return calibrator_scores(boosting)
+
+
+def test_the_page_includes_the_committed_run():
+    page = (STATIC.parents[1] / "user_guide" / "tabular.rst").read_text()
+    assert ".. include:: /generated/tabular_results.rst" in page
+    markdown = (STATIC / "results.md").read_text()
+    assert "## Post-hoc calibrators on tabular models" in markdown
+
+
+def test_parametric_methods_lead_and_are_rarely_worse(scores):
+    present = [c for c in PARAMETRIC if c in scores]
+    assert len(present) >= 3
+    for c in present:
+        s = scores[c]
+        assert s["worse"] <= 1, (c, s)  # "significantly worse in at most one"
+        assert s["better"] + s["wins"] * s["cells"] > s["cells"] / 2, (c, s)
+        assert s["wins"] > 0.5, (c, s)  # "lower the test log-loss in most cells"
+    best = min(scores, key=lambda c: scores[c]["mean_rank"])
+    assert best in present, best  # "one of them has the best mean rank"
+
+
+def test_temperature_is_never_worse_but_behind_the_richer_methods(scores):
+    assert scores["temperature"]["worse"] == 0
+    leaders = [scores[c]["mean_rank"] for c in PARAMETRIC if c in scores]
+    assert scores["temperature"]["mean_rank"] > min(leaders)
+
+
+def test_isotonic_and_histogram_are_worse_than_none_on_log_loss(scores):
+    for c in ("isotonic", "histogram"):
+        assert scores[c]["ratio"] > 1.0, (c, scores[c])
+
+
+def test_logistic_regression_gains_little_and_boosting_more(boosting):
+    stats = _stats(boosting)
+    ties = {"logreg": [], "hgb": []}
+    for (_, model, c), s in stats.items():
+        if model in ties and c != "none" and "nll_change" in s:
+            ties[model].append(_verdict(*s["nll_change"][1:]) == "tie")
+    assert np.mean(ties["logreg"]) > 0.5  # "most of its cells"
+    assert np.mean(ties["hgb"]) < np.mean(ties["logreg"])
+
+
+def test_focal_makes_the_nets_under_confident_and_temperature_repairs_it():
+    rows = _read("results.csv")
+    by_set = {}
+    for r in rows:
+        by_set.setdefault(r["dataset"], {}).setdefault(r["loss"], []).append(r)
+    focal_below_one = ce_below_one = narrower = 0
+    for losses in by_set.values():
+        focal_below_one += np.mean([r["temperature"] for r in losses["focal"]]) < 1
+        ce_below_one += np.mean([r["temperature"] for r in losses["ce"]]) < 1
+        pre = [np.mean([r["ece_pre"] for r in v]) for v in losses.values()]
+        post = [np.mean([r["ece_post"] for r in v]) for v in losses.values()]
+        narrower += np.ptp(post) < np.ptp(pre)
+    # "its temperature is below 1 on most sets, cross-entropy's on few"
+    assert focal_below_one > len(by_set) / 2 > ce_below_one
+    # "after scaling the losses' ECEs are closer together than before"
+    assert narrower > len(by_set) / 2
+
+
+def test_small_sets_have_wide_intervals(boosting):
+    stats = _stats(boosting)
+    for ds in ("cells", "titanic"):
+        widths = [
+            s["nll_change"][2] - s["nll_change"][1]
+            for (d, _, c), s in stats.items()
+            if d == ds and c != "none" and "nll_change" in s
+        ]
+        assert np.median(widths) > 0.04  # "span several points of log-loss"
