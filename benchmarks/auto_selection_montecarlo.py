@@ -11,7 +11,7 @@ right shape (over-confident), and the mean excess test log-loss of the chosen
 calibrator over the truth on 20 000 fresh rows.
 
 Run: ``python benchmarks/auto_selection_montecarlo.py [n_seeds]`` (single
-thread; about 20 minutes for 40 seeds on one core of a shared machine; the
+thread; 10 to 20 minutes for 40 seeds on one core of a shared machine; the
 output of that run is committed beside this script as
 ``auto_selection_montecarlo.md``).
 """
