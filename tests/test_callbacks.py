@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from _helpers import small_net
 from sklearn.base import clone
 
 from sklcalib import losses
@@ -21,12 +22,6 @@ from sklcalib.metrics import (
     maximum_calibration_error,
 )
 from sklcalib.net import NetClassifier
-
-
-def small_net(**params):
-    return NetClassifier(
-        **{"module__hidden_units": (16,), "max_epochs": 4, "random_state": 0, **params}
-    )
 
 
 def split_of(net, X, y, valid):
