@@ -60,7 +60,7 @@ def data():
 
 
 @pytest.fixture
-def test_csv(tmp_path, data):
+def scores_csv(tmp_path, data):
     _, (y, z) = data
     return _write_csv(tmp_path / "test.csv", y, softmax(z, axis=1))
 
@@ -68,10 +68,10 @@ def test_csv(tmp_path, data):
 # ----------------------------------------------------------------------------
 # reading each format
 # ----------------------------------------------------------------------------
-def test_csv_table_matches_calibration_report(capsys, test_csv, data):
+def test_csv_table_matches_calibration_report(capsys, scores_csv, data):
     _, (y, z) = data
     want = calibration_report(np.array(CLASSES)[y], softmax(z, axis=1), labels=CLASSES)
-    status, out, err = _run(capsys, test_csv)
+    status, out, err = _run(capsys, scores_csv)
     assert status == 0, err
     assert "3000 samples, 3 classes (cat, dog, bird), probabilities" in out
     assert _value(out, "ECE, 15 bins (%)") == pytest.approx(
@@ -82,14 +82,14 @@ def test_csv_table_matches_calibration_report(capsys, test_csv, data):
         100 * want["accuracy"], abs=0.006
     )
     # everything but a long path fits a terminal
-    lines = [line for line in out.splitlines() if str(test_csv) not in line]
+    lines = [line for line in out.splitlines() if str(scores_csv) not in line]
     assert max(map(len, lines)) <= 100
 
 
-def test_json_holds_the_full_report(capsys, test_csv, data):
+def test_json_holds_the_full_report(capsys, scores_csv, data):
     _, (y, z) = data
     want = calibration_report(y, softmax(z, axis=1))
-    status, out, _ = _run(capsys, test_csv, "--json")
+    status, out, _ = _run(capsys, scores_csv, "--json")
     assert status == 0
     got = json.loads(out)
     assert got["classes"] == CLASSES and got["n_samples"] == 3000
@@ -250,9 +250,9 @@ def test_platt_on_a_multiclass_file_is_refused(capsys, tmp_path, data):
     assert "--calibrate platt is for binary problems" in err and "3 classes" in err
 
 
-def test_plot_writes_a_png(capsys, tmp_path, test_csv):
+def test_plot_writes_a_png(capsys, tmp_path, scores_csv):
     png = tmp_path / "rel.png"
-    status, out, _ = _run(capsys, test_csv, "--plot", png)
+    status, out, _ = _run(capsys, scores_csv, "--plot", png)
     assert status == 0 and _printed_path(png, out)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -340,8 +340,8 @@ def test_bad_file_no_traceback_through_python_dash_m(tmp_path):
         (["--n-bins", "0"], "--n-bins"),
     ],
 )
-def test_bad_options_exit_2(capsys, test_csv, argv, message):
-    status, _, err = _run(capsys, test_csv, *argv)
+def test_bad_options_exit_2(capsys, scores_csv, argv, message):
+    status, _, err = _run(capsys, scores_csv, *argv)
     assert status == 2 and message in err
 
 
@@ -356,7 +356,7 @@ def test_fit_on_file_with_other_classes(capsys, tmp_path, data):
 
 
 def test_intervals_follow_the_values_when_the_report_has_them(
-    capsys, monkeypatch, test_csv
+    capsys, monkeypatch, scores_csv
 ):
     """--confidence-level passes through to calibration_report; its
     ``<key>_ci`` entries are printed after the values."""
@@ -369,7 +369,7 @@ def test_intervals_follow_the_values_when_the_report_has_them(
         return report
 
     monkeypatch.setattr("sklcalib.cli.report.calibration_report", with_intervals)
-    status, out, err = _run(capsys, test_csv, "--confidence-level", "0.9")
+    status, out, err = _run(capsys, scores_csv, "--confidence-level", "0.9")
     assert status == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("ECE, 15 bins"))
     value, low, high = (float(v.strip("[],")) for v in line.split()[-3:])

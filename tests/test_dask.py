@@ -20,6 +20,8 @@ distributed = pytest.importorskip(
     "distributed", reason="dask is an optional extra (sklcalib[dask])"
 )
 
+from _helpers import local_dask_client  # noqa: E402
+
 from sklcalib.calibration import (  # noqa: E402 (after the optional import)
     BBQCalibrator,
     BetaCalibrator,
@@ -40,19 +42,8 @@ pytestmark = pytest.mark.slow  # starting worker processes takes seconds
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    )
-    client = distributed.Client(cluster)
-    try:
+    with local_dask_client(processes=True) as client:
         yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 def _on_dask(search_or_fn):

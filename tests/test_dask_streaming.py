@@ -13,6 +13,8 @@ da = pytest.importorskip("dask.array", reason="dask is an optional extra")
 dask = pytest.importorskip("dask")
 distributed = pytest.importorskip("distributed")
 
+from _helpers import local_dask_client  # noqa: E402
+
 import sklcalib.metrics._statistics as statistics  # noqa: E402
 from sklcalib.calibration import (  # noqa: E402
     HistogramBinningCalibrator,
@@ -32,18 +34,8 @@ from sklcalib.metrics import (  # noqa: E402
 
 @pytest.fixture(scope="module")
 def cluster_client():
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        dashboard_address=None,
-    )
-    client = distributed.Client(cluster, set_as_default=False)
-    try:
+    with local_dask_client(processes=False, set_as_default=False) as client:
         yield client
-    finally:
-        client.close()
-        cluster.close()
 
 
 @pytest.fixture(params=["threads", "cluster"])

@@ -84,3 +84,34 @@ def test_bad_tensor_values_name_the_argument(problem):
     tp[7, 1] = float("nan")
     with pytest.raises(ValueError, match="y_prob contains NaN"):
         expected_calibration_error(torch.from_numpy(y), tp)
+
+
+@pytest.mark.parametrize(
+    "procedure",
+    ["bootstrap_interval", "compare_calibration", "calibration_test",
+     "calibration_error_interval"],
+)  # fmt: skip
+def test_tensors_that_require_grad_in_the_resampling_procedures(problem, procedure):
+    # np.asarray of such a tensor raises torch's RuntimeError; every
+    # procedure must read it as the metrics do (detached)
+    import sklcalib.metrics as metrics
+
+    y, p, w = problem
+    logits = torch.from_numpy(np.log(p)).requires_grad_(True)
+    tp = torch.softmax(logits, dim=1)  # requires grad, as a model's output
+    tw = torch.from_numpy(w).requires_grad_(True)
+    p_np = tp.detach().numpy()
+    func = getattr(metrics, procedure)
+    if procedure == "compare_calibration":
+        args, plain = (y, tp, tp), (y, p_np, p_np)
+    elif procedure == "bootstrap_interval":
+        args, plain = ("ece", y, tp), ("ece", y, p_np)
+    else:
+        args, plain = (y, tp), (y, p_np)
+    kwargs = {"random_state": 0}
+    if procedure != "calibration_error_interval":
+        kwargs["n_resamples"] = 20
+    got = func(*args, sample_weight=tw, **kwargs)
+    expected = func(*plain, sample_weight=w, **kwargs)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

@@ -203,3 +203,26 @@ def test_binary_string_labels_in_cross_val_score(cancer):
     # relabelling the classes consistently changes nothing
     np.testing.assert_allclose(scores, expected)
     assert get_scorer(None) is None  # as sklearn.metrics.get_scorer
+
+
+def test_get_scorer_names_lists_every_name_get_scorer_takes(iris):
+    from sklearn.metrics import get_scorer_names as sklearn_names
+
+    from sklcalib.metrics import get_scorer_names
+
+    names = get_scorer_names()
+    assert names == sorted(names)
+    assert set(names) == set(CALIBRATION_SCORERS) | set(sklearn_names())
+    X, y = iris
+    model = GaussianNB().fit(X, y)
+    for name in CALIBRATION_SCORERS:
+        assert np.isfinite(get_scorer(name)(model, X, y)), name
+
+
+def test_scorer_names_come_from_the_metric_registry():
+    from sklcalib.metrics._plans import METRICS
+
+    calibration_errors = set(METRICS) - {"nll", "brier"}
+    assert set(CALIBRATION_SCORERS) == {f"neg_{m}" for m in calibration_errors}
+    for name in calibration_errors:
+        assert CALIBRATION_SCORERS[f"neg_{name}"]._score_func is METRICS[name]

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from _helpers import small_net
 from scipy.stats import uniform
-from sklearn.datasets import make_classification
 from sklearn.model_selection import (
     GridSearchCV,
     RandomizedSearchCV,
@@ -15,26 +15,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklcalib.metrics import CALIBRATION_SCORERS, ece_scorer
-from sklcalib.net import NetClassifier
 
 
 @pytest.fixture(scope="module")
-def data():
-    X, y = make_classification(
-        n_samples=200,
-        n_features=5,
-        n_informative=4,
-        n_redundant=0,
-        n_classes=3,
-        random_state=0,
-    )
+def data(data):
+    X, y = data  # conftest's 3-class problem
     return X * 10 + 3, y  # badly scaled: the pipeline's scaler matters
-
-
-def small_net(**params):
-    return NetClassifier(
-        **{"module__hidden_units": (16,), "max_epochs": 4, "random_state": 0, **params}
-    )
 
 
 CV = StratifiedKFold(n_splits=2, shuffle=True, random_state=0)

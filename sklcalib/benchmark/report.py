@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from sklcalib import plotting
+from sklcalib import calibration, plotting
 from sklcalib._utils._optional import import_optional as _import_optional
 from sklcalib.benchmark.chance import CHANCE_RULE
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
@@ -300,9 +300,8 @@ def _pooled(runs, when, reference=None, reference_when=None):
 
 
 def _grid_edges():
-    from sklcalib.calibration import DEFAULT_GRID
-
-    return float(np.min(DEFAULT_GRID)), float(np.max(DEFAULT_GRID))
+    grid = calibration.DEFAULT_GRID
+    return float(np.min(grid)), float(np.max(grid))
 
 
 def _edge_counts(rows):

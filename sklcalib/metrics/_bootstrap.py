@@ -1,6 +1,5 @@
 """Bootstrap intervals of calibration metrics and paired comparisons."""
 
-import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -14,6 +13,9 @@ from sklcalib._utils._resampling import (
     uniform_indices,
 )
 from sklcalib._utils._validation import (
+    as_numpy,
+    check_confidence_level,
+    check_n_resamples,
     check_option,
     check_prob_values,
     check_targets,
@@ -76,32 +78,13 @@ class ConfidenceInterval(NamedTuple):
         )
 
 
-def check_n_resamples(n_resamples):
-    """Return ``n_resamples`` as an int >= 1 or raise."""
-    if (
-        isinstance(n_resamples, bool)
-        or not isinstance(n_resamples, numbers.Integral)
-        or n_resamples < 1
-    ):
-        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}.")
-    return int(n_resamples)
-
-
-def check_confidence_level(confidence_level):
-    """Return ``confidence_level`` as a float in (0, 1) or raise."""
-    if (
-        isinstance(confidence_level, bool)
-        or not isinstance(confidence_level, numbers.Real)
-        or not 0.0 < confidence_level < 1.0
-    ):
-        raise ValueError(
-            f"confidence_level must be a number in (0, 1), got {confidence_level!r}."
-        )
-    return float(confidence_level)
-
-
-def _n_rows(y_true):
-    return np.shape(y_true)[0] if np.ndim(y_true) else 0
+def _on_host(y_true, y_prob, params):
+    """Torch tensors among the inputs as numpy arrays (detached: a model's
+    output requires grad), as every metric reads them."""
+    params = dict(params)
+    if params.get("sample_weight") is not None:
+        params["sample_weight"] = as_numpy(params["sample_weight"])
+    return as_numpy(y_true), as_numpy(y_prob), params
 
 
 class _Resampler:
@@ -294,6 +277,7 @@ def bootstrap_interval(
     n_resamples = check_n_resamples(n_resamples)
     confidence_level = check_confidence_level(confidence_level)
     check_option(method, "method", METHODS)
+    y_true, y_prob, metric_params = _on_host(y_true, y_prob, metric_params)
     sampler = _Resampler(metric, y_true, y_prob, metric_params)
     seeds = stream_seeds(random_state, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -526,6 +510,8 @@ def compare_calibration(
     """
     n_resamples = check_n_resamples(n_resamples)
     confidence_level = check_confidence_level(confidence_level)
+    y_true, y_prob_a, metric_params = _on_host(y_true, y_prob_a, metric_params)
+    y_prob_b = as_numpy(y_prob_b)
     if np.shape(y_prob_a) != np.shape(y_prob_b):
         raise ValueError(
             f"y_prob_a has shape {np.shape(y_prob_a)} but y_prob_b has shape "

@@ -12,6 +12,7 @@ import numpy as np
 
 from sklcalib._utils._binning import bin_index, quantile_groups, top_label
 from sklcalib._utils._binning import uniform_edges as _uniform_edges
+from sklcalib._utils._scores import as_columns
 
 from ._debiased import debiased_bins
 
@@ -68,7 +69,7 @@ def _binned_cells(metric, y_idx, p, w, n_bins):
         mass, n, pbar, ybar = _sums(idx, n_bins, conf, correct.astype(float), w)
         total = mass.sum()
         return _Cells(np.zeros(n_bins, int), mass / total, n, pbar, ybar, 1)
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    columns = as_columns(p)
     columns = columns.astype(np.float64)
     n_classes = columns.shape[1]
     edges = _uniform_edges(n_bins)
@@ -96,7 +97,7 @@ def _debiased_cells(y_idx, p, w, n_bins, mode):
         conf, correct = top_label(p, y_idx)
         share, n, ybar, pbar = debiased_bins(conf, correct, n_bins, w)
         return _Cells(np.zeros(share.shape[0], int), share, n, pbar, ybar, 1)
-    columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+    columns = as_columns(p)
     parts = []
     for k in [1] if columns.shape[1] == 2 else range(columns.shape[1]):
         share, n, ybar, pbar = debiased_bins(columns[:, k], y_idx == k, n_bins, w)

@@ -11,6 +11,7 @@ from sklcalib._utils._resampling import (
     stream_seeds,
     uniforms,
 )
+from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import check_prob_values, check_targets
 
 from ._bootstrap import check_n_resamples
@@ -141,7 +142,7 @@ def calibration_test(
         if isinstance(metric, str):
             params["labels"] = classes
         statistic = float(func(y_true, y_prob, **params))
-        columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+        columns = as_columns(p)
         cumulative = np.cumsum(columns.astype(np.float64), axis=1)
         null = np.empty(n_resamples)
         for b in range(n_resamples):

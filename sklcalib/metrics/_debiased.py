@@ -13,7 +13,13 @@ are), last edge 1.0, duplicate edges removed, bins right-closed.
 
 import numpy as np
 
-from sklcalib._utils._binning import equal_mass_edges, top_label
+from sklcalib._utils._binning import (
+    equal_mass_edges,
+    right_edge_index,
+    top_label,
+    weighted_bin_sums,
+)
+from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import (
     check_n_bins,
     check_option,
@@ -36,22 +42,22 @@ def debiased_bins(score, outcome, n_bins, weights):
     would make every bin look like less than one row).
     """
     edges = equal_mass_edges(score, n_bins)
-    idx = np.searchsorted(edges, score.astype(np.float64), side="left")
-    n_edges = edges.shape[0]
     score64 = score.astype(np.float64)
     outcome64 = outcome.astype(np.float64)
-    rows = np.bincount(idx, minlength=n_edges).astype(np.float64)
+    idx = right_edge_index(score64, edges)
+    n_edges = edges.shape[0]
+    (rows,) = weighted_bin_sums(idx, n_edges, None)
     if weights is None:
         mass = rows
-        sum_score = np.bincount(idx, weights=score64, minlength=n_edges)
-        sum_outcome = np.bincount(idx, weights=outcome64, minlength=n_edges)
+        _, sum_score, sum_outcome = weighted_bin_sums(
+            idx, n_edges, None, score64, outcome64
+        )
         n_eff = rows
     else:
         weights = np.asarray(weights, dtype=np.float64)
-        mass = np.bincount(idx, weights=weights, minlength=n_edges)
-        sum_score = np.bincount(idx, weights=score64 * weights, minlength=n_edges)
-        sum_outcome = np.bincount(idx, weights=outcome64 * weights, minlength=n_edges)
-        square = np.bincount(idx, weights=weights * weights, minlength=n_edges)
+        mass, sum_score, sum_outcome, square = weighted_bin_sums(
+            idx, n_edges, weights, score64, outcome64, weights
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             n_eff = np.where(square > 0, mass * mass / square, 0.0)
     total = mass.sum()
@@ -162,7 +168,7 @@ def debiased_calibration_error(
         conf, correct = top_label(p, y_idx)
         total = max(debiased_square_error(conf, correct, n_bins, w), 0.0)
     else:
-        columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+        columns = as_columns(p)
         total = np.mean(
             [
                 max(debiased_square_error(columns[:, k], y_idx == k, n_bins, w), 0.0)

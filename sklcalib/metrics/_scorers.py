@@ -13,18 +13,10 @@ cross-validation fold whose test split lacks a class, the labels inferred from
 import copy
 
 from sklearn.metrics import get_scorer as _sklearn_get_scorer
+from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 from sklearn.metrics._scorer import _Scorer
 
-from ._calibration_error import (
-    adaptive_calibration_error,
-    classwise_calibration_error,
-    expected_calibration_error,
-    maximum_calibration_error,
-)
-from ._debiased import debiased_calibration_error
-from ._kernel import kernel_calibration_error
-from ._smooth import smooth_calibration_error
-from ._sweep import ece_sweep
+from ._plans import METRICS
 
 
 class _CalibrationScorer(_Scorer):
@@ -52,43 +44,58 @@ def _calibration_scorer(metric):
     )
 
 
+#: The scorers by name: ``"neg_<metric>"`` for every calibration error of the
+#: metric registry (``nll`` and ``brier`` have scikit-learn's own scorers,
+#: ``"neg_log_loss"`` and ``"neg_brier_score"``); the names
+#: :func:`get_scorer` accepts besides scikit-learn's.
+CALIBRATION_SCORERS = {
+    f"neg_{name}": _calibration_scorer(metric)
+    for name, metric in METRICS.items()
+    if name not in ("nll", "brier")
+}
+
 #: Scorer of :func:`expected_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_ece")`` returns a copy.
-ece_scorer = _calibration_scorer(expected_calibration_error)
+ece_scorer = CALIBRATION_SCORERS["neg_ece"]
 #: Scorer of :func:`adaptive_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_adaptive_ece")`` returns a copy.
-adaptive_ece_scorer = _calibration_scorer(adaptive_calibration_error)
+adaptive_ece_scorer = CALIBRATION_SCORERS["neg_adaptive_ece"]
 #: Scorer of :func:`classwise_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_classwise_ece")`` returns a copy.
-classwise_ece_scorer = _calibration_scorer(classwise_calibration_error)
+classwise_ece_scorer = CALIBRATION_SCORERS["neg_classwise_ece"]
 #: Scorer of :func:`maximum_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_mce")`` returns a copy.
-mce_scorer = _calibration_scorer(maximum_calibration_error)
+mce_scorer = CALIBRATION_SCORERS["neg_mce"]
 #: Scorer of :func:`smooth_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_smooth_ece")`` returns a copy.
-smooth_ece_scorer = _calibration_scorer(smooth_calibration_error)
+smooth_ece_scorer = CALIBRATION_SCORERS["neg_smooth_ece"]
 #: Scorer of :func:`debiased_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_debiased_ece")`` returns a copy.
-debiased_ece_scorer = _calibration_scorer(debiased_calibration_error)
+debiased_ece_scorer = CALIBRATION_SCORERS["neg_debiased_ece"]
 #: Scorer of :func:`ece_sweep` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_ece_sweep")`` returns a copy.
-ece_sweep_scorer = _calibration_scorer(ece_sweep)
+ece_sweep_scorer = CALIBRATION_SCORERS["neg_ece_sweep"]
 #: Scorer of :func:`kernel_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_kernel_calibration_error")`` returns a copy.
-kernel_calibration_error_scorer = _calibration_scorer(kernel_calibration_error)
+kernel_calibration_error_scorer = CALIBRATION_SCORERS["neg_kernel_calibration_error"]
 
-#: The scorers above by name: the names :func:`get_scorer` accepts besides
-#: scikit-learn's.
-CALIBRATION_SCORERS = {
-    "neg_ece": ece_scorer,
-    "neg_adaptive_ece": adaptive_ece_scorer,
-    "neg_classwise_ece": classwise_ece_scorer,
-    "neg_mce": mce_scorer,
-    "neg_smooth_ece": smooth_ece_scorer,
-    "neg_debiased_ece": debiased_ece_scorer,
-    "neg_ece_sweep": ece_sweep_scorer,
-    "neg_kernel_calibration_error": kernel_calibration_error_scorer,
-}
+
+def get_scorer_names():
+    """Names :func:`get_scorer` accepts: the calibration scorers' and
+    scikit-learn's.
+
+    Returns
+    -------
+    names : list of str
+        Sorted, as :func:`sklearn.metrics.get_scorer_names` returns them.
+
+    Examples
+    --------
+    >>> from sklcalib.metrics import get_scorer_names
+    >>> "neg_ece" in get_scorer_names() and "accuracy" in get_scorer_names()
+    True
+    """
+    return sorted({*CALIBRATION_SCORERS, *_sklearn_get_scorer_names()})
 
 
 def get_scorer(scoring):
