@@ -758,14 +758,7 @@ class TemperatureEarlyStopping(_ValidationBatches):
         return state
 
     def _check_params(self):
-        if (
-            not isinstance(self.patience, numbers.Integral)
-            or isinstance(self.patience, bool)
-            or self.patience < 1
-        ):
-            raise ValueError(
-                f"patience must be an integer >= 1, got {self.patience!r}."
-            )
+        check_scalar(self.patience, "patience", integer=True, low=1)
         check_scalar(self.threshold, "threshold", low=0.0)
         check_option(self.threshold_mode, "threshold_mode", ("rel", "abs"))
         if not isinstance(self.name, str) or not self.name:
