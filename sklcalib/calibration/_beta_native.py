@@ -7,7 +7,8 @@ from scipy.special import expit
 from sklcalib._utils._validation import check_scalar
 
 from ._base import PROBABILITIES, BaseCalibrator
-from ._quadratic import BinaryOnlyMixin, binary_logistic_fit, warn_not_converged
+from ._quadratic import binary_logistic_fit, warn_not_converged
+from ._scaling import BinaryOnlyMixin
 
 #: log p and log(1 - p) are taken of values clipped to this: the smallest
 #: positive normal float64
