@@ -22,6 +22,7 @@ For every cell: the coverage of the nominal interval of
 comparison, the rejection rate at 5 % of ``compare_calibration``. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
+        [--metrics ece,debiased_ece,classwise_ece]
 
 (single-threaded BLAS; about 2-4 min on one core with the defaults).
 """
@@ -99,12 +100,15 @@ def comparison_bed(rng, n, k_a, k_b):
     return y, ndtr(k_a * x1 / v), ndtr(k_b * x2 / v)
 
 
-def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True):
+def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True, every=1):
+    """Coverage of one cell; the percentile bootstrap (slow: it recomputes or
+    resamples rows) on every ``every``-th replication only."""
     from sklcalib.metrics import bootstrap_interval, calibration_error_interval
 
     rng = np.random.default_rng(seed)
     true = 0.0 if bed == "multiclass" else truth(metric, tau)
     hit = width = hit_p = width_p = 0.0
+    n_pct = 0
     elapsed = 0.0
     for r in range(reps):
         y, p = (
@@ -115,10 +119,11 @@ def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True):
         elapsed += time.perf_counter() - t0
         hit += ci.low <= true <= ci.high
         width += ci.high - ci.low
-        if percentile:
+        if percentile and r % every == 0:
             b = bootstrap_interval(metric, y, p, n_resamples=200, random_state=r)
             hit_p += b.low <= true <= b.high
             width_p += b.high - b.low
+            n_pct += 1
     return {
         "metric": metric,
         "bed": bed,
@@ -127,8 +132,8 @@ def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True):
         "truth": true,
         "coverage": hit / reps,
         "width": width / reps,
-        "pct_coverage": hit_p / reps if percentile else float("nan"),
-        "pct_width": width_p / reps if percentile else float("nan"),
+        "pct_coverage": hit_p / n_pct if n_pct else float("nan"),
+        "pct_width": width_p / n_pct if n_pct else float("nan"),
         "seconds": elapsed / reps,
     }
 
@@ -164,18 +169,19 @@ def rejection_rate(n, k_a, k_b, reps, seed, metric="ece"):
     return rejected / reps, covered / reps, width / reps, elapsed / reps
 
 
-def coverage_table(reps, seed, percentile=True):
-    rows = []
-    for metric in ("ece", "debiased_ece", "classwise_ece"):
+METRICS = ("ece", "debiased_ece", "classwise_ece")
+
+
+def coverage_table(reps, seed, percentile=True, metrics=METRICS, every=1):
+    for metric in metrics:
         for tau in TAUS:
             for n in (200, 2000):
-                rows.append(
-                    coverage_cell(metric, "binary", n, tau, reps, seed, percentile)
+                yield coverage_cell(
+                    metric, "binary", n, tau, reps, seed, percentile, every
                 )
-        rows.append(
-            coverage_cell(metric, "multiclass", 1000, 1.0, reps, seed, percentile)
+        yield coverage_cell(
+            metric, "multiclass", 1000, 1.0, reps, seed, percentile, every
         )
-    return rows
 
 
 def comparison_table(reps, seed):
@@ -186,12 +192,38 @@ def comparison_table(reps, seed):
     return rows
 
 
+def timing_table(repeats=5, n=10_000, k=10):
+    """Median seconds per interval at ``n`` rows and ``k`` classes."""
+    from sklcalib.metrics import calibration_error_interval
+
+    y, p = multiclass_bed(np.random.default_rng(0), n, k)
+    out = {}
+    for metric in ("ece", "adaptive_ece", "classwise_ece", "debiased_ece", "nll"):
+        calibration_error_interval(y, p, metric=metric, random_state=0)  # warm
+        times = []
+        for r in range(repeats):
+            t0 = time.perf_counter()
+            calibration_error_interval(y, p, metric=metric, random_state=r)
+            times.append(time.perf_counter() - t0)
+        out[metric] = (float(np.median(times)), min(times), max(times))
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=("all", "coverage", "comparison"), default="all"
+        "--part", choices=("all", "coverage", "comparison", "timing"), default="all"
+    )
+    parser.add_argument(
+        "--percentile-every",
+        type=int,
+        default=1,
+        help="run the (slow) percentile bootstrap on every k-th replication",
+    )
+    parser.add_argument(
+        "--metrics", default=",".join(METRICS), help="comma-separated subset"
     )
     args = parser.parse_args(argv)
     if args.part in ("all", "coverage"):
@@ -202,7 +234,12 @@ def main(argv=None):
             "| percentile bootstrap coverage | its width | ms / interval |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
-        for row in coverage_table(args.reps, args.seed):
+        for row in coverage_table(
+            args.reps,
+            args.seed,
+            metrics=args.metrics.split(","),
+            every=args.percentile_every,
+        ):
             bed = (
                 "10 classes"
                 if row["bed"] == "multiclass"
@@ -215,6 +252,14 @@ def main(argv=None):
                 f"| {1000 * row['seconds']:.1f} |",
                 flush=True,
             )
+        print()
+    if args.part in ("all", "timing"):
+        print("Seconds per calibration_error_interval, 1e4 x 10, median [min, max]")
+        print()
+        print("| error | seconds |")
+        print("|---|---|")
+        for metric, (med, lo, hi) in timing_table().items():
+            print(f"| {metric} | {med:.3f} [{lo:.3f}, {hi:.3f}] |", flush=True)
         print()
     if args.part in ("all", "comparison"):
         print(

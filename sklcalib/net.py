@@ -904,13 +904,13 @@ class NetClassifier(NeuralNetClassifier):
         step_name = "train_step" if training else "validation_step"
         if (
             not isinstance(iterator, _TensorBatches)
+            or (not training and (iterator.shuffle or iterator.drop_last))
             or _overrides(self, NeuralNet, "notify")
             or getattr(step_fn, "__func__", None) is not getattr(NeuralNet, step_name)
             or (training and _overrides(self, NeuralNet, "train_step_single"))
         ):
-            return super().run_single_epoch(
-                iterator, training, prefix, step_fn, **fit_params
-            )
+            super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
+            return
         from sklcalib.callbacks import FiniteLossCheck
 
         begin = self._batch_hooks("on_batch_begin", training)
@@ -1095,6 +1095,8 @@ class NetClassifier(NeuralNetClassifier):
         if (
             training
             or not isinstance(iterator, _TensorBatches)
+            or iterator.shuffle
+            or iterator.drop_last
             or _overrides(self, NeuralNet, "evaluation_step")
         ):
             for batch in iterator:

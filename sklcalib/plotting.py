@@ -20,6 +20,7 @@ from ._utils._binning import (
 )
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
+from ._utils._scores import as_columns
 from ._utils._validation import (
     STRATEGIES,
     any_dask,
@@ -32,7 +33,7 @@ from ._utils._validation import (
     is_dask_array,
     reject_dask,
 )
-from .metrics import bin_statistics
+from .metrics import CalibrationAccumulator, bin_statistics
 
 __all__ = ["ReliabilityDisplay", "share_histogram_axis"]
 
@@ -108,7 +109,6 @@ def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index)
             y_prob=y_prob,
             y_true=y_true,
         )
-    from sklcalib.metrics import CalibrationAccumulator
 
     if labels is None:
         from sklcalib._utils._dask import unique_values
@@ -454,7 +454,7 @@ class ReliabilityDisplay:
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
-            columns = np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+            columns = as_columns(p)
             n_classes = columns.shape[1]
             if class_index is None and n_classes == 2:
                 class_index = 1

@@ -8,13 +8,16 @@ are one score per class, so the checks that fit ``X`` whose number of columns
 differs from the number of classes of ``y`` (or, for a probability
 calibrator, whose values are not probabilities) fail by design; they are
 declared below with their reasons, and run in strict mode so that the list
-cannot go stale.
+cannot go stale. The whole set runs a second time on the probability
+calibrators through an adapter that turns the checks' features into valid
+scores (tests/_scores_adapter.py), so that those checks test them too.
 """
 
 import pickle
 
 import numpy as np
 import pytest
+from _scores_adapter import ScoresOf
 from scipy.special import softmax
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
@@ -111,6 +114,15 @@ _PLATT_FAILS = {
     ]
 }
 _PLATT_FAILS["check_fit1d"] = ONE_D
+_WEIGHT_CHECKS = [
+    "check_classifiers_one_label_sample_weights",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weights_list",
+    "check_sample_weights_not_an_array",
+    "check_sample_weights_not_overwritten",
+    "check_sample_weights_pandas_series",
+    "check_sample_weights_shape",
+]
 _PROBABILITY_FAILS = {
     name: PROBABILITIES
     for name in [
@@ -138,13 +150,7 @@ _PROBABILITY_FAILS = {
         "check_pipeline_consistency",
         "check_readonly_memmap_input",
         "check_supervised_y_2d",
-        "check_classifiers_one_label_sample_weights",
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weights_list",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_not_overwritten",
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_shape",
+        *_WEIGHT_CHECKS,
     ]
 }
 _PROBABILITY_FAILS["check_sample_weight_equivalence_on_dense_data"] += WEIGHTS
@@ -262,3 +268,61 @@ def test_contract_data_frames(calibrator):
     np.testing.assert_allclose(calibrator.predict_proba(frame), on_arrays)
     with pytest.raises(ValueError, match="feature names"):
         calibrator.predict_proba(frame.rename(columns=lambda c: c + "_renamed"))
+
+
+# The same checks through an adapter that turns their features into valid
+# scores (tests/_scores_adapter.py), so that the checks the direct run
+# declares failing by design test the probability calibrators too.
+PROBABILITY_CALIBRATORS = [c for c in ALL_CALIBRATORS if c._input == "probabilities"]
+_ENIR_SEPARABLE = (
+    "netcal's ENIR raises 'zero-size array to reduction operation minimum' "
+    "(no candidate model) when a column's scores separate its class perfectly, "
+    "as the centroid scores of the checks' blobs do"
+)
+
+
+def _refuses_weights(calibrator):
+    """Whether the calibrator refuses sample weights (unit weights included)."""
+    X, y = _valid_scores(calibrator, n=60)
+    try:
+        clone(calibrator).fit(X, y, sample_weight=np.ones(len(y)))
+    except (TypeError, ValueError):
+        return True
+    return False
+
+
+def _adapter_fails(calibrator):
+    fails = {}
+    if _refuses_weights(calibrator):
+        why = f"{type(calibrator).__name__} takes no sample weights"
+        fails.update(dict.fromkeys(_WEIGHT_CHECKS, why))
+    if isinstance(calibrator, ENIRCalibrator):
+        for name in [
+            "check_classifiers_classes",
+            "check_dict_unchanged",
+            "check_dont_overwrite_parameters",
+            "check_estimators_fit_returns_self",
+            "check_estimators_overwrite_params",
+            "check_estimators_pickle",
+            "check_estimators_pickle(readonly_memmap=True)",
+            "check_f_contiguous_array_estimator",
+            "check_fit2d_1feature",
+            "check_fit2d_predict1d",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_pipeline_consistency",
+            "check_positive_only_tag_during_fit",
+            "check_readonly_memmap_input",
+        ]:
+            fails.setdefault(name, _ENIR_SEPARABLE)
+    return fails
+
+
+@pytest.mark.slow
+@parametrize_with_checks(
+    [ScoresOf(c) for c in PROBABILITY_CALIBRATORS],
+    expected_failed_checks=lambda est: _adapter_fails(est.calibrator),
+    xfail_strict=True,
+)
+def test_sklearn_estimator_checks_on_scores_of_features(estimator, check):
+    check(estimator)

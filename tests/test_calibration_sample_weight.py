@@ -6,8 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from _scores_adapter import ScoresOf
 from scipy.special import softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
@@ -111,35 +112,6 @@ def test_extreme_weights_are_rescaled_exactly(calibrator, scale):
     )
 
 
-class _ScoresOf(ClassifierMixin, BaseEstimator):
-    """Turns scikit-learn's random features into the scores a calibrator
-    takes (the first n_classes columns, scaled, as logits or their softmax),
-    so that scikit-learn's checks can fit calibrators."""
-
-    def __init__(self, calibrator=None, n_classes=3):
-        self.calibrator = calibrator
-        self.n_classes = n_classes
-
-    def _scores(self, X):
-        logits = 4 * np.asarray(X, dtype=np.float64)[:, : self.n_classes]
-        if self.calibrator._input == "logits":
-            return logits
-        return softmax(logits, axis=1)
-
-    def fit(self, X, y, sample_weight=None):
-        self.calibrator_ = clone(self.calibrator).fit(
-            self._scores(X), y, sample_weight=sample_weight
-        )
-        self.classes_ = self.calibrator_.classes_
-        return self
-
-    def predict_proba(self, X):
-        return self.calibrator_.predict_proba(self._scores(X))
-
-    def predict(self, X):
-        return self.calibrator_.predict(self._scores(X))
-
-
 @pytest.mark.parametrize(
     "calibrator",
     [c for c in WEIGHTED if not isinstance(c, BINARY_ONLY)],
@@ -149,7 +121,7 @@ def test_sklearn_sample_weight_equivalence_check(calibrator):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence on 15 samples
         check_sample_weight_equivalence_on_dense_data(
-            type(calibrator).__name__, _ScoresOf(calibrator)
+            type(calibrator).__name__, ScoresOf(calibrator, logits="columns")
         )
 
 

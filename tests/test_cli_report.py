@@ -346,7 +346,6 @@ def test_intervals_follow_the_values_when_the_report_has_them(
 ):
     """--confidence-level passes through to calibration_report; its
     ``<key>_ci`` entries are printed after the values."""
-    import sklcalib.metrics
 
     def with_intervals(y_true, y_prob, *, confidence_level=None, **kwargs):
         kwargs.pop("random_state", None)
@@ -355,7 +354,7 @@ def test_intervals_follow_the_values_when_the_report_has_them(
             report["ece_ci"] = (report["ece"] - 0.01, report["ece"] + 0.02)
         return report
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", with_intervals)
+    monkeypatch.setattr("sklcalib.cli.report.calibration_report", with_intervals)
     status, out, err = _run(capsys, test_csv, "--confidence-level", "0.9")
     assert status == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("ECE, 15 bins"))

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-import sklcalib.metrics
 from sklcalib.cli import main
 from sklcalib.cli import report as report_module
 from sklcalib.cli.main import build_parser
@@ -130,7 +129,7 @@ def test_a_missing_module_inside_the_report_is_one_line(
     def needs_numba(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'numba'", name="numba")
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", needs_numba)
+    monkeypatch.setattr(report_module, "calibration_report", needs_numba)
     status, out, err = _run(capsys, scores_csv)
     assert status == 2 and out == "" and err.count("\n") == 1
     assert 'pip install "sklcalib[fast]"' in err
@@ -140,7 +139,7 @@ def test_a_bug_is_not_hidden_as_a_missing_extra(monkeypatch, scores_csv):
     def broken(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'sklcalib.nothing'", name="x")
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", broken)
+    monkeypatch.setattr(report_module, "calibration_report", broken)
     with pytest.raises(ModuleNotFoundError):
         main(["report", str(scores_csv)])
 
@@ -173,7 +172,7 @@ def test_skce_has_significant_digits(capsys, scores_csv, monkeypatch):
         report["skce"] = 2.345e-5
         return report
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", tiny_skce)
+    monkeypatch.setattr(report_module, "calibration_report", tiny_skce)
     status, out, _ = _run(capsys, scores_csv)
     assert status == 0
     line = next(ln for ln in out.splitlines() if ln.startswith("SKCE"))
@@ -186,7 +185,7 @@ def test_verdict_is_printed_first(capsys, scores_csv, monkeypatch):
         report["verdict"] = "over-confident: ECE 4.1 % [2.9, 5.3]"
         return report
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", with_verdict)
+    monkeypatch.setattr(report_module, "calibration_report", with_verdict)
     status, out, _ = _run(capsys, scores_csv)
     assert status == 0
     lines = out.splitlines()
@@ -202,7 +201,7 @@ def test_intervals_can_be_turned_off(capsys, scores_csv, monkeypatch, argv):
         seen["level"] = confidence_level
         return calibration_report(*args, **kwargs)
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", spy)
+    monkeypatch.setattr(report_module, "calibration_report", spy)
     assert _run(capsys, scores_csv, *argv)[0] == 0
     assert seen["level"] is None
     # without the option the library's default applies
@@ -228,7 +227,7 @@ def test_everything_fits_100_columns_with_intervals_and_a_long_path(
         report["verdict"] = "over-confident: " + "very " * 30 + "much"
         return report
 
-    monkeypatch.setattr(sklcalib.metrics, "calibration_report", wide)
+    monkeypatch.setattr(report_module, "calibration_report", wide)
     folder = tmp_path / ("long-folder-name-" * 3)
     folder.mkdir()
     path = folder / "predictions.csv"

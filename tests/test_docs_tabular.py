@@ -12,7 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sklcalib.benchmark.tabular import _stats, _verdict, calibrator_scores
+from sklcalib.benchmark.tabular import (
+    _stats,
+    _verdict,
+    auto_check,
+    calibrator_scores,
+)
 
 STATIC = Path(__file__).resolve().parents[1] / "docs" / "_static" / "tabular"
 PARAMETRIC = ("sms", "svs", "dirichlet", "quadratic", "beta_native")
@@ -107,3 +112,11 @@ def test_small_sets_have_wide_intervals(boosting):
             if d == ds and c != "none" and "nll_change" in s
         ]
         assert np.median(widths) > 0.04  # "span several points of log-loss"
+
+
+def test_auto_does_no_harm_and_is_near_the_hindsight_best(boosting):
+    check = auto_check(boosting)
+    assert check is not None, "the committed run has no auto rows"
+    assert check["cells"] >= 10
+    assert check["worse_cells"] == []  # "never significantly worse"
+    assert check["excess"] < 0.01  # "within 1 % of the best single calibrator"

@@ -27,27 +27,30 @@ def _modules():
     return found
 
 
+def import_targets(node, name, is_package, modules):
+    """Dotted names an ``import`` statement of module ``name`` imports:
+    relative imports resolved, ``from pkg import x`` pointing at ``pkg.x``
+    when that is a module, else at ``pkg``."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    package = name if is_package else name.rpartition(".")[0]
+    if node.level:
+        anchor = package.split(".")
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join(anchor + ([node.module] if node.module else []))
+    else:
+        base = node.module or ""
+    subs = [f"{base}.{alias.name}" for alias in node.names]
+    return [sub if sub in modules else base for sub in subs]
+
+
 def _imports(name, path, modules):
     """The sklcalib modules that module ``name`` imports (anywhere in it)."""
     is_package = path.name == "__init__.py"
-    package = name if is_package else name.rpartition(".")[0]
     targets = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            bases = [alias.name for alias in node.names]
-            targets.update(b for b in bases if b.split(".")[0] == "sklcalib")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base.split(".")[0] != "sklcalib":
-                continue
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                targets.add(sub if sub in modules else base)
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            targets.update(import_targets(node, name, is_package, modules))
     return {t for t in targets if t in modules and t != name}
 
 

@@ -204,3 +204,34 @@ def test_zero_weight_resamples_raise_instead_of_nan():
     w = np.array([1.0, 0.0, 0.0])  # a third of the resamples draw no weight
     with pytest.raises(ValueError, match="resamples give no finite value"):
         bootstrap_interval("ece", y, p, sample_weight=w, n_resamples=50)
+
+
+# --- the report's verdict -------------------------------------------------------
+
+from sklcalib.metrics import calibration_report  # noqa: E402
+
+
+def test_report_verdict_in_words_and_consistent_with_its_interval():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.5, 1.0, size=500)
+    calibrated = rng.uniform(size=500) < p
+    report = calibration_report(calibrated, p, random_state=0, labels=[False, True])
+    assert report["calibration_pvalue"] > 0.05
+    assert report["verdict"].startswith("no evidence of miscalibration (p = ")
+    assert "n = 500" in report["verdict"] and report["ece_ci"][0] == 0.0
+    over = rng.uniform(size=500) < p**3
+    report = calibration_report(over, p, random_state=0, labels=[False, True])
+    assert report["verdict"].startswith("over-confident: ECE ")
+    assert "(p < 0.001, n = 500)" in report["verdict"]
+    under = rng.uniform(size=500) < p**0.3
+    report = calibration_report(under, p, random_state=0, labels=[False, True])
+    assert report["verdict"].startswith("under-confident")
+    # 0 is in the ECE's interval whenever the test does not reject at 5 %
+    for seed in range(20):
+        y = np.random.default_rng(seed).uniform(size=500) < p**1.3
+        r = calibration_report(y, p, random_state=seed, labels=[False, True])
+        if r["calibration_pvalue"] > 0.05:
+            assert r["ece_ci"][0] == 0.0
+        assert r["ece_ci"][0] <= r["ece"] <= r["ece_ci"][1]
+    off = calibration_report(over, p, confidence_level=None, labels=[False, True])
+    assert "verdict" not in off and "ece_ci" not in off

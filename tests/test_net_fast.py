@@ -268,3 +268,14 @@ def test_read_only_and_tensor_inputs(data):
     np.testing.assert_array_equal(
         a.predict_proba(torch.as_tensor(X)), b.predict_proba(X)
     )
+
+
+def test_shuffled_or_dropped_validation_batches_take_skorchs_loop(data):
+    X, y = data
+    params = {"iterator_valid__shuffle": True, "iterator_valid__drop_last": True}
+    fast = net_(**params).fit(X, y)
+    general = net_(dataset=RowDataset, **params).fit(X, y)
+    # 60 validation rows, batches of 32, the last one dropped
+    assert fast.history[:, "valid_batch_count"] == [1, 1, 1]
+    assert _batches(fast, "valid_loss") == _batches(general, "valid_loss")
+    assert len(fast.predict_proba(X)) == 288  # what skorch's loader yields

@@ -4,6 +4,9 @@ and EM's prior equal to the maximum-likelihood prior and near the truth."""
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize
 from scipy.special import softmax
 from scipy.stats import norm
@@ -174,3 +177,57 @@ def test_fit_without_labels_needs_em_or_a_given_target():
     corr = PriorCorrection(target_prior=[0.2, 0.8]).fit(p)
     assert corr.classes_.tolist() == [0, 1]
     assert clone(corr).get_params() == corr.get_params()
+
+
+def test_prior_option_in_ensemble_mode_matches_the_fold_by_fold_recipe():
+    from sklearn.model_selection import StratifiedKFold
+
+    x, y = _sample(900, np.array([0.7, 0.2, 0.1]), 4)
+    X = x[:, None]
+    model = LogisticRegression(class_weight="balanced")
+    clf = CalibratedClassifier(
+        model, TemperatureScaler(), cv=3, prior=PriorCorrection(),
+        check_calibration=False,
+    ).fit(X, y)  # fmt: skip
+    expected = 0
+    for train, test in StratifiedKFold(3).split(X, y):
+        est = clone(model).fit(X[train], y[train])
+        prior = PriorCorrection().fit(est.predict_proba(X[test]), y[test])
+        temp = TemperatureScaler().fit(
+            prior.shift_logits(est.decision_function(X[test])), y[test]
+        )
+        expected = expected + temp.predict_proba(
+            prior.shift_logits(est.decision_function(X))
+        )
+    np.testing.assert_allclose(clf.predict_proba(X), expected / 3, rtol=1e-9)
+
+
+_priors = st.lists(
+    st.floats(min_value=0.01, max_value=1.0), min_size=3, max_size=3
+).map(lambda v: np.asarray(v) / np.sum(v))
+
+
+@given(
+    logits=hnp.arrays(
+        np.float64, (5, 3), elements=st.floats(min_value=-20, max_value=20)
+    ),
+    train=_priors,
+    target=_priors,
+)
+def test_correction_properties(logits, train, target):
+    # a probability vector out, the identity for equal priors, and the way
+    # back undoes the way there
+    p = softmax(logits, axis=1)
+    y = [0, 1, 2, 0, 1]
+    there = PriorCorrection(train_prior=train, target_prior=target).fit(p, y)
+    q = there.predict_proba(p)
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(q >= 0)
+    back = PriorCorrection(train_prior=target, target_prior=train).fit(q, y)
+    np.testing.assert_allclose(back.predict_proba(q), p, rtol=1e-7, atol=1e-300)
+    same = PriorCorrection(train_prior=train, target_prior=train).fit(p, y)
+    np.testing.assert_allclose(same.predict_proba(p), p, rtol=1e-12, atol=1e-300)
+    # the logit shift is the same map
+    np.testing.assert_allclose(
+        softmax(there.shift_logits(logits), axis=1), q, rtol=1e-7, atol=1e-300
+    )

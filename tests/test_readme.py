@@ -60,6 +60,11 @@ def test_readme_quickstart_runs(tmp_path, monkeypatch):
     # calibrated as cross-entropy on the test split
     ece = namespace["ece"]
     assert ece["tuned FCL"] <= ece["cross-entropy"], ece
+    # the prose says the gap is not evidence, and quotes the comparison's p
+    res = namespace["res"]
+    assert res.pvalue > 0.05 and res.low <= 0 <= res.high, res
+    readme = (ROOT / "README.md").read_text()
+    assert f"p = {res.pvalue:.2f}" in readme, res
     # the temperature is fitted on the validation split, not on the test split
     fit_lines = [ln for ln in blocks[0].splitlines() if "TemperatureScaler()" in ln]
     assert fit_lines and all("X_val" in ln and "X_test" not in ln for ln in fit_lines)

@@ -282,3 +282,49 @@ def test_size_warning_for_a_flexible_calibrator_on_few_rows():
         CalibratedClassifier(FrozenEstimator(model), IsotonicCalibrator()).fit(
             X[200:], y[200:]
         )
+
+
+def test_digits_validation_split_skips_the_flexible_candidates():
+    # the example of the user guide: 359 validation rows, 10 classes
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    # the size rule looks at the class counts only: the split's labels with
+    # scores drawn from a calibrated model stand for the model's scores
+    _, y = load_digits(return_X_y=True)
+    _, y_te = train_test_split(y, test_size=0.4, random_state=0, stratify=y)
+    y_val, _ = train_test_split(y_te, test_size=0.5, random_state=0, stratify=y_te)
+    assert len(y_val) == 359
+    z = np.random.default_rng(0).normal(size=(359, 10)) + 3 * np.eye(10)[y_val]
+    sel = select_calibrator(z, y_val, response="logits")
+    r = sel.cv_results
+    status = dict(zip(r["candidate"], r["status"], strict=True))
+    evaluated = {c for c, s in status.items() if not s.startswith("too few rows")}
+    present = {"passthrough", "temperature", "vector"} | (
+        {"svs"} if hasattr(calibration, "SVSCalibrator") else set()
+    )
+    assert evaluated == present
+    assert all(len(line) <= 100 for line in sel.summary().splitlines())
+
+
+def test_the_guides_monte_carlo_table_is_the_committed_run():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    run = (root / "benchmarks" / "auto_selection_montecarlo.md").read_text()
+    rows = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in run.splitlines()[2:]
+        if line.startswith("| ")
+    ]
+    guide = (root / "docs" / "user_guide" / "post_hoc.rst").read_text()
+    table = guide[guide.index("   * - classes") :].split("\n\n")[0]
+    cells = [
+        line.split("- ", 1)[1].strip() if "- " in line else ""
+        for line in table.splitlines()
+        if line.strip().startswith(("* -", "-"))
+    ]
+    width = 9
+    documented = [cells[i : i + width] for i in range(width, len(cells), width)]
+    assert len(rows) == 24
+    assert documented == rows

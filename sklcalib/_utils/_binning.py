@@ -27,6 +27,28 @@ def bin_index(confidence, edges):
     return np.clip(idx, 0, edges.shape[0] - 2)
 
 
+def right_edge_index(values, right_edges):
+    """Bin of each value for bins given by their right edges (as
+    :func:`equal_mass_edges` returns them, the last 1.0): bin b holds
+    ``(right_edges[b - 1], right_edges[b]]``; a value above the last edge
+    goes to the last bin."""
+    idx = np.searchsorted(right_edges, values, side="left")
+    return np.minimum(idx, right_edges.shape[0] - 1)
+
+
+def weighted_bin_sums(idx, n_bins, weights, *values):
+    """Per-bin (weighted) count, then the per-bin (weighted) sum of each of
+    ``values``, float64: the sums every binned quantity is made of.
+    ``weights`` None counts every row once."""
+    if weights is None:
+        counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
+        sums = [np.bincount(idx, weights=v, minlength=n_bins) for v in values]
+    else:
+        counts = np.bincount(idx, weights=weights, minlength=n_bins)
+        sums = [np.bincount(idx, weights=v * weights, minlength=n_bins) for v in values]
+    return (counts, *sums)
+
+
 def quantile_groups(confidence, n_bins):
     """Equal-mass group of each value: stable sort by confidence, then
     ``numpy.array_split`` sizes (sizes differ by at most one, larger first).

@@ -405,11 +405,6 @@ def check_prob_array(y_prob):
     return p
 
 
-def as_columns(p):
-    """(n, K) probabilities; a 1-D binary ``p`` becomes ``[1 - p, p]``."""
-    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-
-
 def row_sum_message(name, tol, dtype, row, total):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
     return (

@@ -10,6 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from sklcalib import plotting
 from sklcalib._utils._optional import import_optional as _import_optional
 from sklcalib.benchmark.chance import CHANCE_RULE
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
@@ -169,9 +170,13 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         "## ECE before and after temperature scaling",
         "",
         "Layout of Table 1 of Tao et al. (2023): ECE (%) pre T | post T "
-        "(optimal T); means over seeds; lowest per line in bold, among the "
-        "cells without ⚠ (⚠k/n: k of the n seeds at or near chance, see "
-        "below).",
+        "(optimal T); means over seeds. Bold: the lowest of its line only "
+        "when it is lower than every other cell of the line by the paired "
+        "comparison at 5 % (below; no bold without resamples, e.g. from a "
+        "csv), among the cells without ⚠ (⚠k/n: k of the n seeds at or near "
+        "chance, see below) and, post T, without ⊣ (⊣k/n: k of the n seeds "
+        "chose a temperature at an end of the grid, so the optimum was not "
+        "in it).",
         "",
     ]
     marks = significance_marks(rows)
@@ -191,16 +196,10 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     for loss in losses:
         header += [f"{loss} pre T", f"{loss} post T"]
     lines += [_md_row(header), _md_row(["---"] * len(header))]
+    edges = _edge_counts(rows)
+    best_pre_of = _best_losses(rows, "pre", excluded=chance)
+    best_post_of = _best_losses(rows, "post", excluded=set(chance) | set(edges))
     for ds in datasets:
-        eligible = [
-            loss for loss in losses if (ds, loss) in stats and (ds, loss) not in chance
-        ]
-        best_pre = min(
-            (stats[ds, loss]["ece_pre"][0] for loss in eligible), default=None
-        )
-        best_post = min(
-            (stats[ds, loss]["ece_post"][0] for loss in eligible), default=None
-        )
         cells = [ds]
         for loss in losses:
             if (ds, loss) not in stats:
@@ -217,10 +216,12 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
                     post + extra.get("post", "") + mark,
                 ]
                 continue
+            if (ds, loss) in edges:
+                post += f" ⊣{edges[ds, loss]}/{s['ece_pre'][2]}"
             cells += [
-                (f"**{pre}**" if s["ece_pre"][0] == best_pre else pre)
+                (f"**{pre}**" if best_pre_of.get(ds) == loss else pre)
                 + extra.get("pre", ""),
-                (f"**{post}**" if s["ece_post"][0] == best_post else post)
+                (f"**{post}**" if best_post_of.get(ds) == loss else post)
                 + extra.get("post", ""),
             ]
         lines.append(_md_row(cells))
@@ -296,6 +297,65 @@ def _pooled(runs, when, reference=None, reference_when=None):
             for b, s in zip(boot, seeds, strict=True)
         ]
     return float(np.mean(obs)), np.mean(boot, axis=0)
+
+
+def _grid_edges():
+    from sklcalib.calibration import DEFAULT_GRID
+
+    return float(np.min(DEFAULT_GRID)), float(np.max(DEFAULT_GRID))
+
+
+def _edge_counts(rows):
+    """``(dataset, loss) -> number of seeds whose temperature sits at an end
+    of the search grid`` (flagged only): the grid did not contain the
+    optimum, so the post-T numbers are not those of a tuned temperature."""
+    low, high = _grid_edges()
+    counts = defaultdict(int)
+    for row in rows:
+        t = row.get("temperature")
+        if t is not None and np.isfinite(t) and (t <= low or t >= high):
+            counts[row["dataset"], row["loss"]] += 1
+    return dict(counts)
+
+
+def _best_losses(rows, when, *, excluded=(), alpha=0.05):
+    """``dataset -> loss`` whose mean ECE (``when`` = "pre" or "post") is
+    lower than that of *every* other eligible loss by the paired comparison at
+    ``alpha`` (per seed, the difference of two ECEs on the same resampled
+    rows, averaged over seeds resample by resample; two-sided bootstrap
+    p-value): a loss is only called the best when the data say so. Datasets
+    with no such loss, and rows without resamples (read from a csv), give no
+    entry. ``excluded``: ``(dataset, loss)`` pairs that are never the best
+    (runs at or near chance, temperatures at the grid's edge)."""
+    runs = defaultdict(dict)
+    for row in rows:
+        if f"ece_{when}_bootstrap" not in row:
+            return {}
+        runs[row["dataset"], row["loss"]][row["seed"]] = row
+    by_dataset = defaultdict(list)
+    for ds, loss in runs:
+        if (ds, loss) not in excluded:
+            by_dataset[ds].append(loss)
+    best = {}
+    for ds, losses in by_dataset.items():
+        means = {loss: _pooled(runs[ds, loss], when)[0] for loss in losses}
+        lowest = min(means, key=means.get)
+        others = [loss for loss in losses if loss != lowest]
+        if not others:
+            continue
+        better = True
+        for other in others:
+            common = set(runs[ds, lowest]) & set(runs[ds, other])
+            if not common:
+                better = False
+                break
+            diff, diff_boot = _pooled(runs[ds, lowest], when, runs[ds, other], when)
+            if not (diff < 0 and _paired_pvalue(diff_boot) < alpha):
+                better = False
+                break
+        if better:
+            best[ds] = lowest
+    return best
 
 
 def significance_marks(rows, *, baseline="ce", alpha=0.05):
@@ -553,8 +613,6 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     # so the command works headless and leaks no figures.
     Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
 
-    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
-
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
     fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
@@ -562,11 +620,13 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
     displays = []
     for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
         displays.append(
-            ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax, name=loss)
+            plotting.ReliabilityDisplay.from_predictions(
+                y_true, y_prob, ax=ax, name=loss
+            )
         )
         ax.set_title(loss)
         ax.legend(loc="upper left", fontsize=7)
-    share_histogram_axis(displays)  # panels side by side: one histogram scale
+    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
     for ax in axes[len(panels) :]:
         ax.set_visible(False)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")

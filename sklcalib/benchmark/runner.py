@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib import calibration, datasets, diagnostics, metrics
 from sklcalib._utils._validation import check_scalar as _check_scalar
 from sklcalib.benchmark.chance import majority_class_error as _majority_class_error
 
@@ -125,11 +126,10 @@ def subsample_train(data, max_train, random_state=0):
 
 @lru_cache(maxsize=8)
 def _dataset(name, max_train=None):
-    from sklcalib.datasets import load_dataset
 
     # The split is fixed (random_state=0) for every seed: seeds vary the
     # network, as in the papers' fixed CIFAR splits.
-    return subsample_train(load_dataset(name, random_state=0), max_train)
+    return subsample_train(datasets.load_dataset(name, random_state=0), max_train)
 
 
 @lru_cache(maxsize=1)
@@ -145,6 +145,7 @@ def _fused_adam():
 
 
 def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
+    # torch and skorch (the "torch" extra) load with the net: only when run
     from sklcalib.net import NetClassifier
 
     kwargs = {}
@@ -259,9 +260,6 @@ def run_one(
     """
     import torch
 
-    from sklcalib.calibration import TemperatureScaler
-    from sklcalib.metrics import bootstrap_interval, calibration_report
-
     if torch_threads is not None:
         torch_threads = _check_scalar(
             torch_threads, "torch_threads", integer=True, low=1
@@ -291,14 +289,19 @@ def run_one(
         logits_test = np.asarray(net.predict_logits(data.X_test), dtype=np.float64)
         # NetClassifier.predict_proba is this softmax; reuse the test forward pass
         proba_pre = softmax(logits_test, axis=1)
-        scaler = TemperatureScaler(objective="ece").fit(logits_val, data.y_val)
+        scaler = calibration.TemperatureScaler(objective="ece").fit(
+            logits_val, data.y_val
+        )
         proba_post = np.asarray(scaler.predict_proba(logits_test), dtype=np.float64)
-        pre = calibration_report(data.y_test, proba_pre)
-        post = calibration_report(data.y_test, proba_post)
+        # the run's own paired bootstrap below gives the intervals it shows
+        pre = metrics.calibration_report(data.y_test, proba_pre, confidence_level=None)
+        post = metrics.calibration_report(
+            data.y_test, proba_post, confidence_level=None
+        )
         # the same seed for every loss and for pre/post: all of them see the
         # same resampled test rows, so the report can compare them pairwise
         boot = {
-            when: bootstrap_interval(
+            when: metrics.bootstrap_interval(
                 "ece",
                 data.y_test,
                 proba,
@@ -311,11 +314,9 @@ def run_one(
         train_error = float(np.mean(net.predict(data.X_train) != data.y_train))
 
         if hessian_samples > 0:
-            from sklcalib.diagnostics import hessian_trace
-
             # the Hutchinson standard error needs two probes at least
             with_se = hessian_samples >= 2
-            trace = hessian_trace(
+            trace = diagnostics.hessian_trace(
                 net,
                 data.X_train[:_HESSIAN_MAX_ROWS],
                 data.y_train[:_HESSIAN_MAX_ROWS],

@@ -8,7 +8,7 @@ at or near chance, and where the files are.
 import textwrap
 
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
-from sklcalib.benchmark.report import _ordered
+from sklcalib.benchmark.report import _best_losses, _edge_counts, _ordered
 from sklcalib.benchmark.report import aggregate as _aggregate
 from sklcalib.benchmark.report import chance_counts as _chance_counts
 
@@ -52,10 +52,11 @@ def terminal_summary(
     ... ]
     >>> print(terminal_summary(rows))  # doctest: +NORMALIZE_WHITESPACE
     Test ECE (%) before/after temperature scaling, mean over 1 seed(s).
-    * lowest after scaling per dataset; ! a seed at or near chance (not ranked).
+    * lower after scaling than every other loss of the dataset (paired test, 5 %);
+    ! a seed at or near chance; ^ a temperature at the grid's edge (neither ranked).
     <BLANKLINE>
     loss    moons
-    ce      5.0/2.0*
+    ce      5.0/2.0
     mmce    1.0/1.0!
     <BLANKLINE>
     1 run(s) at or near chance (error close to always predicting the most
@@ -64,20 +65,21 @@ def terminal_summary(
     """
     stats = _aggregate(rows)
     chance = _chance_counts(rows)
+    edges = _edge_counts(rows)
+    best_of = _best_losses(rows, "post", excluded=set(chance) | set(edges))
     datasets = _ordered([r["dataset"] for r in rows], datasets or [])
     losses = _ordered([r["loss"] for r in rows], losses or [])
     n_seeds = len({r["seed"] for r in rows})
 
     lines = [
         f"Test ECE (%) before/after temperature scaling, mean over {n_seeds} seed(s).",
-        "* lowest after scaling per dataset; ! a seed at or near chance (not ranked).",
+        "* lower after scaling than every other loss of the dataset (paired "
+        "test, 5 %);",
+        "! a seed at or near chance; ^ a temperature at the grid's edge "
+        "(neither ranked).",
     ]
     cells = {}
     for ds in datasets:
-        ranked = [
-            loss for loss in losses if (ds, loss) in stats and (ds, loss) not in chance
-        ]
-        best = min((stats[ds, loss]["ece_post"][0] for loss in ranked), default=None)
         for loss in losses:
             if (ds, loss) not in stats:
                 cells[ds, loss] = "-"
@@ -86,7 +88,9 @@ def terminal_summary(
             text = f"{100 * s['ece_pre'][0]:.1f}/{100 * s['ece_post'][0]:.1f}"
             if (ds, loss) in chance:
                 text += "!"
-            elif s["ece_post"][0] == best:
+            elif (ds, loss) in edges:
+                text += "^"
+            elif best_of.get(ds) == loss:
                 text += "*"
             cells[ds, loss] = text
 

@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib._utils._scores import as_2d, binary_logits  # noqa: F401 (re-export)
 from sklcalib._utils._validation import (
     any_dask,
     as_numpy,
@@ -29,15 +30,6 @@ _SAMPLE_HINT = (
     "TemperatureScaler, PlattScaler or HistogramBinningCalibrator("
     "strategy='uniform'), which fit on dask arrays by streaming passes."
 )
-
-
-def _as_2d(X):
-    """Turn 1-D binary scores into one column; leave anything else alone."""
-    if getattr(X, "ndim", None) is None:  # lists, and objects with __array__
-        X = np.asarray(X)
-    if X.ndim == 1:
-        return np.asarray(X).reshape(-1, 1)
-    return X
 
 
 def renormalise(proba):
@@ -80,13 +72,6 @@ def within_unit_interval(values, source):
     return np.clip(values, 0.0, 1.0)
 
 
-def binary_logits(scores):
-    """(n, 1) decision scores s as the logits [0, s]; others unchanged."""
-    if scores.shape[1] == 1:
-        return np.hstack([np.zeros_like(scores), scores])
-    return scores
-
-
 class BaseCalibrator(ClassifierMixin, BaseEstimator):
     """Shared ``fit``/``predict`` plumbing of the calibrators.
 
@@ -110,7 +95,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         return tags
 
     def _validate_scores(self, X, y="no_validation", *, reset):
-        X = _as_2d(as_numpy(X))
+        X = as_2d(as_numpy(X))
         if not reset and X.shape[1] == 1 and getattr(self, "n_features_in_", 1) > 1:
             raise ValueError(
                 "scores is 1-D, but the calibrator was fitted on "
@@ -167,7 +152,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         X, y, sample_weight = as_numpy(X), as_numpy(y), as_numpy(sample_weight)
         self._check_params()
         if y is None:  # scikit-learn's message for a missing target
-            validate_data(self, _as_2d(X), y)
+            validate_data(self, as_2d(X), y)
         # targets first: a target problem is reported before a score problem
         check_classification_targets(y)
         # weights next: scikit-learn reports weight problems before score ones

@@ -4,15 +4,12 @@ written natively: no netcal, no betacal."""
 import numpy as np
 from scipy.special import expit
 
+from sklcalib._utils._scores import log_floored
 from sklcalib._utils._validation import check_scalar
 
 from ._base import PROBABILITIES, BaseCalibrator
 from ._quadratic import binary_logistic_fit, warn_not_converged
 from ._scaling import BinaryOnlyMixin
-
-#: log p and log(1 - p) are taken of values clipped to this: the smallest
-#: positive normal float64
-_TINY = np.finfo(np.float64).tiny
 
 #: the faces of the constraint set {a >= 0, b >= 0}: which of (a, b) are free
 _FACES = ((True, True), (False, True), (True, False), (False, False))
@@ -22,8 +19,8 @@ def _beta_features(p):
     """``[ln p, -ln(1 - p), 1]`` of positive-class probabilities."""
     return np.column_stack(
         [
-            np.log(np.maximum(p, _TINY)),
-            -np.log(np.maximum(1.0 - p, _TINY)),
+            log_floored(p),
+            -log_floored(1.0 - p),
             np.ones_like(p),
         ]
     )

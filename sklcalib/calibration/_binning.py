@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from sklcalib._utils._binning import bin_index, weighted_quantile
+from sklcalib._utils._binning import bin_index, weighted_bin_sums, weighted_quantile
 from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
 
 from ._base import (
@@ -136,12 +136,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
             edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
         n_bins = len(edges) - 1
         idx = bin_index(p, edges)
-        counts = np.bincount(idx, weights=sample_weight, minlength=n_bins)
-        hits = np.bincount(
-            idx,
-            weights=target if sample_weight is None else target * sample_weight,
-            minlength=n_bins,
-        )
+        counts, hits = weighted_bin_sums(idx, n_bins, sample_weight, target)
         centres = (edges[:-1] + edges[1:]) / 2
         values = np.divide(hits, counts, out=centres.copy(), where=counts > 0)
         return edges, values
@@ -181,13 +176,7 @@ def _histogram_counts(X, y, w, estimator, edges):
     out = []
     for c, k in estimator._columns(X):
         idx = bin_index(X[:, c], edges)
-        hit = (y_idx == k) * (1.0 if w is None else w)
-        out.append(
-            [
-                np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64),
-                np.bincount(idx, weights=hit, minlength=n_bins),
-            ]
-        )
+        out.append(weighted_bin_sums(idx, n_bins, w, (y_idx == k).astype(np.float64)))
     return np.array(out)
 
 

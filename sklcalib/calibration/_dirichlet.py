@@ -5,20 +5,18 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklcalib._utils._scores import as_columns, log_floored
 from sklcalib._utils._validation import check_scalar
 
 from ._base import PROBABILITIES, BaseCalibrator, softmax_rows
 from ._scaling import normalised_weights
 
-#: log p is taken of p clipped to this: the smallest positive normal float64.
-_TINY = np.finfo(np.float64).tiny
-
 
 def _log_probabilities(scores):
     """log p of (n, K) probabilities, or of [1 - p, p] for one binary column."""
     if scores.shape[1] == 1:
-        scores = np.hstack([1.0 - scores, scores])
-    return np.log(np.maximum(scores, _TINY))
+        scores = as_columns(scores[:, 0])
+    return log_floored(scores)
 
 
 def _penalty_scales(k, reg_lambda, reg_mu):

@@ -3,13 +3,14 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib._utils._scores import as_2d as _as_2d
 from sklcalib._utils._validation import (
     check_prob_values,
     check_sample_weight,
     check_scalar,
 )
 
-from ._base import PROBABILITIES, BaseCalibrator, _as_2d
+from ._base import PROBABILITIES, BaseCalibrator
 
 _PRIOR_OPTIONS = ("fit", "em")
 

@@ -411,7 +411,7 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
 
     def _predict_proba(self, scores):
         t = self.coef_ * self._score(scores) + self.intercept_
-        return softmax_rows(np.column_stack([np.zeros_like(t), t]))
+        return softmax_rows(binary_logits(t))
 
 
 # The per-block functions of PlattScaler's streaming fit: module-level, so that

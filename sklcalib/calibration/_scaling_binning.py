@@ -3,7 +3,11 @@
 import numpy as np
 from scipy.special import expit, logit
 
-from sklcalib._utils._binning import equal_mass_edges
+from sklcalib._utils._binning import (
+    equal_mass_edges,
+    right_edge_index,
+    weighted_bin_sums,
+)
 from sklcalib._utils._validation import check_n_bins
 
 from ._binning import _OneVsRestCalibrator
@@ -83,14 +87,8 @@ class ScalingBinningCalibrator(_OneVsRestCalibrator):
             self.n_bins,
             None if sample_weight is None else sample_weight[keep],
         )
-        idx = np.searchsorted(edges, scaled, side="left")
-        n_bins = len(edges)
-        totals = np.bincount(
-            idx,
-            weights=scaled if sample_weight is None else scaled * sample_weight,
-            minlength=n_bins,
-        )
-        counts = np.bincount(idx, weights=sample_weight, minlength=n_bins)
+        idx = right_edge_index(scaled, edges)
+        counts, totals = weighted_bin_sums(idx, len(edges), sample_weight, scaled)
         midpoints = (edges + np.r_[0.0, edges[:-1]]) / 2
         values = np.divide(totals, counts, out=midpoints, where=counts > 0)
         return platt, edges, values
@@ -100,5 +98,4 @@ class ScalingBinningCalibrator(_OneVsRestCalibrator):
 
     def _predict_column(self, model, p):
         platt, edges, values = model
-        idx = np.searchsorted(edges, self._scaled(platt, p), side="left")
-        return values[np.minimum(idx, len(values) - 1)]
+        return values[right_edge_index(self._scaled(platt, p), edges)]

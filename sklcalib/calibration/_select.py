@@ -388,7 +388,7 @@ class CalibratorSelection:
             name = r["candidate"][i][:13]
             status = r["status"][i].split(":")[0]  # the reason is in cv_results
             if math.isnan(r["mean_log_loss"][i]):
-                lines.append(f"{name:<13} {'':>79}  {status}")
+                lines.append(f"{name:<13}{'':64}  {status}")  # status aligned
                 continue
             delta = r["delta_log_loss"][i]
             delta_text = (

@@ -36,11 +36,8 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from sklcalib._utils._dask import map_row_blocks, row_blocks, unique_values
+from sklcalib._utils._scores import as_2d
 from sklcalib._utils._validation import check_sample_weight, is_dask_array
-
-
-def _as_2d(X):
-    return X.reshape(-1, 1) if X.ndim == 1 else X
 
 
 def prepare_fit(estimator, X, y, sample_weight, refusal=None):
@@ -64,7 +61,7 @@ def prepare_fit(estimator, X, y, sample_weight, refusal=None):
         )
     if X.ndim not in (1, 2):
         raise ValueError(f"X must be 1-D or 2-D, got a dask array of shape {X.shape}.")
-    X, y, w = row_blocks(_as_2d(X), "X", {"y": y, "sample_weight": sample_weight})
+    X, y, w = row_blocks(as_2d(X), "X", {"y": y, "sample_weight": sample_weight})
     classes = unique_values(y)
     check_classification_targets(classes)
     if len(classes) < 2:
@@ -93,7 +90,7 @@ def _weight_total(w):
 
 
 def _rows(X):
-    X = _as_2d(X)
+    X = as_2d(X)
     return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
 
 

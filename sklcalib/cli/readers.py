@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib._utils._scores import as_columns, binary_logits, log_floored
 from sklcalib._utils._validation import check_prob_values
 
 __all__ = [
@@ -83,7 +84,7 @@ class Predictions:
         if self.kind == "logits":
             return self.scores
         # log-probabilities are logits (softmax(log p) = p); 0 -> tiny
-        return np.log(np.clip(self.scores, np.finfo(np.float64).tiny, None))
+        return log_floored(self.scores)
 
 
 # ----------------------------------------------------------------------------
@@ -674,9 +675,7 @@ def _read_npz(path, logits, max_bytes):
 
 
 def _binary_columns(score, kind):
-    if kind == "logits":
-        return np.column_stack([np.zeros_like(score), score])
-    return np.column_stack([1.0 - score, score])
+    return binary_logits(score) if kind == "logits" else as_columns(score)
 
 
 def _index_labels(path, y_raw, n_classes, names=None):

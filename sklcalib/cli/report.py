@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+import sklcalib.calibration as calibration
 from sklcalib._utils._optional import is_installed
 from sklcalib.cli.readers import (
     InputFileError,
@@ -30,6 +31,8 @@ from sklcalib.cli.readers import (
     parse_size,
     read_predictions,
 )
+from sklcalib.metrics import bin_statistics, calibration_report
+from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 __all__ = ["CALIBRATORS", "add_report_parser", "available_calibrators", "run_report"]
 
@@ -96,7 +99,6 @@ NO_INTERVALS = "none"
 
 
 def _report(pred, args):
-    from sklcalib.metrics import calibration_report
 
     kwargs = {"n_bins": args.n_bins, "labels": np.arange(len(pred.classes))}
     parameters = inspect.signature(calibration_report).parameters
@@ -113,7 +115,6 @@ def _report(pred, args):
 def available_calibrators():
     """The ``--calibrate`` names this installation can fit: the class exists
     and the optional package it needs is installed."""
-    import sklcalib.calibration as calibration
 
     return [
         n
@@ -124,7 +125,6 @@ def available_calibrators():
 
 def _calibrate(name, fit_pred, pred):
     """Fit ``name`` on ``fit_pred``; return (calibrator, calibrated proba of pred)."""
-    import sklcalib.calibration as calibration
 
     cls_name, takes = CALIBRATORS[name]
     if fit_pred.classes != pred.classes:
@@ -195,7 +195,6 @@ def mce_bin_count(y, proba, n_bins):
     A near-empty bin can give a large MCE from a handful of rows; its count
     says how much to trust it. Uniform top-label bins, as the report's MCE.
     """
-    from sklcalib.metrics import bin_statistics
 
     top = np.argmax(proba, axis=1)
     conf = proba[np.arange(len(top)), top]
@@ -349,8 +348,6 @@ def plot_target(path):
 
 def _plot(path, fmt, pred, proba_after, title_after):
     from matplotlib.figure import Figure
-
-    from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
     panels = [("before" if proba_after is not None else pred.path.name, pred.proba)]
     if proba_after is not None:
@@ -518,8 +515,6 @@ def _check_options(args, parser):
             f"{', '.join(available_calibrators())}"
         )
     if args.confidence_level not in (None, NO_INTERVALS):
-        from sklcalib.metrics import calibration_report
-
         if "confidence_level" not in inspect.signature(calibration_report).parameters:
             parser.error(
                 "--confidence-level needs a sklcalib whose calibration_report "

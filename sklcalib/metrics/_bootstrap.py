@@ -431,7 +431,7 @@ def _largest_bias(y_true, y_prob, params, seed):
     """The plug-in top-label ECE's bias at zero gaps, the largest it can have
     with these bins (simulated per bin as in
     :func:`~sklcalib.metrics.calibration_error_interval`)."""
-    from ._intervals import _binned_cells, _simulate, _statistic
+    from ._cells import _binned_cells, _simulate, _statistic
 
     y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")

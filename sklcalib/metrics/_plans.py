@@ -13,9 +13,9 @@ import numpy as np
 
 from sklcalib._utils._binning import bin_index, top_label, uniform_edges
 from sklcalib._utils._binning import binned_error as error_of_bins
+from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import (
     NORMS,
-    as_columns,
     check_n_bins,
     check_option,
     check_prob_values,

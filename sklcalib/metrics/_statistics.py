@@ -11,7 +11,8 @@ import numpy as np
 
 from sklcalib._utils._binning import top_label
 from sklcalib._utils._optional import is_installed
-from sklcalib._utils._validation import as_columns, check_prob_values
+from sklcalib._utils._scores import as_columns
+from sklcalib._utils._validation import check_prob_values
 
 from .binning import _bin_statistics
 

@@ -135,12 +135,7 @@ def _bin_statistics(conf, correct, n_bins, strategy, weights):
     else:
         idx, order, sizes = _binning.quantile_groups(conf64, n_bins)
         edges = _binning.quantile_edges(conf64, order, sizes)
-    if weights is None:
-        counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
-        sum_conf = np.bincount(idx, weights=conf64, minlength=n_bins)
-        sum_corr = np.bincount(idx, weights=corr64, minlength=n_bins)
-    else:
-        counts = np.bincount(idx, weights=weights, minlength=n_bins)
-        sum_conf = np.bincount(idx, weights=conf64 * weights, minlength=n_bins)
-        sum_corr = np.bincount(idx, weights=corr64 * weights, minlength=n_bins)
+    counts, sum_conf, sum_corr = _binning.weighted_bin_sums(
+        idx, n_bins, weights, conf64, corr64
+    )
     return BinStatistics(counts, sum_conf, sum_corr, edges)
