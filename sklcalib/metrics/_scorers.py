@@ -81,8 +81,9 @@ kernel_calibration_error_scorer = CALIBRATION_SCORERS["neg_kernel_calibration_er
 
 
 def get_scorer_names():
-    """Names :func:`get_scorer` accepts: the calibration scorers' and
-    scikit-learn's.
+    """Names :func:`get_scorer` accepts, calibration scorers included.
+
+    The calibration scorers' names and scikit-learn's.
 
     Returns
     -------
