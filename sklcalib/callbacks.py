@@ -23,26 +23,33 @@ from scipy.special import log_softmax, softmax
 
 from sklcalib._utils._optional import extra_imports
 from sklcalib._utils._validation import check_n_bins, check_option, check_scalar
+from sklcalib.calibration import TemperatureScaler
+from sklcalib.metrics import get_scorer
 
 with extra_imports("sklcalib.callbacks"):
     from skorch.callbacks import Callback, EpochScoring
     from skorch.utils import data_from_dataset, to_numpy
+
+    # the Hessian diagnostics' callback, offered here with the others
+    from sklcalib.diagnostics import CurvatureLogger
 
 __all__ = [
     "FLS531",
     "FLS532",
     "AdaFocalUpdater",
     "CalibrationScoring",
-    "CurvatureLogger",  # noqa: F822 (lazy, see __getattr__ below)
+    "CurvatureLogger",
     "FiniteLossCheck",
     "GammaSchedule",
     "TemperatureEarlyStopping",
 ]
 
-#: γ schedule of Mukhoti et al. (2020): 5 for epochs 0-99, 3 up to 249, then 1
-FLS531 = {0: 5.0, 100: 3.0, 250: 1.0}
+#: γ schedule of Mukhoti et al. (2020): 5 for epochs 0-99, 3 up to 249, then 1;
+#: (epoch, γ) pairs in a tuple, so that the default of every GammaSchedule
+#: cannot be changed in place
+FLS531 = ((0, 5.0), (100, 3.0), (250, 1.0))
 #: the same with γ = 2 from epoch 250
-FLS532 = {0: 5.0, 100: 3.0, 250: 2.0}
+FLS532 = ((0, 5.0), (100, 3.0), (250, 2.0))
 
 
 def _current_epoch(net):
@@ -60,10 +67,11 @@ class GammaSchedule(Callback):
 
     Parameters
     ----------
-    schedule : dict of {int: float}, default=FLS531
-        Epoch (≥ 0) → γ (≥ 0). ``{0: 5, 100: 3, 250: 1}`` is FLS-531 of
-        Mukhoti et al.; ``{0: 5, 100: 3, 250: 2}`` is FLS-532
-        (:data:`FLS531`, :data:`FLS532`).
+    schedule : dict of {int: float} or sequence of (int, float), default=FLS531
+        Epoch (≥ 0) → γ (≥ 0), as a dict or as (epoch, γ) pairs.
+        ``{0: 5, 100: 3, 250: 1}`` is FLS-531 of Mukhoti et al.;
+        ``{0: 5, 100: 3, 250: 2}`` is FLS-532 (:data:`FLS531`,
+        :data:`FLS532`, read-only tuples of pairs).
 
     Examples
     --------
@@ -92,16 +100,24 @@ class GammaSchedule(Callback):
         Raises
         ------
         ValueError
-            When the schedule is not a non-empty dict of epochs (integers
-            >= 0) to γ (finite numbers >= 0).
+            When the schedule is not a non-empty dict (or sequence of pairs)
+            of epochs (integers >= 0) to γ (finite numbers >= 0).
         """
         schedule = self.schedule  # read only: the default is a module constant
-        if not isinstance(schedule, dict) or not schedule:
+        pairs = None
+        if isinstance(schedule, dict):
+            pairs = list(schedule.items())
+        elif isinstance(schedule, list | tuple) and all(
+            isinstance(p, list | tuple) and len(p) == 2 for p in schedule
+        ):
+            pairs = [tuple(p) for p in schedule]
+        if not pairs:
             raise ValueError(
-                f"schedule must be a non-empty dict {{epoch: gamma}}, got {schedule!r}."
+                "schedule must be a non-empty dict {epoch: gamma} or sequence of "
+                f"(epoch, gamma) pairs, got {schedule!r}."
             )
         checked = {}
-        for epoch, gamma in schedule.items():
+        for epoch, gamma in pairs:
             if (
                 isinstance(epoch, bool)
                 or not isinstance(epoch, numbers.Integral)
@@ -351,30 +367,14 @@ class AdaFocalUpdater(_ValidationBatches):
             )
         y_prob, y_true = self._validation_predictions(net, dataset_valid)
         self.batches_ = []
-        result = net.criterion_.update_from_validation(y_prob, y_true)
-        gammas = result if result is not None else _criterion_gammas(net.criterion_)
-        net.history.record("adafocal_gammas", np.asarray(to_numpy(gammas)).tolist())
+        gammas = net.criterion_.update_from_validation(y_prob, y_true)
+        if gammas is not None:  # the new per-bin γ, as sklcalib's criteria return
+            gammas = np.asarray(to_numpy(gammas)).tolist()
+            net.history.record("adafocal_gammas", gammas)
 
 
-def _criterion_gammas(criterion):
-    for name in ("gammas", "gammas_", "gamma"):
-        value = getattr(criterion, name, None)
-        if value is not None:
-            return value
-    raise ValueError(
-        f"{type(criterion).__name__}.update_from_validation returned nothing and "
-        "the criterion has no 'gammas' attribute to record."
-    )
-
-
-# metric name -> function name in sklcalib.metrics
-_METRICS = {
-    "ece": "expected_calibration_error",
-    "adaptive_ece": "adaptive_calibration_error",
-    "classwise_ece": "classwise_calibration_error",
-    "mce": "maximum_calibration_error",
-    "smooth_ece": "smooth_calibration_error",
-}
+# the calibration errors CalibrationScoring can log, from the metrics' registry
+_METRICS = ("ece", "adaptive_ece", "classwise_ece", "mce", "smooth_ece")
 
 
 def _resolve_metric(scoring):
@@ -383,10 +383,7 @@ def _resolve_metric(scoring):
     if isinstance(scoring, str):
         key = scoring.removeprefix("neg_")
         if key in _METRICS:
-            # imported here: the metrics pull in numba
-            import sklcalib.metrics
-
-            return getattr(sklcalib.metrics, _METRICS[key])
+            return get_scorer(f"neg_{key}")._score_func
     raise ValueError(
         f"scoring must be one of {sorted(_METRICS)} or a callable "
         f"metric(y_true, y_prob), got {scoring!r}."
@@ -896,8 +893,6 @@ def _temperature_scaled_log_loss(logits, y_true):
     rows is passed to the scaler as one row of weight 0, so that its column
     count matches and nothing changes the fit.
     """
-    from sklcalib.calibration import TemperatureScaler
-
     logits = np.asarray(logits, dtype=np.float64)
     y_true = np.asarray(y_true, dtype=np.int64)
     n_classes = logits.shape[1]
@@ -917,12 +912,3 @@ def _temperature_scaled_log_loss(logits, y_true):
     temperature = float(scaler.temperature_)
     logp = log_softmax(logits / temperature, axis=1)
     return temperature, float(-np.mean(logp[np.arange(len(y_true)), y_true]))
-
-
-def __getattr__(name):
-    # CurvatureLogger lives with the Hessian diagnostics; imported lazily
-    if name == "CurvatureLogger":
-        from sklcalib.diagnostics import CurvatureLogger
-
-        return CurvatureLogger
-    raise AttributeError(f"module 'sklcalib.callbacks' has no attribute {name!r}")

@@ -38,6 +38,10 @@ with extra_imports("sklcalib.net"):
     from skorch.dataset import ValidSplit
     from skorch.utils import TeeGenerator, is_dataset, to_device, to_numpy
 
+# the criteria and callbacks need torch and skorch too (the same extra)
+from sklcalib.callbacks import AdaFocalUpdater, FiniteLossCheck
+from sklcalib.losses import CRITERIA, get_criterion
+
 __all__ = ["MLP", "NetClassifier"]
 
 
@@ -142,9 +146,6 @@ def _encoded_accuracy(net, X, y):
 
 def _resolve_criterion(criterion):
     if isinstance(criterion, str):
-        # imported here: sklcalib.losses is only needed for names
-        from sklcalib.losses import get_criterion
-
         return get_criterion(criterion)
     return criterion
 
@@ -152,16 +153,12 @@ def _resolve_criterion(criterion):
 def _needs_adafocal_updater(criterion):
     # AdaFocal-type criteria adapt only through their update_from_validation
     if isinstance(criterion, str):
-        from sklcalib.losses import CRITERIA
-
         # an unknown name is reported by initialize_criterion, not here
         criterion = CRITERIA.get(criterion)
     return callable(getattr(criterion, "update_from_validation", None))
 
 
 def _is_adafocal_updater(callback):
-    from sklcalib.callbacks import AdaFocalUpdater
-
     if isinstance(callback, tuple | list) and len(callback) == 2:
         callback = callback[1]
     if isinstance(callback, type):
@@ -541,8 +538,6 @@ class NetClassifier(NeuralNetClassifier):
 
     @property
     def _default_callbacks(self):
-        from sklcalib.callbacks import AdaFocalUpdater, FiniteLossCheck
-
         # skorch's defaults, with an accuracy that compares encoded targets
         callbacks = [
             ("epoch_timer", EpochTimer()),
@@ -911,8 +906,6 @@ class NetClassifier(NeuralNetClassifier):
         ):
             super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
             return
-        from sklcalib.callbacks import FiniteLossCheck
-
         begin = self._batch_hooks("on_batch_begin", training)
         end = self._batch_hooks("on_batch_end", training)
         # FiniteLossCheck acts only on a NaN or infinite loss: the float the

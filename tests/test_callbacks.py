@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from _helpers import small_net
 from sklearn.base import clone
 
 from sklcalib import losses
@@ -23,12 +24,6 @@ from sklcalib.metrics import (
 from sklcalib.net import NetClassifier
 
 
-def small_net(**params):
-    return NetClassifier(
-        **{"module__hidden_units": (16,), "max_epochs": 4, "random_state": 0, **params}
-    )
-
-
 def split_of(net, X, y, valid):
     """The net's (seeded) internal split, rebuilt after fit."""
     X32 = np.asarray(X, dtype=np.float32)
@@ -45,8 +40,13 @@ def split_of(net, X, y, valid):
 # GammaSchedule
 # ----------------------------------------------------------------------
 def test_paper_schedules():
-    assert FLS531 == {0: 5.0, 100: 3.0, 250: 1.0}
-    assert FLS532 == {0: 5.0, 100: 3.0, 250: 2.0}
+    assert dict(FLS531) == {0: 5.0, 100: 3.0, 250: 1.0}
+    assert dict(FLS532) == {0: 5.0, 100: 3.0, 250: 2.0}
+    # the default of every GammaSchedule cannot be changed in place
+    with pytest.raises(TypeError):
+        FLS531[0] = (0, 1.0)
+    pairs = GammaSchedule([(0, 2.0), (10, 1.0)]).initialize()
+    assert pairs.gamma_at(12) == 1.0
     schedule = GammaSchedule(FLS532).initialize()
     assert [schedule.gamma_at(e) for e in (0, 99, 100, 249, 250, 1000)] == [
         5.0,
@@ -113,7 +113,9 @@ def test_scheduled_gamma_is_the_one_the_loss_uses(data):
         ({0: float("nan")}, "values must be gammas"),
         ({0: "5"}, "values must be gammas"),
         ({}, "non-empty dict"),
-        ([(0, 5.0)], "non-empty dict"),
+        ([(0, 5.0, 1.0)], "non-empty dict"),
+        ([5.0], "non-empty dict"),
+        ("FLS531", "non-empty dict"),
     ],
 )
 def test_gamma_schedule_rejects_bad_schedules(data, schedule, match):

@@ -70,18 +70,6 @@ def _heavy_modules(modules, rows):
     return heavy
 
 
-# function-level imports still to be moved (in modules other work is editing
-# now); each entry must still exist, so the list can only shrink
-_PENDING = {
-    ("sklcalib.callbacks", "sklcalib.calibration"),
-    ("sklcalib.callbacks", "sklcalib.diagnostics"),
-    ("sklcalib.callbacks", "sklcalib.metrics"),
-    ("sklcalib.net", "sklcalib.callbacks"),
-    ("sklcalib.net", "sklcalib.losses"),
-    ("sklcalib.losses._focal", "sklcalib.diagnostics"),
-}
-
-
 def _package(name):
     parts = name.split(".")
     return parts[1] if len(parts) > 1 else ""
@@ -90,7 +78,7 @@ def _package(name):
 def test_imports_between_public_packages_are_at_module_level():
     modules, rows = _imports()
     heavy = _heavy_modules(modules, rows)
-    misplaced, pending = [], set()
+    misplaced = []
     for name, target, line, top, commented in rows:
         if not target.startswith("sklcalib.") or top:
             continue
@@ -98,13 +86,9 @@ def test_imports_between_public_packages_are_at_module_level():
             continue
         if target in heavy and commented:
             continue
-        if (name, target) in _PENDING:
-            pending.add((name, target))
-            continue
         why = "loads no heavy dependency" if target not in heavy else "no comment"
         misplaced.append(f"{name}:{line} imports {target} in a function ({why})")
     assert misplaced == []
-    assert pending == _PENDING
 
 
 def test_the_rule_knows_the_heavy_packages():

@@ -1,5 +1,6 @@
 """NetClassifier and MLP: the scikit-learn contract of the skorch classifier."""
 
+import functools
 import io
 import pickle
 from contextlib import redirect_stdout
@@ -7,6 +8,7 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 import torch
+from _helpers import small_net as _small_net
 from joblib import Parallel, delayed
 from scipy.special import softmax
 from sklearn.base import clone, is_classifier
@@ -19,10 +21,8 @@ from skorch.callbacks import ProgressBar
 
 from sklcalib.net import MLP, NetClassifier
 
-
-def small_net(**params):
-    params = {"module__hidden_units": (16,), "max_epochs": 5, **params}
-    return NetClassifier(**params)
+# 5 epochs and no seed unless a test sets one
+small_net = functools.partial(_small_net, max_epochs=5, random_state=None)
 
 
 class SoftmaxMSELoss(torch.nn.Module):

@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
+from sklcalib._utils._scores import binary_logits, log_floored
 from sklcalib._utils._validation import check_sample_weight
 
 from ._base import LOGITS, PROBABILITIES, softmax_rows
@@ -31,7 +32,6 @@ from ._temperature import TemperatureScaler
 
 PASSTHROUGH = "passthrough"
 AUTO = "auto"
-_TINY = np.finfo(np.float64).tiny
 
 
 def _needs_logits(calibrator):
@@ -81,11 +81,9 @@ def _to_calibrator_input(response, method, calibrator):
     """
     response = np.asarray(response, dtype=np.float64)
     if _needs_logits(calibrator) and method == "predict_proba":
-        return np.log(np.maximum(response, _TINY))
+        return log_floored(response)
     if not _needs_logits(calibrator) and method != "predict_proba":
-        if response.ndim == 1:
-            response = np.column_stack([np.zeros_like(response), response])
-        return softmax_rows(response)
+        return softmax_rows(binary_logits(response))
     return response
 
 
@@ -100,15 +98,12 @@ def _map_to_classes(response, method, estimator_classes, classes):
     if method == "predict_proba":
         proba = response
     else:
-        z = response
-        if z.ndim == 1 or z.shape[1] == 1:
-            z = np.column_stack([np.zeros(len(z)), z.reshape(-1)])
-        proba = softmax_rows(z)
+        proba = softmax_rows(binary_logits(response))
     full = np.zeros((response.shape[0], len(classes)))
     full[:, np.searchsorted(classes, estimator_classes)] = proba
     if method == "predict_proba":
         return full
-    log_p = np.log(np.maximum(full, _TINY))
+    log_p = log_floored(full)
     if method == "decision_function" and len(classes) == 2:
         return log_p[:, 1] - log_p[:, 0]
     return log_p

@@ -26,6 +26,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, check_cv
 
+from sklcalib._utils._scores import binary_logits, log_floored
 from sklcalib._utils._validation import check_option, check_sample_weight, check_scalar
 from sklcalib.metrics import expected_calibration_error
 
@@ -33,7 +34,6 @@ from ._base import LOGITS, PROBABILITIES, softmax_rows
 
 PASSTHROUGH = "passthrough"
 
-_TINY = np.finfo(np.float64).tiny
 _EPS = np.finfo(np.float64).eps
 # non-parametric calibrators (isotonic, Venn–ABERS) counted as this many
 # parameters per one-vs-rest column by the size rule: an isotonic fit on a few
@@ -168,15 +168,12 @@ class _Inputs:
         scores = np.asarray(scores, dtype=np.float64)
         if response == PROBABILITIES:
             proba = _as_proba_columns(scores)
-            log_p = np.log(np.maximum(proba, _TINY))
+            log_p = log_floored(proba)
             logits = log_p[:, 1] - log_p[:, 0] if proba.shape[1] == 2 else log_p
             return cls(logits, proba, proba)
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
-        if scores.ndim == 1:
-            proba = softmax_rows(np.column_stack([np.zeros_like(scores), scores]))
-        else:
-            proba = softmax_rows(scores)
+        proba = softmax_rows(binary_logits(scores))
         return cls(scores, proba, proba)
 
     def take(self, calibrator, rows=slice(None)):

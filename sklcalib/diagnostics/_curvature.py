@@ -6,7 +6,6 @@ records the trace during training (Kimura & Naganuma's curvature claim).
 """
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -389,8 +388,7 @@ def top_hessian_eigenvalue(net, X, y, n_iter=100, tol=1e-6, random_state=None):
     True
     """
     n_iter = _check_positive_int(n_iter, "n_iter")
-    if not isinstance(tol, numbers.Real) or not tol > 0 or not math.isfinite(tol):
-        raise ValueError(f"tol must be a positive finite number, got {tol!r}")
+    tol = check_scalar(tol, "tol", low=0, low_open=True)
     rng = check_random_state(random_state)
     with _operator_for(net, X, y) as op:
         eig, converged = _largest_eigenvalue(op, n_iter, tol, rng)

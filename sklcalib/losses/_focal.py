@@ -6,6 +6,7 @@ import numbers
 
 import torch
 
+from sklcalib.diagnostics import gamma_for_threshold
 from sklcalib.losses._autograd import (
     FocalSpec,
     below_target_key,
@@ -84,10 +85,8 @@ LAMBERT_THRESHOLDS = ((0.2, "lambert"),)
 
 @functools.lru_cache(maxsize=64)
 def _lambert_gamma(p0):
-    # the closed form of Proposition 2 lives in sklcalib.diagnostics; imported
-    # here so that `import sklcalib.losses` does not load skorch
-    from sklcalib.diagnostics import gamma_for_threshold
-
+    # the closed form of Proposition 2 lives in sklcalib.diagnostics (its
+    # theory part, numpy/scipy only: importing it loads neither torch nor skorch)
     return float(gamma_for_threshold(p0))
 
 

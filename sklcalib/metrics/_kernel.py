@@ -25,7 +25,12 @@ import numbers
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sklcalib._utils._validation import check_option, check_prob_values, check_targets
+from sklcalib._utils._validation import (
+    check_option,
+    check_prob_values,
+    check_scalar,
+    check_targets,
+)
 
 ESTIMATORS = ("auto", "unbiased", "linear", "block")
 #: ``estimator="auto"`` with more than two columns: the quadratic unbiased
@@ -415,12 +420,7 @@ def kernel_calibration_error(
     """
     bandwidth = check_bandwidth(bandwidth)
     check_option(estimator, "estimator", ESTIMATORS)
-    if (
-        isinstance(block_size, bool)
-        or not isinstance(block_size, numbers.Integral)
-        or block_size < 2
-    ):
-        raise ValueError(f"block_size must be an integer >= 2, got {block_size!r}.")
+    block_size = check_scalar(block_size, "block_size", integer=True, low=2)
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
     check_prob_values(p)
     n = p.shape[0]
