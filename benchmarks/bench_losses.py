@@ -47,6 +47,8 @@ from sklcalib.losses import (
     FocalLoss,
     InverseFocalLoss,
     LabelSmoothingLoss,
+    MbLSLoss,
+    MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
 )
@@ -67,6 +69,8 @@ CASES = [
     ("label smoothing", LabelSmoothingLoss(), None),
     ("AdaFocal", AdaFocalLoss(), None),
     ("AdaDualFocal", AdaDualFocalLoss(), None),
+    ("MbLS", MbLSLoss(), None),
+    ("MDCA", MDCALoss(), None),
 ]
 
 
@@ -134,6 +138,8 @@ EPOCH_CASES = [
     ("brier", {}, None),
     ("label_smoothing", {}, None),
     ("mmce", {}, 2.0),
+    ("mbls", {}, None),
+    ("mdca", {}, None),
 ]
 
 

@@ -242,10 +242,6 @@ def _benchmark_substitutions():
         "quick_datasets": literals(cli.QUICK_DATASETS),
         "quick_seeds": str(cli.QUICK_SEEDS),
         "quick_epochs": str(cli.QUICK_EPOCHS),
-        # the measured times: one figure per thing, in --help, README and docs
-        "default_wall": cli._DEFAULT_WALL,
-        "quick_wall": cli._QUICK_WALL,
-        "tabular_wall": cli._TABULAR_WALL,
     }
     return "\n".join(f".. |{k}| replace:: {v}" for k, v in values.items())
 

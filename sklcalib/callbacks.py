@@ -208,7 +208,60 @@ def _dataset_targets(dataset):
     return np.asarray(to_numpy(y), dtype=np.int64)
 
 
-class AdaFocalUpdater(Callback):
+class _ValidationBatches(Callback):
+    """A callback that keeps the logits and targets of the validation batches.
+
+    The epoch's own validation loop gives them: predicting the split again
+    would cost a second forward pass over it every epoch.
+    """
+
+    def on_epoch_begin(self, net, **kwargs):
+        """Start collecting the epoch's validation outputs.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+        """
+        self.batches_ = []
+
+    def on_batch_end(self, net, batch=None, training=None, y_pred=None, **kwargs):
+        """Keep the logits and targets of a validation batch.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        batch : tuple of (X, y), default=None
+            The batch; its targets are kept.
+        training : bool, default=None
+            Whether the batch is a training batch (ignored then).
+        y_pred : torch.Tensor, default=None
+            The module's output (logits) on the batch, in evaluation mode for
+            a validation batch.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+        """
+        if training or y_pred is None or not isinstance(batch, (tuple, list)):
+            return
+        y_pred = y_pred[0] if isinstance(y_pred, tuple) else y_pred
+        self.batches_.append((to_numpy(y_pred), to_numpy(batch[1])))
+
+    def _collected_validation(self, dataset_valid):
+        # (float64 logits, int64 targets) of the batches kept, or None when
+        # they do not cover the split (no batches seen: a custom loop)
+        batches = getattr(self, "batches_", None)
+        if batches:
+            logits = np.concatenate([b[0] for b in batches]).astype(np.float64)
+            y_true = np.concatenate([b[1] for b in batches]).astype(np.int64)
+            if len(y_true) == len(dataset_valid):
+                return logits, y_true
+        return None
+
+
+class AdaFocalUpdater(_ValidationBatches):
     """Update AdaFocal's per-bin γ once an epoch from the validation split.
 
     At the end of every epoch the callback takes the softmax probabilities of
@@ -280,50 +333,10 @@ class AdaFocalUpdater(Callback):
                 f"{type(net.criterion_).__name__}."
             )
 
-    def on_epoch_begin(self, net, **kwargs):
-        """Start collecting the epoch's validation outputs.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-        """
-        self._valid_logits, self._valid_targets = [], []
-
-    def on_batch_end(self, net, batch=None, training=None, y_pred=None, **kwargs):
-        """Keep the logits and targets of a validation batch.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        batch : tuple of (X, y), default=None
-            The batch; its targets are kept.
-        training : bool, default=None
-            Whether the batch is a training batch (ignored then).
-        y_pred : torch.Tensor, default=None
-            The module's output (logits) on the batch, in evaluation mode for
-            a validation batch.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-        """
-        # the validation loop's outputs: predicting the split again would
-        # cost a second forward pass over it every epoch
-        if training or y_pred is None or not isinstance(batch, (tuple, list)):
-            return
-        y_pred = y_pred[0] if isinstance(y_pred, tuple) else y_pred
-        self._valid_logits.append(to_numpy(y_pred))
-        self._valid_targets.append(to_numpy(batch[1]))
-
     def _validation_predictions(self, net, dataset_valid):
-        logits = getattr(self, "_valid_logits", None)
-        if logits:
-            logits = np.concatenate(logits).astype(np.float64)
-            y_true = np.concatenate(self._valid_targets).astype(np.int64)
-            if len(y_true) == len(dataset_valid) and np.isfinite(logits).all():
-                return softmax(logits, axis=1), y_true
+        collected = self._collected_validation(dataset_valid)
+        if collected is not None and np.isfinite(collected[0]).all():
+            return softmax(collected[0], axis=1), collected[1]
         # no batches seen (a custom loop), or non-finite logits: predict_proba
         # gives the same numbers, or the error that explains the non-finite ones
         return net.predict_proba(dataset_valid), _dataset_targets(dataset_valid)
@@ -353,7 +366,7 @@ class AdaFocalUpdater(Callback):
                 "AdaFocalUpdater got no validation data: set train_split, not None."
             )
         y_prob, y_true = self._validation_predictions(net, dataset_valid)
-        self._valid_logits, self._valid_targets = [], []
+        self.batches_ = []
         gammas = net.criterion_.update_from_validation(y_prob, y_true)
         if gammas is not None:  # the new per-bin γ, as sklcalib's criteria return
             gammas = np.asarray(to_numpy(gammas)).tolist()
@@ -632,7 +645,7 @@ class FiniteLossCheck(Callback):
         )
 
 
-class TemperatureEarlyStopping(Callback):
+class TemperatureEarlyStopping(_ValidationBatches):
     """Early stopping on the validation log-loss after temperature scaling.
 
     At the end of every epoch the callback fits one temperature T on the
@@ -742,14 +755,7 @@ class TemperatureEarlyStopping(Callback):
         return state
 
     def _check_params(self):
-        if (
-            not isinstance(self.patience, numbers.Integral)
-            or isinstance(self.patience, bool)
-            or self.patience < 1
-        ):
-            raise ValueError(
-                f"patience must be an integer >= 1, got {self.patience!r}."
-            )
+        check_scalar(self.patience, "patience", integer=True, low=1)
         check_scalar(self.threshold, "threshold", low=0.0)
         check_option(self.threshold_mode, "threshold_mode", ("rel", "abs"))
         if not isinstance(self.name, str) or not self.name:
@@ -788,45 +794,10 @@ class TemperatureEarlyStopping(Callback):
         self.threshold_score_ = np.inf
         self.batches_ = []
 
-    def on_epoch_begin(self, net, **kwargs):
-        """Start collecting the epoch's validation outputs.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-        """
-        self.batches_ = []
-
-    def on_batch_end(self, net, batch=None, training=None, y_pred=None, **kwargs):
-        """Keep the logits and targets of a validation batch.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        batch : tuple of (X, y), default=None
-            The batch; its targets are kept.
-        training : bool, default=None
-            Whether the batch is a training batch (ignored then).
-        y_pred : torch.Tensor, default=None
-            The module's output (logits) on the batch.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-        """
-        if training or y_pred is None or not isinstance(batch, (tuple, list)):
-            return
-        y_pred = y_pred[0] if isinstance(y_pred, tuple) else y_pred
-        self.batches_.append((to_numpy(y_pred), to_numpy(batch[1])))
-
     def _validation_logits(self, net, dataset_valid):
-        if self.batches_:
-            logits = np.concatenate([b[0] for b in self.batches_])
-            y_true = np.concatenate([b[1] for b in self.batches_])
-            if len(y_true) == len(dataset_valid):
-                return logits.astype(np.float64), y_true.astype(np.int64)
+        collected = self._collected_validation(dataset_valid)
+        if collected is not None:
+            return collected
         # no batches seen (a custom loop): predict the split again
         if hasattr(net, "predict_logits"):
             logits = net.predict_logits(dataset_valid)

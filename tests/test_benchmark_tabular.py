@@ -80,7 +80,8 @@ def test_calibrator_registry():
     ("argv", "message"),
     [
         (["--calibrators", "platt_typo"], "unknown calibrator(s) platt_typo"),
-        (["--calibrators", "ghost"], "ghost not available in this installation"),
+        (["--calibrators", "ghost"], "ghost needs an optional package"),
+        (["--calibrators", "needy"], 'pip install "sklcalib[someextra]"'),
         (["--suite", "nope"], "invalid choice: 'nope'"),
         (["--max-train", "0"], "must be a positive integer"),
     ],
@@ -88,6 +89,8 @@ def test_calibrator_registry():
 def test_bad_arguments(argv, message, capsys, monkeypatch, tmp_path):
     # a registered calibrator whose class this version lacks
     monkeypatch.setitem(CALIBRATORS, "ghost", ("NoSuchCalibrator", {}, None))
+    # one whose optional package is missing: the error names its extra
+    monkeypatch.setitem(CALIBRATORS, "needy", ("NoSuchCalibrator", {}, "someextra"))
     code = main(["benchmark", "--datasets", "cells", *argv, "--out", str(tmp_path)])
     assert code == 2
     assert message in capsys.readouterr().err
@@ -315,3 +318,16 @@ def test_binary_only_calibrators_are_left_out_on_multiclass_sets():
     assert [r["calibrator"] for r in rows] == ["none", "temperature"]
     rows = run_boosting("breast_cancer", 0, calibrators=binary_only)
     assert [r["calibrator"] for r in rows] == ["none", *binary_only]
+
+
+def test_help_lists_only_the_calibrators_this_installation_has(capsys, monkeypatch):
+    import sklcalib.benchmark.tabular as tabular
+
+    monkeypatch.setitem(CALIBRATORS, "ghost", ("NoSuchCalibrator", {}, None))
+    try:
+        main(["benchmark", "--help"])
+    except SystemExit:
+        pass
+    text = " ".join(capsys.readouterr().out.split())
+    assert "ghost" not in text
+    assert ", ".join(tabular.available_calibrators()) in text

@@ -66,3 +66,16 @@ def _unit(token):
     mantissa, _, exponent = token.partition("e")
     digits = len(mantissa.partition(".")[2])
     return 1.01 * 10.0 ** (int(exponent or 0) - digits)
+
+
+def test_readme_example_is_an_excerpt_of_the_checked_one():
+    """README's ``sklcalib report`` example: the same command and lines as the
+    page's (checked above), with "..." standing for the lines left out."""
+    readme = (PAGE.parents[1] / "README.md").read_text()
+    block = re.search(r"```\n(\$ sklcalib report .*?)```", readme, flags=re.S)
+    assert block, "README shows a sklcalib report example"
+    lines = block.group(1).splitlines()
+    page = [ln[3:] for ln in PAGE.read_text().splitlines() if ln.startswith("   ")]
+    assert lines[0] in page  # the command, verbatim
+    for line in lines[1:]:
+        assert line == "..." or line in page, line

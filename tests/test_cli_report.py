@@ -14,9 +14,10 @@ import sys
 
 import numpy as np
 import pytest
+from _report_files import draw_labels, write_csv
+from _report_files import run_report as _run
 from scipy.special import softmax
 
-from sklcalib.cli import main
 from sklcalib.metrics import calibration_report
 
 CLASSES = ["cat", "dog", "bird"]  # not sorted: the columns' order must be kept
@@ -24,28 +25,13 @@ TRUE_T = 2.5
 
 
 def _draw(n, seed):
-    """Labels from softmax(z) and over-confident probabilities softmax(2.5 z)."""
-    rng = np.random.default_rng(seed)
-    z = 1.5 * rng.normal(size=(n, 3))
-    p = softmax(z, axis=1)
-    y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    """Labels from softmax(z) and over-confident logits 2.5 z."""
+    y, z = draw_labels(n, seed)
     return y, TRUE_T * z
 
 
 def _write_csv(path, y, scores, classes=CLASSES):
-    lines = [",".join(["y_true", *classes])]
-    lines += [
-        ",".join([classes[k], *(repr(float(v)) for v in row)])
-        for k, row in zip(y, scores, strict=True)
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _run(capsys, *argv):
-    status = main(["report", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return write_csv(path, y, scores, classes)
 
 
 def _value(out, label):

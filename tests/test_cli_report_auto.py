@@ -3,36 +3,20 @@ whose labels are drawn from a known model."""
 
 import json
 
-import numpy as np
+from _report_files import draw_labels, write_csv
+from _report_files import run_report as _run
 from scipy.special import softmax
-
-from sklcalib.cli import main
 
 CLASSES = ["cat", "dog", "bird"]
 
 
 def _draw(n, seed, scale):
-    rng = np.random.default_rng(seed)
-    z = 1.5 * rng.normal(size=(n, 3))
-    p = softmax(z, axis=1)
-    y = (rng.random(n)[:, None] > np.cumsum(p, axis=1)).sum(axis=1)
+    y, z = draw_labels(n, seed)
     return y, softmax(scale * z, axis=1)
 
 
 def _write(path, y, proba):
-    lines = [",".join(["y_true", *CLASSES])]
-    lines += [
-        ",".join([CLASSES[k], *(repr(float(v)) for v in row)])
-        for k, row in zip(y, proba, strict=True)
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _run(capsys, *argv):
-    status = main(["report", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
+    return write_csv(path, y, proba, CLASSES)
 
 
 def test_auto_on_overconfident_scores_chooses_temperature(capsys, tmp_path):

@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from _report_files import run_report as _run
+from _report_files import write_csv
 from scipy.special import softmax
 
 from sklcalib import calibration
-from sklcalib.cli import main
 from sklcalib.cli.report import CALIBRATORS, available_calibrators
 
 LEADERS = {
@@ -21,16 +22,6 @@ LEADERS = {
 }
 
 
-def _write_csv(path, y, proba, classes):
-    lines = [",".join(["y_true", *classes])]
-    lines += [
-        ",".join([classes[k], *(repr(float(v)) for v in row)])
-        for k, row in zip(y, proba, strict=True)
-    ]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 def _files(tmp_path, k, seed=0):
     """val and test files: labels from softmax(z), probabilities softmax(2.5 z)."""
     rng = np.random.default_rng(seed)
@@ -40,14 +31,8 @@ def _files(tmp_path, k, seed=0):
         z = 1.5 * rng.normal(size=(n, k))
         y = (softmax(z, axis=1).cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
         proba = softmax(2.5 * z, axis=1)
-        out.append((_write_csv(tmp_path / f"{name}.csv", y, proba, classes), y, proba))
+        out.append((write_csv(tmp_path / f"{name}.csv", y, proba, classes), y, proba))
     return out
-
-
-def _run(capsys, *argv):
-    status = main(["report", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def test_the_leaders_are_offered():

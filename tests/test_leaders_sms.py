@@ -49,6 +49,24 @@ def _sms_strengths(n, k):
     return s, k / n
 
 
+def _fit_both(ours_cls, their_cls, z, y, **params):
+    """Our calibrator fitted on the logits, probmetrics' on their softmax."""
+    ours = ours_cls(**params).fit(z, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = their_cls(**params).fit(softmax(z, axis=1), y)
+    return ours, theirs
+
+
+def _assert_same_probabilities(ours, theirs, z):
+    """The same probabilities on logits z, to probmetrics' optimiser accuracy."""
+    np.testing.assert_allclose(
+        ours.predict_proba(z),
+        theirs.predict_proba(softmax(z, axis=1)),
+        atol=PROBMETRICS_ATOL,
+    )
+
+
 @pytest.fixture(scope="module")
 def probmetrics_calibrators():
     pytest.importorskip(
@@ -64,20 +82,12 @@ def probmetrics_calibrators():
 def test_sms_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     TheirSMS, _ = probmetrics_calibrators
     z, y, _, _ = _problem(n, k, seed)
-    ours = SMSCalibrator().fit(z, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = TheirSMS().fit(softmax(z, axis=1), y)
+    ours, theirs = _fit_both(SMSCalibrator, TheirSMS, z, y)
     # step 1: the same temperature (their bisection reaches float32 accuracy)
     their_temperature = 1.0 / theirs.ts_.cal_.invtemp_
     assert ours.temperature_ == pytest.approx(their_temperature, rel=1e-6)
     # the same probabilities on new logits, to their optimiser's accuracy
-    z_test = _problem(400, k, seed + 10)[0]
-    np.testing.assert_allclose(
-        ours.predict_proba(z_test),
-        theirs.predict_proba(softmax(z_test, axis=1)),
-        atol=PROBMETRICS_ATOL,
-    )
+    _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
     # and the same problem, which we solve at least as well
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = _sms_strengths(n, k)
@@ -90,16 +100,8 @@ def test_sms_equals_probmetrics(probmetrics_calibrators, n, k, seed):
 def test_svs_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     _, TheirSVS = probmetrics_calibrators
     z, y, _, _ = _problem(n, k, seed)
-    ours = SVSCalibrator().fit(z, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = TheirSVS().fit(softmax(z, axis=1), y)
-    z_test = _problem(400, k, seed + 10)[0]
-    np.testing.assert_allclose(
-        ours.predict_proba(z_test),
-        theirs.predict_proba(softmax(z_test, axis=1)),
-        atol=PROBMETRICS_ATOL,
-    )
+    ours, theirs = _fit_both(SVSCalibrator, TheirSVS, z, y)
+    _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = (np.diag(np.full(k, k / n)), k / n)
     ours_value = _objective(x, y, np.diag(ours.coef_), ours.intercept_, *strengths)
@@ -118,13 +120,8 @@ def test_sms_penalty_parameters_match_probmetrics(probmetrics_calibrators):
         tau=0.75,
     )
     z, y, _, _ = _problem(600, 4, 3)
-    ours = SMSCalibrator(**params).fit(z, y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        theirs = TheirSMS(**params).fit(softmax(z, axis=1), y)
-    np.testing.assert_allclose(
-        ours.predict_proba(z), theirs.predict_proba(softmax(z, axis=1)), atol=5e-3
-    )
+    ours, theirs = _fit_both(SMSCalibrator, TheirSMS, z, y, **params)
+    _assert_same_probabilities(ours, theirs, z)
 
 
 @pytest.mark.parametrize("cls", [SMSCalibrator, SVSCalibrator])

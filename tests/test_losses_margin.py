@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.special import log_softmax, softmax
-from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from sklcalib.losses import CRITERIA, MbLSLoss, MDCALoss, get_criterion, mdca
@@ -334,17 +333,10 @@ def test_net_routes_criterion_parameters():
     assert net.initialize().criterion_.beta == 4.0
 
 
-def test_grid_search_over_margin_alpha_and_beta():
+def test_grid_search_over_margin_alpha_and_beta(data):
     from sklcalib import NetClassifier
 
-    X, y = make_classification(
-        n_samples=160,
-        n_features=5,
-        n_informative=4,
-        n_redundant=0,
-        n_classes=3,
-        random_state=0,
-    )
+    X, y = data  # the shared 3-class problem of tests/conftest.py
     net = NetClassifier(
         module__hidden_units=(16,), max_epochs=3, lr=0.05, random_state=0
     )

@@ -235,3 +235,21 @@ def test_report_verdict_in_words_and_consistent_with_its_interval():
         assert r["ece_ci"][0] <= r["ece"] <= r["ece_ci"][1]
     off = calibration_report(over, p, confidence_level=None, labels=[False, True])
     assert "verdict" not in off and "ece_ci" not in off
+
+
+def test_verdict_never_contradicts_its_interval():
+    # a test that rejects while the interval still reaches 0 is weak evidence,
+    # never "over-confident" beside an interval that contains 0
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.5, 1.0, size=400)
+    seen = set()
+    for seed in range(30):
+        y = np.random.default_rng(seed).uniform(size=400) < p**1.25
+        r = calibration_report(y, p, random_state=seed, labels=[False, True])
+        words = r["verdict"].split(" (")[0].split(":")[0]
+        seen.add(words)
+        if r["ece_ci"][0] <= 0.0:
+            assert not words.endswith("confident"), r["verdict"]
+        if words.endswith("confident"):
+            assert r["calibration_pvalue"] < 0.05 and r["ece_ci"][0] > 0.0
+    assert len(seen) >= 2  # the bed spans more than one verdict

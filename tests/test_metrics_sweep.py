@@ -10,17 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklcalib.metrics import ece_sweep
-from sklcalib.metrics._sweep import _group_sums, sweep_groups
+from sklcalib.metrics._sweep import _group_sums, prefix_sums, sweep_groups
 
 
 def _plain_sweep_groups(conf, correct, weights):
     """The previous implementation: every b from 2 checked in O(b)."""
     n = conf.shape[0]
-    order = np.argsort(conf, kind="stable")
-    w = np.ones(n) if weights is None else weights[order]
-    cum_w = np.concatenate([[0.0], np.cumsum(w)])
-    cum_conf = np.concatenate([[0.0], np.cumsum(w * conf[order])])
-    cum_corr = np.concatenate([[0.0], np.cumsum(w * correct[order])])
+    cum_w, cum_conf, cum_corr = prefix_sums(conf, correct, weights)
 
     def groups(b):
         return (

@@ -8,7 +8,8 @@ from sklcalib._utils._scores import log_floored
 from sklcalib._utils._validation import check_scalar
 
 from ._base import PROBABILITIES, BaseCalibrator
-from ._quadratic import BinaryOnlyMixin, binary_logistic_fit, warn_not_converged
+from ._quadratic import binary_logistic_fit, warn_not_converged
+from ._scaling import BinaryOnlyMixin
 
 #: the faces of the constraint set {a >= 0, b >= 0}: which of (a, b) are free
 _FACES = ((True, True), (False, True), (True, False), (False, False))

@@ -5,12 +5,12 @@ import warnings
 import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from sklcalib._utils._validation import any_dask, check_scalar
+from sklcalib._utils._validation import check_scalar
 
 from ._base import LOGITS, BaseCalibrator
-from ._sms import newton_minimise
+from ._scaling import BinaryOnlyMixin, binary_score, mean_weights
+from ._sms import newton_minimise, ridge_penalised
 
 
 def binary_logistic_fit(features, y_idx, sample_weight, strengths, max_iter, tol):
@@ -21,26 +21,23 @@ def binary_logistic_fit(features, y_idx, sample_weight, strengths, max_iter, tol
     a line search: three parameters at most, so the exact 3 x 3 Hessian is
     free and the fit converges to round-off in a few passes.
     """
-    n = len(y_idx)
-    if sample_weight is None:
-        w = np.full(n, 1.0 / n)
-    else:
-        w = sample_weight / sample_weight.sum()
+    w = mean_weights(sample_weight, len(y_idx))
     y = y_idx.astype(np.float64)
 
-    def fun(theta, order):
+    def nll(theta, order):
         t = features @ theta
         # NLL of a logistic model: log(1 + e^t) - y t, stably
-        loss = np.dot(w, np.logaddexp(0.0, t) - y * t) + np.dot(strengths, theta**2)
+        loss = np.dot(w, np.logaddexp(0.0, t) - y * t)
         if order == 0:
             return loss
         p = expit(t)
-        grad = features.T @ (w * (p - y)) + 2.0 * strengths * theta
+        grad = features.T @ (w * (p - y))
         hess = (features * (w * p * (1.0 - p))[:, None]).T @ features
-        hess[np.diag_indices_from(hess)] += 2.0 * strengths
         return loss, grad, hess
 
-    return newton_minimise(fun, np.zeros(features.shape[1]), max_iter, tol)
+    centre = np.zeros(features.shape[1])
+    fun = ridge_penalised(nll, strengths, centre)
+    return newton_minimise(fun, centre, max_iter, tol)
 
 
 def warn_not_converged(name, max_iter):
@@ -51,46 +48,6 @@ def warn_not_converged(name, max_iter):
         ConvergenceWarning,
         stacklevel=4,
     )
-
-
-class BinaryOnlyMixin:
-    """``fit`` refuses targets with more than two classes, naming the type."""
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the calibrator on held-out binary scores.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, 2)
-            Scores of the positive class ``classes_[1]``, or two columns.
-        y : array-like of shape (n_samples,)
-            Binary targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative sample weights (an integer weight is the same as
-            repeating the row); None weights every sample 1.
-
-        Returns
-        -------
-        self : object
-            The fitted calibrator.
-        """
-        if not any_dask(X, y, sample_weight) and y is not None:
-            y_type = type_of_target(y, input_name="y", raise_unknown=True)
-            if y_type not in ("binary", "multiclass"):
-                check_classification_targets(y)  # its message for other targets
-            if y_type != "binary":
-                raise ValueError(
-                    f"Only binary classification is supported by "
-                    f"{type(self).__name__}. The type of the target is {y_type}; "
-                    "use SMSCalibrator or SVSCalibrator for multiclass logits, "
-                    "SplineCalibrator for one-vs-rest calibration."
-                )
-        return super().fit(X, y, sample_weight)
 
 
 class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
@@ -191,11 +148,7 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
         check_scalar(self.max_iter, "max_iter", integer=True, low=1)
         check_scalar(self.tol, "tol", low=0)
 
-    @staticmethod
-    def _score(scores):
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores[:, 0]
+    _score = staticmethod(binary_score)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         s = self._score(scores)

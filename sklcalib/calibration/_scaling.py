@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit, log_softmax, logit
+from scipy.special import expit, logit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -14,28 +14,100 @@ from sklcalib._utils._validation import any_dask, as_numpy, check_scalar
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
 
-def _nll_and_logit_grad(new_logits, y_idx, weights=None):
-    """Mean NLL of softmax(new_logits) and its gradient in new_logits.
+def nll_terms(logits, y_idx, weights, order=2):
+    """Weighted mean NLL of softmax(logits) and (``order > 0``) the
+    probabilities and the residual ``w_i (p_i - e_{y_i})``, the gradient of
+    the NLL in the logits.
 
-    ``weights`` (summing to 1) make the mean a weighted one.
+    ``weights`` sum to 1 (:func:`mean_weights`). In place on ``logits`` (a
+    fresh product of the caller), which saves passes over an (n, K) array on
+    large inputs.
     """
-    log_p = log_softmax(new_logits, axis=1)
-    n = len(y_idx)
-    rows = np.arange(n)
-    grad = np.exp(log_p)
-    grad[rows, y_idx] -= 1.0
-    if weights is None:
-        nll = -np.mean(log_p[rows, y_idx])
-        grad /= n
-    else:
-        nll = -np.dot(weights, log_p[rows, y_idx])
-        grad *= weights[:, None]
+    rows = np.arange(len(y_idx))
+    logits -= logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits)
+    total = exp.sum(axis=1)
+    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
+    if order == 0:
+        return nll
+    exp /= total[:, None]
+    residual = exp * weights[:, None]
+    residual[rows, y_idx] -= weights
+    return nll, exp, residual
+
+
+def _nll_and_logit_grad(new_logits, y_idx, weights):
+    """Mean NLL of softmax(new_logits) and its gradient in new_logits."""
+    nll, _, grad = nll_terms(new_logits, y_idx, weights)
     return nll, grad
 
 
 def normalised_weights(sample_weight):
     """Weights summing to 1 (None stays None: the plain mean)."""
     return None if sample_weight is None else sample_weight / sample_weight.sum()
+
+
+def mean_weights(sample_weight, n_samples):
+    """Weights summing to 1 that make a sum the (weighted) mean: ``1 / n``
+    each without ``sample_weight``."""
+    if sample_weight is None:
+        return np.full(n_samples, 1.0 / n_samples)
+    return sample_weight / sample_weight.sum()
+
+
+def binary_score(scores):
+    """The binary logit s: the one score column, or ``z1 - z0`` of two."""
+    if scores.shape[1] == 2:
+        return scores[:, 1] - scores[:, 0]
+    return scores[:, 0]
+
+
+class BinaryOnlyMixin:
+    """``fit`` refuses targets with more than two classes, naming the type.
+
+    ``_multiclass_hint`` names the calibrators to use instead.
+    """
+
+    _multiclass_hint = (
+        "use SMSCalibrator or SVSCalibrator for multiclass logits, "
+        "SplineCalibrator for one-vs-rest calibration"
+    )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the calibrator on held-out binary scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, 2)
+            Scores of the positive class ``classes_[1]``, or two columns.
+        y : array-like of shape (n_samples,)
+            Binary targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights (an integer weight is the same as
+            repeating the row); None weights every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+        """
+        if not any_dask(X, y, sample_weight) and y is not None:
+            y = as_numpy(y)  # a torch tensor of targets, detached
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if y_type not in ("binary", "multiclass"):
+                check_classification_targets(y)  # its message for other targets
+            if y_type != "binary":
+                raise ValueError(
+                    f"Only binary classification is supported by "
+                    f"{type(self).__name__}. The type of the target is {y_type}; "
+                    f"{self._multiclass_hint}."
+                )
+        return super().fit(X, y, sample_weight)
 
 
 def _minimise(fun, x0, max_iter, tol, name):
@@ -112,7 +184,7 @@ class VectorScaler(BaseCalibrator):
     def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
         k = z.shape[1]
-        weights = normalised_weights(sample_weight)
+        weights = mean_weights(sample_weight, len(y_idx))
 
         def fun(params):
             w, b = params[:k], params[k:]
@@ -189,7 +261,7 @@ class MatrixScaler(BaseCalibrator):
         z = binary_logits(scores)
         k = z.shape[1]
         off_diagonal = ~np.eye(k, dtype=bool)
-        weights = normalised_weights(sample_weight)
+        weights = mean_weights(sample_weight, len(y_idx))
 
         def fun(params):
             W, b = params[: k * k].reshape(k, k), params[k * k :]
@@ -208,7 +280,7 @@ class MatrixScaler(BaseCalibrator):
         return softmax_rows(binary_logits(scores) @ self.coef_.T + self.intercept_)
 
 
-class PlattScaler(BaseCalibrator):
+class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
     """Platt scaling of a binary score: ``P(classes_[1]) = sigmoid(a * s + b)``.
 
     Parameters
@@ -251,50 +323,15 @@ class PlattScaler(BaseCalibrator):
     """
 
     _input = LOGITS
+    _multiclass_hint = (
+        "use TemperatureScaler, VectorScaler or MatrixScaler for multiclass logits"
+    )
 
     def __init__(self, C=1e4):
         self.C = C
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def _check_params(self):
         check_scalar(self.C, "C", low=0, low_open=True)
-
-    def fit(self, X, y, sample_weight=None):
-        """Fit the calibrator on held-out binary scores.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, 2)
-            Positive-class decision scores, or two-column logits.
-        y : array-like of shape (n_samples,)
-            Binary targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative sample weights (an integer weight is the same as
-            repeating the row); None weights every sample 1.
-
-        Returns
-        -------
-        self : object
-            The fitted calibrator.
-        """
-        if any_dask(X, y, sample_weight):  # streaming passes over the row blocks
-            return self._fit_dask(X, y, sample_weight)
-        y = as_numpy(y)  # a torch tensor of targets, detached
-        if y is not None:
-            y_type = type_of_target(y, input_name="y", raise_unknown=True)
-            if y_type not in ("binary", "multiclass"):
-                check_classification_targets(y)  # its message for other targets
-            if y_type != "binary":
-                raise ValueError(
-                    "Only binary classification is supported by PlattScaler. The "
-                    f"type of the target is {y_type}; use TemperatureScaler, "
-                    "VectorScaler or MatrixScaler for multiclass logits."
-                )
-        return super().fit(X, y, sample_weight)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         s = self._score(scores)
@@ -370,11 +407,7 @@ class PlattScaler(BaseCalibrator):
         self.intercept_ = float(theta[1] - a * center)
         return self
 
-    @staticmethod
-    def _score(scores):
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores[:, 0]
+    _score = staticmethod(binary_score)
 
     def _predict_proba(self, scores):
         t = self.coef_ * self._score(scores) + self.intercept_

@@ -80,7 +80,9 @@ CANDIDATES = {
     "temperature": ("TemperatureScaler", "any", lambda k: 1),
     "platt": ("PlattScaler", "binary", lambda k: 2),
     "quadratic": ("QuadraticScaler", "binary", lambda k: 3),
-    "beta": ("BetaScaler", "binary", lambda k: 3),
+    # the name the report and benchmark commands give BetaScaler ("beta" there
+    # is netcal's BetaCalibrator)
+    "beta_native": ("BetaScaler", "binary", lambda k: 3),
     "vector": ("VectorScaler", "multiclass", lambda k: 2),
     "svs": ("SVSCalibrator", "multiclass", lambda k: 2),
     "sms": ("SMSCalibrator", "multiclass", lambda k: k + 1),
@@ -442,7 +444,7 @@ def select_calibrator(
         Targets; at least two classes, one score column per class.
     candidates : list of str or calibrator, default=None
         Names among "passthrough", "temperature", "platt", "quadratic",
-        "beta", "vector", "svs", "sms", "dirichlet", "spline", "isotonic",
+        "beta_native", "vector", "svs", "sms", "dirichlet", "spline", "isotonic",
         "venn_abers", or calibrator instances (cloned). None: "passthrough"
         and every name that applies to the problem (binary or multiclass) and
         whose class this installation has.

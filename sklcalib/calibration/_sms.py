@@ -25,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklcalib._utils._validation import check_scalar
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
+from ._scaling import mean_weights, nll_terms
 from ._temperature import fit_temperature_nll
 
 #: Newton stops once the decrease it predicts is below this relative size
@@ -92,6 +93,26 @@ def newton_minimise(fun, theta, max_iter, tol):
     return theta, n_iter, bool(np.max(np.abs(grad)) <= tol)
 
 
+def ridge_penalised(fun, strengths, centre):
+    """``fun`` (as :func:`newton_minimise` takes it) plus the ridge penalty
+    ``sum_j strengths_j (theta_j - centre_j)^2`` and its derivatives."""
+
+    def penalised(theta, order):
+        delta = theta - centre
+        penalty = np.dot(strengths, delta**2)
+        if order == 0:
+            return fun(theta, 0) + penalty
+        loss, grad, *hess = fun(theta, order)
+        grad = grad + 2.0 * strengths * delta
+        if order == 1:
+            return loss + penalty, grad
+        hess = hess[0]
+        hess[np.diag_indices_from(hess)] += 2.0 * strengths
+        return loss + penalty, grad, hess
+
+    return penalised
+
+
 #: above this many parameters (SMS from 31 classes, SVS from 501) the
 #: (parameters x parameters) Hessian is too large to form: L-BFGS instead, as
 #: the authors switch from BFGS to L-BFGS at the same size
@@ -129,21 +150,8 @@ def _prepare(scores, y_idx, sample_weight):
     n = len(y_idx) if sample_weight is None else float(sample_weight.sum())
     epsilon = 1.0 / (n + 1.0)
     x = mixed_log_probabilities(z, temperature, epsilon)
-    weights = (
-        np.full(len(y_idx), 1.0 / len(y_idx))
-        if sample_weight is None
-        else sample_weight / sample_weight.sum()
-    )
+    weights = mean_weights(sample_weight, len(y_idx))
     return temperature, epsilon, x, weights, n
-
-
-def _check_common(estimator):
-    check_scalar(estimator.lambda_intercept, "lambda_intercept", low=0)
-    check_scalar(estimator.lambda_diagonal, "lambda_diagonal", low=0)
-    check_scalar(estimator.rho, "rho")
-    check_scalar(estimator.tau, "tau")
-    check_scalar(estimator.max_iter, "max_iter", integer=True, low=1)
-    check_scalar(estimator.tol, "tol", low=0)
 
 
 def _warn(name, max_iter):
@@ -156,27 +164,41 @@ def _warn(name, max_iter):
     )
 
 
-def _nll_terms(logits, y_idx, weights, order=2):
-    """Weighted mean NLL of softmax(logits) and (``order > 0``) the
-    probabilities and the residual ``w_i (p_i - e_{y_i})``.
+class _StructuredScaler(BaseCalibrator):
+    """Steps 1 and 2 of SMS and SVS, the penalised fit of step 3 and the
+    prediction; a subclass gives the affine map's penalised NLL
+    (``_objective``), stores its parameters (``_store``) and applies the map
+    (``_affine``)."""
 
-    In place on ``logits`` (a fresh product of the caller), which saves
-    passes over an (n, K) array on large inputs.
-    """
-    rows = np.arange(len(y_idx))
-    logits -= logits.max(axis=1, keepdims=True)
-    exp = np.exp(logits)
-    total = exp.sum(axis=1)
-    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
-    if order == 0:
-        return nll
-    exp /= total[:, None]
-    residual = exp * weights[:, None]
-    residual[rows, y_idx] -= weights
-    return nll, exp, residual
+    _input = LOGITS
+
+    def _check_params(self):
+        check_scalar(self.lambda_intercept, "lambda_intercept", low=0)
+        check_scalar(self.lambda_diagonal, "lambda_diagonal", low=0)
+        check_scalar(self.rho, "rho")
+        check_scalar(self.tau, "tau")
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.tol, "tol", low=0)
+
+    def _fit(self, scores, y_idx, sample_weight=None):
+        self.temperature_, self.epsilon_, x, weights, n = _prepare(
+            scores, y_idx, sample_weight
+        )
+        nll, strengths, centre = self._objective(x, y_idx, weights, n)
+        fun = ridge_penalised(nll, strengths, centre)
+        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
+        if not converged:
+            _warn(type(self).__name__, self.max_iter)
+        self._store(theta, x.shape[1])
+
+    def _predict_proba(self, scores):
+        x = mixed_log_probabilities(
+            binary_logits(scores), self.temperature_, self.epsilon_
+        )
+        return softmax_rows(self._affine(x))
 
 
-class SMSCalibrator(BaseCalibrator):
+class SMSCalibrator(_StructuredScaler):
     """Structured matrix scaling (SMS; Berta, Holzmüller, Jordan & Bach, 2026).
 
     Matrix scaling ``softmax(W x + b)`` made safe for small calibration sets
@@ -275,8 +297,6 @@ class SMSCalibrator(BaseCalibrator):
     array([1., 1.])
     """
 
-    _input = LOGITS
-
     def __init__(
         self,
         lambda_intercept=1.0,
@@ -296,13 +316,10 @@ class SMSCalibrator(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        _check_common(self)
+        super()._check_params()
         check_scalar(self.lambda_off_diagonal, "lambda_off_diagonal", low=0)
 
-    def _fit(self, scores, y_idx, sample_weight=None):
-        self.temperature_, self.epsilon_, x, weights, n = _prepare(
-            scores, y_idx, sample_weight
-        )
+    def _objective(self, x, y_idx, weights, n):
         n_rows, k = x.shape
         scale = k**self.rho / n**self.tau
         # per-parameter ridge strengths of [W | b] and its centre [I | 0]
@@ -316,33 +333,27 @@ class SMSCalibrator(BaseCalibrator):
         centre = np.hstack([np.eye(k), np.zeros((k, 1))]).ravel()
         features = np.hstack([x, np.ones((n_rows, 1))])  # (n, K + 1)
 
-        def fun(theta, order):
+        def nll(theta, order):
             params = theta.reshape(k, k + 1)
-            delta = theta - centre
-            penalty = np.dot(strengths, delta**2)
             if order == 0:
-                return _nll_terms(features @ params.T, y_idx, weights, 0) + penalty
-            nll, proba, residual = _nll_terms(features @ params.T, y_idx, weights)
-            grad = (residual.T @ features).ravel() + 2.0 * strengths * delta
+                return nll_terms(features @ params.T, y_idx, weights, 0)
+            loss, proba, residual = nll_terms(features @ params.T, y_idx, weights)
+            grad = (residual.T @ features).ravel()
             if order == 1:
-                return nll + penalty, grad
+                return loss, grad
             rows = slice(None, None, max(1, n_rows // HESSIAN_ROWS))
             sub = weights[rows]
             hess = _multinomial_hessian(features[rows], proba[rows], sub / sub.sum())
-            hess[np.diag_indices_from(hess)] += 2.0 * strengths
-            return nll + penalty, grad, hess
+            return loss, grad, hess
 
-        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
-        if not converged:
-            _warn("SMSCalibrator", self.max_iter)
+        return nll, strengths, centre
+
+    def _store(self, theta, k):
         params = theta.reshape(k, k + 1)
         self.coef_, self.intercept_ = params[:, :k], params[:, k]
 
-    def _predict_proba(self, scores):
-        x = mixed_log_probabilities(
-            binary_logits(scores), self.temperature_, self.epsilon_
-        )
-        return softmax_rows(x @ self.coef_.T + self.intercept_)
+    def _affine(self, x):
+        return x @ self.coef_.T + self.intercept_
 
 
 def _multinomial_hessian(features, proba, weights):
@@ -365,7 +376,7 @@ def _multinomial_hessian(features, proba, weights):
     return hess
 
 
-class SVSCalibrator(BaseCalibrator):
+class SVSCalibrator(_StructuredScaler):
     """Structured vector scaling (SVS; Berta, Holzmüller, Jordan & Bach, 2026).
 
     Vector scaling ``softmax(v * x + b)`` in the structured, regularised form
@@ -451,8 +462,6 @@ class SVSCalibrator(BaseCalibrator):
     array([ True,  True,  True])
     """
 
-    _input = LOGITS
-
     def __init__(
         self,
         lambda_intercept=1.0,
@@ -469,13 +478,7 @@ class SVSCalibrator(BaseCalibrator):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        _check_common(self)
-
-    def _fit(self, scores, y_idx, sample_weight=None):
-        self.temperature_, self.epsilon_, x, weights, n = _prepare(
-            scores, y_idx, sample_weight
-        )
+    def _objective(self, x, y_idx, weights, n):
         k = x.shape[1]
         scale = k**self.rho / n**self.tau
         strengths = np.r_[
@@ -484,17 +487,14 @@ class SVSCalibrator(BaseCalibrator):
         ]
         centre = np.r_[np.ones(k), np.zeros(k)]
 
-        def fun(theta, order):
+        def nll(theta, order):
             v, b = theta[:k], theta[k:]
-            delta = theta - centre
-            penalty = np.dot(strengths, delta**2)
             if order == 0:
-                return _nll_terms(x * v + b, y_idx, weights, 0) + penalty
-            nll, proba, residual = _nll_terms(x * v + b, y_idx, weights)
+                return nll_terms(x * v + b, y_idx, weights, 0)
+            loss, proba, residual = nll_terms(x * v + b, y_idx, weights)
             grad = np.r_[np.einsum("ij,ij->j", residual, x), residual.sum(axis=0)]
-            grad += 2.0 * strengths * delta
             if order == 1:
-                return nll + penalty, grad
+                return loss, grad
             # parameters (v_c, b_c) see the features f_ic = (x_ic, 1)
             wp = weights[:, None] * proba
             a = np.concatenate([proba * x, proba], axis=1)  # (n, 2K)
@@ -506,16 +506,12 @@ class SVSCalibrator(BaseCalibrator):
             hess[idx, idx + k] += diag_vb
             hess[idx + k, idx] += diag_vb
             hess[idx + k, idx + k] += wp.sum(axis=0)
-            hess[np.diag_indices_from(hess)] += 2.0 * strengths
-            return nll + penalty, grad, hess
+            return loss, grad, hess
 
-        theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
-        if not converged:
-            _warn("SVSCalibrator", self.max_iter)
+        return nll, strengths, centre
+
+    def _store(self, theta, k):
         self.coef_, self.intercept_ = theta[:k], theta[k:]
 
-    def _predict_proba(self, scores):
-        x = mixed_log_probabilities(
-            binary_logits(scores), self.temperature_, self.epsilon_
-        )
-        return softmax_rows(x * self.coef_ + self.intercept_)
+    def _affine(self, x):
+        return x * self.coef_ + self.intercept_

@@ -224,8 +224,8 @@ def add_benchmark_parser(sub):
         "--calibrators",
         nargs="+",
         metavar="NAME",
-        help="post-hoc calibrators of the boosting table, from: "
-        f"{', '.join(CALIBRATORS)} (default: all that this installation has)",
+        help="post-hoc calibrators of the boosting table, from those this "
+        f"installation has: {', '.join(available_calibrators())} (default: all)",
     )
     bench.add_argument(
         "--models",
@@ -358,10 +358,15 @@ def _resolve_boosting(args, parser, datasets):
             )
         missing = [c for c in calibrators if c not in available]
         if missing:
+            extras = sorted({CALIBRATORS[c][2] for c in missing} - {None})
+            install = (
+                "; install " + ", ".join(f'pip install "sklcalib[{e}]"' for e in extras)
+                if extras
+                else ""
+            )
             parser.error(
-                f"--calibrators: {', '.join(missing)} not available in this "
-                f"installation (a newer sklcalib, or its optional package); "
-                f"available: {', '.join(available)}"
+                f"--calibrators: {', '.join(missing)} needs an optional package "
+                f"this installation lacks{install}; available: {', '.join(available)}"
             )
     else:
         calibrators = available

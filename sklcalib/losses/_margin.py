@@ -77,8 +77,8 @@ class MbLSLoss(CalibrationLoss):
     >>> # distances to the largest logit: 0, 12, 11; above the margin 10: 2 and 1
     >>> ce = torch.nn.functional.cross_entropy(logits, torch.tensor([0]))
     >>> loss = MbLSLoss(margin=10.0, alpha=0.1)(logits, torch.tensor([0]))
-    >>> round((loss - ce).item(), 6)  # 0.1 * (0 + 2 + 1) / 3
-    0.1
+    >>> round((loss - ce).item(), 6)  # 0.1 * (0 + 2 + 1)
+    0.3
     """
 
     name = "mbls"

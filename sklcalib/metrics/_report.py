@@ -65,11 +65,16 @@ class DaskReport(dict):
 def verdict(report, confidence_level):
     """The report's conclusion in words, from its calibration test and ECE
     interval: "no evidence of miscalibration (p = 0.41, n = 500)" or
-    "over-confident: ECE 4.1 % [2.9, 5.3] (p < 0.001, n = 500)"."""
+    "over-confident: ECE 4.1 % [2.9, 5.3] (p < 0.001, n = 500)".
+
+    Miscalibration is asserted only when the test rejects *and* the ECE
+    interval excludes 0; a test that rejects while the interval still reaches
+    0 is reported as weak evidence, so that the words never contradict the
+    interval printed beside them.
+    """
     p, n = report["calibration_pvalue"], report["n_samples"]
-    p_text = (
-        "p < 0.001" if p < 0.001 else f"p = {p:.2g}" if p < 0.01 else f"p = {p:.2f}"
-    )
+    # two significant digits: 0.051 is not rounded down to the level 0.05
+    p_text = "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
     low, high = report["ece_ci"]
     ece = (
         f"ECE {100 * report['ece']:.1f} % [{100 * low:.1f}, {100 * high:.1f}]"
@@ -77,6 +82,8 @@ def verdict(report, confidence_level):
     )
     if p >= 1.0 - confidence_level:
         return f"no evidence of miscalibration ({p_text}, n = {n}); {ece}"
+    if low <= 0.0:
+        return f"weak evidence of miscalibration ({p_text}, n = {n}); {ece}"
     if report["ece_over"] >= report["ece_under"]:
         kind = "over-confident"
     else:

@@ -81,7 +81,7 @@ kernel_calibration_error_scorer = CALIBRATION_SCORERS["neg_kernel_calibration_er
 
 
 def get_scorer_names():
-    """Return the names :func:`get_scorer` accepts.
+    """Return the names :func:`get_scorer` accepts, calibration scorers included.
 
     The calibration scorers' names and scikit-learn's.
 

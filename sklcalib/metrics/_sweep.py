@@ -106,16 +106,24 @@ def _first_failure(cum_w, cum_corr, n):
     return None
 
 
+def prefix_sums(conf, correct, weights):
+    """Cumulative weights, weighted confidences and weighted correctness in
+    the order of increasing confidence, each with a leading 0: the sums of any
+    group of consecutive rows are two look-ups."""
+    n = conf.shape[0]
+    order = np.argsort(conf, kind="stable")
+    w = np.ones(n) if weights is None else weights[order]
+    cum_w = np.concatenate([[0.0], np.cumsum(w)])
+    cum_conf = np.concatenate([[0.0], np.cumsum(w * conf[order])])
+    cum_corr = np.concatenate([[0.0], np.cumsum(w * correct[order])])
+    return cum_w, cum_conf, cum_corr
+
+
 def sweep_groups(conf, correct, weights):
     """Per-group weighted counts, confidence sums and correctness sums of the
     largest monotonic equal-mass binning."""
     n = conf.shape[0]
-    order = np.argsort(conf, kind="stable")
-    w = np.ones(n) if weights is None else weights[order]
-    # cumulative sums with a leading 0: the sums of any group are two look-ups
-    cum_w = np.concatenate([[0.0], np.cumsum(w)])
-    cum_conf = np.concatenate([[0.0], np.cumsum(w * conf[order])])
-    cum_corr = np.concatenate([[0.0], np.cumsum(w * correct[order])])
+    cum_w, cum_conf, cum_corr = prefix_sums(conf, correct, weights)
     failure = _first_failure(cum_w, cum_corr, n)
     b = n if failure is None else failure - 1
     return (
