@@ -432,15 +432,19 @@ def test_beta_calibrator_fits_from_threads_agree():
             np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize(
-    "calibrator",
-    LOGIT_CALIBRATORS + PROBABILITY_CALIBRATORS + [PlattScaler()],
-    ids=repr,
-)
+def _every_calibrator():
+    import sklcalib.calibration as calibration
+
+    classes = [getattr(calibration, name) for name in calibration.__all__]
+    return [c() for c in classes if isinstance(c, type) and hasattr(c, "_input")]
+
+
+@pytest.mark.parametrize("calibrator", _every_calibrator(), ids=repr)
 def test_torch_tensors_that_require_grad_are_detached(calibrator):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(7)
-    k = 2 if isinstance(calibrator, PlattScaler) else 3
+    binary = not calibrator.__sklearn_tags__().classifier_tags.multi_class
+    k = 2 if binary else 3
     logits = 2 * rng.normal(size=(120, k))
     y = np.argmax(logits + rng.gumbel(size=logits.shape), axis=1)
     X = logits if calibrator._input == "logits" else softmax(logits, axis=1)
