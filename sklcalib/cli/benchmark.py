@@ -89,12 +89,18 @@ QUICK_DATASETS = ("classification", "classification_hard")
 QUICK_EPOCHS = 300
 QUICK_SEEDS = 1
 
-# on 2 idle cores; a loaded machine takes proportionally longer. The default
-# run (nine datasets, boosting included) took 456 s in one measured run.
-_DEFAULT_WALL = "about 8 minutes"
+# Wall time on 2 idle cores, from the CPU time of whole runs measured with
+# /usr/bin/time -v on a shared 2-core machine (user + sys; the runs keep both
+# cores busy, so half of it is the idle wall time). A loaded machine takes
+# proportionally longer.
+# `sklcalib benchmark`: 598 CPU-seconds (10 losses, 9 datasets, 3 seeds)
+_DEFAULT_WALL = "about 5 minutes"
+# `sklcalib benchmark --quick`: 85 CPU-seconds
 _QUICK_WALL = "about 45 seconds"
-# 632 CPU-seconds in one measured run: about 5.5 minutes of two busy cores
-_TABULAR_WALL = "about 6-8 minutes"
+# `--suite tabular` was not run whole here; the run of the tabular page
+# (1 seed, 2 base models, 3 losses: 128 CPU-seconds) scaled to 3 seeds, 3 models
+# and 10 losses gives about 900 CPU-seconds
+_TABULAR_WALL = "about 8 minutes"
 
 
 def _csv_list(tokens):
