@@ -89,14 +89,13 @@ QUICK_DATASETS = ("classification", "classification_hard")
 QUICK_EPOCHS = 300
 QUICK_SEEDS = 1
 
-# Wall time on 2 idle cores, from the CPU time of whole runs measured with
-# /usr/bin/time -v on a shared 2-core machine (user + sys; the runs keep both
-# cores busy, so half of it is the idle wall time). A loaded machine takes
-# proportionally longer.
-# `sklcalib benchmark`: 598 CPU-seconds (10 losses, 9 datasets, 3 seeds)
-_DEFAULT_WALL = "about 5 minutes"
-# `sklcalib benchmark --quick`: 85 CPU-seconds
-_QUICK_WALL = "about 45 seconds"
+# Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
+# a loaded machine takes proportionally longer.
+# `sklcalib benchmark`: 4 min 6 s wall, 472 CPU-seconds (10 losses, 9 datasets,
+# 3 seeds)
+_DEFAULT_WALL = "about 4 minutes"
+# `sklcalib benchmark --quick`: 29 s wall, 52 CPU-seconds
+_QUICK_WALL = "about 30 seconds"
 # `--suite tabular` was not run whole here; the run of the tabular page
 # (1 seed, 2 base models, 3 losses: 128 CPU-seconds) scaled to 3 seeds, 3 models
 # and 10 losses gives about 900 CPU-seconds
