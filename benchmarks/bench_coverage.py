@@ -19,10 +19,26 @@ Beds (the truth is computed by quadrature, not estimated):
 For every cell: the coverage of the nominal interval of
 ``calibration_error_interval`` and of the percentile ``bootstrap_interval``
 (200 resamples), their mean widths, and the time per interval; for the
-comparison, the rejection rate at 5 % of ``compare_calibration``. Run::
+comparison, the rejection rate at 5 % of ``compare_calibration``.
+
+``--part benchmark-marks``: the ``sklcalib benchmark`` table's brackets and
+marks on the paired-comparison bed with 3 seeds = 3 independent test sets of
+``n`` rows: the size and power of the combined swap test (the mean of the
+per-seed ECE differences against the mean of independent per-seed swaps,
+499 swaps), how often a mark is given (the test rejects at 5 % *and* the
+interval of the mean difference of population ECEs excludes 0), that
+interval's coverage, and the old paired-bootstrap rule's mark rate (200
+resamples); then the coverage of the bracket (per seed
+``calibration_error_interval`` at ``1 - 0.05 / 3``, ends averaged) and of the
+old basic-bootstrap bracket. ``--part benchmark-cost``: rows shaped like the
+default run (its 9 datasets' test sizes and classes, 10 losses, 3 seeds),
+the number and CPU time of the report's comparisons, and the workers' CPU
+time for the intervals against the bootstraps they replace. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
+    python benchmarks/bench_coverage.py --part benchmark-marks --reps 300
+    python benchmarks/bench_coverage.py --part benchmark-cost
 
 (single-threaded BLAS; about 2-4 min on one core with the defaults).
 """
@@ -209,12 +225,235 @@ def timing_table(repeats=5, n=10_000, k=10):
     return out
 
 
+# ---------------------------------------------------------------------------
+# the benchmark's Table-1 brackets and marks
+# ---------------------------------------------------------------------------
+#: (label, A, B) on the comparison bed; "1/2": always 1/2, calibrated and blunt
+MARK_CELLS = (
+    ("1.0", "1.0"),
+    ("1.5", "1.5"),
+    ("1.0", "1.5"),
+    ("1/2", "1.0"),
+)
+
+
+def _marks_bed(rng, n):
+    """``(y, z1, z2)`` of the comparison bed, ``z = x / v``."""
+    s = 1.5
+    v = np.sqrt(1.0 + s * s)
+    x1 = rng.normal(0.0, s, size=n)
+    x2 = rng.normal(0.0, s, size=n)
+    y = (rng.uniform(size=n) < ndtr(x1 + x2)).astype(int)
+    return y, x1 / v, x2 / v
+
+
+def _model(label, z1):
+    if label == "1/2":
+        return np.full_like(z1, 0.5)
+    return ndtr(float(label) * z1)
+
+
+def _model_truth(label):
+    return 0.0 if label == "1/2" else comparison_truth(float(label))
+
+
+def _old_mark(ys, pa, pb, rep, n_resamples=200):
+    """The old rule: per seed the paired bootstrap of the two ECEs on the same
+    resampled rows, averaged over seeds, two-sided bootstrap p-value < 5 %."""
+    from sklcalib.metrics import bootstrap_interval
+
+    diffs = []
+    for s, (y, a, b) in enumerate(zip(ys, pa, pb, strict=True)):
+        da = bootstrap_interval(
+            "ece", y, a, n_resamples=n_resamples, random_state=rep * 7 + s
+        )
+        db = bootstrap_interval(
+            "ece", y, b, n_resamples=n_resamples, random_state=rep * 7 + s
+        )
+        diffs.append(da.bootstrap_distribution - db.bootstrap_distribution)
+    mean = np.mean(diffs, axis=0)
+    tail = min(np.count_nonzero(mean <= 0), np.count_nonzero(mean >= 0))
+    return min(1.0, 2.0 * (tail + 1) / (n_resamples + 1)) < 0.05
+
+
+def benchmark_mark_cell(n, a_label, b_label, reps, seed, n_seeds=3):
+    """Rates over ``reps`` of the combined test's rejection, the mark, the
+    interval's coverage of the mean difference of population ECEs, its
+    width, the old rule's mark, and ms per comparison."""
+    from sklcalib.benchmark._paired import SWAP_RESAMPLES, compare_over_seeds
+
+    rng = np.random.default_rng(seed)
+    truth = _model_truth(a_label) - _model_truth(b_label)
+    counts = np.zeros(5)
+    elapsed = 0.0
+    for r in range(reps):
+        ys, pa, pb = [], [], []
+        for _ in range(n_seeds):
+            y, z1, z2 = _marks_bed(rng, n)
+            ys.append(y)
+            pa.append(_model(a_label, z1))
+            pb.append(_model(b_label, z2))
+        t0 = time.process_time()
+        c = compare_over_seeds(
+            ys,
+            pa,
+            pb,
+            n_resamples=SWAP_RESAMPLES,
+            seeds=[r * n_seeds + s for s in range(n_seeds)],
+        )
+        elapsed += time.process_time() - t0
+        counts += [
+            c.pvalue <= 0.05,
+            c.verdict(0.05) != 0,
+            c.low <= truth <= c.high,
+            c.high - c.low,
+            _old_mark(ys, pa, pb, r),
+        ]
+    return (*(counts / reps), 1000 * elapsed / reps)
+
+
+def benchmark_bracket_cell(n, label, reps, seed, n_seeds=3):
+    """Coverage and width of the bracket and of the old basic bracket of
+    the mean over seeds of the population ECE of one model."""
+    from sklcalib.metrics import bootstrap_interval, calibration_error_interval
+
+    rng = np.random.default_rng(seed)
+    truth = _model_truth(label)
+    counts = np.zeros(4)
+    for r in range(reps):
+        lows, highs, boots, ests = [], [], [], []
+        for _ in range(n_seeds):
+            y, z1, _z2 = _marks_bed(rng, n)
+            p = _model(label, z1)
+            ci = calibration_error_interval(
+                y, p, confidence_level=1.0 - 0.05 / n_seeds, random_state=r
+            )
+            lows.append(ci.low)
+            highs.append(ci.high)
+            ests.append(ci.estimate)
+            b = bootstrap_interval("ece", y, p, n_resamples=200, random_state=r)
+            boots.append(b.bootstrap_distribution)
+        low, high = np.mean(lows), np.mean(highs)
+        mean, boot = np.mean(ests), np.mean(boots, axis=0)
+        q_low, q_high = np.quantile(boot, [0.025, 0.975])
+        old_low, old_high = 2 * mean - q_high, 2 * mean - q_low
+        counts += [
+            low <= truth <= high,
+            high - low,
+            old_low <= truth <= old_high,
+            old_high - old_low,
+        ]
+    return counts / reps
+
+
+def benchmark_cost(repeats=3):
+    """The report's comparisons on rows shaped like the default run."""
+    from scipy.special import softmax
+
+    from sklcalib.benchmark import report
+    from sklcalib.benchmark.runner import METRICS
+    from sklcalib.metrics import (
+        bootstrap_interval,
+        calibration_error_interval,
+        expected_calibration_error,
+    )
+
+    sizes = {
+        "moons": (400, 2),
+        "blobs": (400, 5),
+        "classification": (400, 4),
+        "classification_hard": (400, 6),
+        "digits": (359, 10),
+        "breast_cancer": (114, 2),
+        "wine": (36, 3),
+        "diamonds": (10788, 5),
+        "lending_club": (1971, 2),
+    }
+    losses = [f"loss{i}" for i in range(9)]
+    losses.insert(0, "ce")
+    rng = np.random.default_rng(0)
+    rows = []
+    t_new = t_old = 0.0
+    for ds, (n, k) in sizes.items():
+        z = rng.normal(size=(n, k)) * 2.0
+        p0 = softmax(z, axis=1)
+        y = (rng.uniform(size=(n, 1)) > p0.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
+        for i, loss in enumerate(losses):
+            for seed in range(3):
+                noisy = z + rng.normal(size=(n, k)) * 0.3
+                pre = softmax(noisy * (1.0 + 0.1 * i), axis=1)
+                post = softmax(noisy, axis=1)
+                row = {"dataset": ds, "loss": loss, "seed": seed, "epochs": 1}
+                row["temperature"] = 1.0 + 0.1 * i
+                for key in METRICS:
+                    row[f"{key}_pre"] = row[f"{key}_post"] = 0.1
+                for when, p in (("pre", pre), ("post", post)):
+                    row[f"ece_{when}"] = expected_calibration_error(y, p)
+                    t0 = time.process_time()
+                    ci = calibration_error_interval(
+                        y, p, confidence_level=1 - 0.05 / 3, random_state=seed
+                    )
+                    t_new += time.process_time() - t0
+                    t0 = time.process_time()
+                    bootstrap_interval(
+                        "ece", y, p, n_resamples=200, method="basic", random_state=seed
+                    )
+                    t_old += time.process_time() - t0
+                    row[f"ece_{when}_low"], row[f"ece_{when}_high"] = ci.low, ci.high
+                row.update(
+                    ece_interval_level=1 - 0.05 / 3,
+                    error_pre=0.1,
+                    error_post=0.1,
+                    train_error=0.0,
+                    chance_error=0.5,
+                    n_test=n,
+                    hessian_trace=1.0,
+                    hessian_trace_se=0.1,
+                    train_seconds=1.0,
+                    y_test=y,
+                    proba_pre=pre,
+                    proba_post=post,
+                )
+                rows.append(row)
+    chance = report.chance_counts(rows)
+    excluded_post = set(chance) | set(report._edge_counts(rows))
+    wanted = report._wanted_pairs(rows, "ce", set(chance), excluded_post)
+    times, whole = [], []
+    for _ in range(repeats):
+        report._MEMO["key"] = None
+        t0 = time.process_time()
+        report._comparisons(rows, wanted, 0.05)
+        times.append(time.process_time() - t0)
+        report._MEMO["key"] = None
+        t0 = time.process_time()
+        report.markdown_report(rows, losses=losses)
+        whole.append(time.process_time() - t0)
+    return {
+        "runs": len(rows),
+        "comparisons": len(wanted),
+        "per_seed_comparisons": 3 * len(wanted),
+        "comparisons_s": times,
+        "markdown_report_s": whole,
+        "intervals_s": t_new,
+        "bootstraps_s": t_old,
+    }
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=("all", "coverage", "comparison", "timing"), default="all"
+        "--part",
+        choices=(
+            "all",
+            "coverage",
+            "comparison",
+            "timing",
+            "benchmark-marks",
+            "benchmark-cost",
+        ),
+        default="all",
     )
     parser.add_argument(
         "--percentile-every",
@@ -261,6 +500,10 @@ def main(argv=None):
         for metric, (med, lo, hi) in timing_table().items():
             print(f"| {metric} | {med:.3f} [{lo:.3f}, {hi:.3f}] |", flush=True)
         print()
+    if args.part == "benchmark-marks":
+        _print_benchmark_marks(args.reps, args.seed)
+    if args.part == "benchmark-cost":
+        _print_benchmark_cost()
     if args.part in ("all", "comparison"):
         print(
             f"compare_calibration (ECE), rejection rate at 5 %, "
@@ -280,6 +523,66 @@ def main(argv=None):
                 f"| {1000 * sec:.0f} |",
                 flush=True,
             )
+
+
+def _print_benchmark_marks(reps, seed):
+    print(
+        "sklcalib benchmark marks: 3 seeds = 3 independent test sets of n rows, "
+        f"{reps} replications per cell"
+    )
+    print()
+    print(
+        "| n | A | B | test rejects at 5 % | marked | coverage of the mean "
+        "difference | width | old bootstrap marked | ms / comparison |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in (400, 2000):
+        for a_label, b_label in MARK_CELLS:
+            rej, mark, cov, width, old, ms = benchmark_mark_cell(
+                n, a_label, b_label, reps, seed
+            )
+            print(
+                f"| {n} | {a_label} | {b_label} | {rej:.1%} | {mark:.1%} | "
+                f"{cov:.1%} | {width:.4f} | {old:.1%} | {ms:.1f} |",
+                flush=True,
+            )
+    print()
+    print("Brackets of the mean over 3 seeds of the population ECE")
+    print()
+    print(
+        "| n | model | truth | coverage | width | old basic bracket coverage "
+        "| its width |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for n in (400, 2000):
+        for label in ("1.0", "1.5", "1/2"):
+            cov, width, old, old_width = benchmark_bracket_cell(n, label, reps, seed)
+            print(
+                f"| {n} | {label} | {_model_truth(label):.4f} | {cov:.1%} | "
+                f"{width:.4f} | {old:.1%} | {old_width:.4f} |",
+                flush=True,
+            )
+    print()
+
+
+def _print_benchmark_cost():
+    out = benchmark_cost()
+    print(
+        f"Default-run shape: {out['runs']} runs, {out['comparisons']} comparisons "
+        f"({out['per_seed_comparisons']} per-seed swap tests)"
+    )
+    print(
+        "report's comparisons, CPU s per repeat: "
+        + ", ".join(f"{t:.2f}" for t in out["comparisons_s"])
+    )
+    print(
+        "whole markdown_report, CPU s per repeat: "
+        + ", ".join(f"{t:.2f}" for t in out["markdown_report_s"])
+    )
+    print(
+        f"workers: intervals {out['intervals_s']:.2f} CPU s in all, against "
+        f"{out['bootstraps_s']:.2f} for the 200-resample bootstraps they replace"
+    )
 
 
 if __name__ == "__main__":

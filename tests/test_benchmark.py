@@ -143,6 +143,8 @@ def test_aggregate_mean_and_sample_std():
 def test_csv_round_trip_is_exact(tmp_path):
     rows = _fake_rows()
     rows[0]["ece_pre"] = 0.1 + 1e-17 * 3  # a float that needs all its digits
+    for row in rows:
+        row["ece_interval_level"] = 1.0 - 0.05 / 2
     write_csv(rows, tmp_path / "r.csv")
     back = read_csv(tmp_path / "r.csv")
     assert [list(r) for r in back] == [row_columns()] * len(rows)
@@ -165,33 +167,12 @@ def test_markdown_table1_layout_and_bold_minimum():
     assert detail.endswith("| 5.5 ± 0.7 |")
 
 
-def test_significance_marks_are_paired_bootstrap_tests():
-    rng = np.random.default_rng(0)
-    rows = _fake_rows()
-    shared = rng.normal(size=(2, 200)) * 0.01  # per seed: noise common to losses
-    for row in rows:
-        own = rng.normal(size=200) * 0.001
-        for when in ("pre", "post"):
-            row[f"ece_{when}_bootstrap"] = (
-                row[f"ece_{when}"] + shared[row["seed"]] + own
-            )
-    marks = significance_marks(rows)
-    # focal's ECE is 6 points below ce's with paired noise of ~0.1 point:
-    # significant; post T halves every ECE: significant for both losses
-    assert marks["a", "focal"]["pre"].endswith("▼")
-    assert marks["a", "focal"]["post"].endswith("▼†")
-    assert (
-        marks["a", "ce"]["pre"].startswith(" [") and "▼" not in marks["a", "ce"]["pre"]
-    )
-    assert marks["a", "ce"]["post"].endswith("]†")
-    text = markdown_report(rows, losses=["ce", "focal"])
-    assert "▼/▲: significantly lower/higher ECE than ce" in text
-    # unpaired noise of the same size as the difference: no mark
-    for row in rows:
-        row["ece_pre_bootstrap"] = row["ece_pre"] + rng.normal(size=200) * 0.2
-    assert "▼" not in significance_marks(rows)["a", "focal"]["pre"]
-    # rows read back from a csv carry no distributions: no marks
+def test_no_brackets_or_marks_from_rows_without_levels_or_probabilities():
+    # rows of an older csv: plug-in intervals without a level, no probabilities
+    # (the brackets and marks themselves: tests/test_benchmark_marks.py)
     assert significance_marks(_fake_rows()) == {}
+    text = markdown_report(_fake_rows())
+    assert "Brackets" not in text and "▼/▲" not in text
 
 
 # ----------------------------------------------------------------------------
@@ -373,15 +354,16 @@ def test_run_one_leaves_torch_global_state_alone(monkeypatch):
         run_one(*args, **kwargs, torch_threads=0)
 
 
-def test_basic_interval_lower_end_is_not_clipped_at_zero():
-    # a tiny ECE whose resampled ECEs sit well above it (their upward bias):
-    # the basic interval's lower end is negative, and is shown as such
-    rows = _fake_rows()
-    rng = np.random.default_rng(1)
-    for row in rows:
-        for when in ("pre", "post"):
-            row[f"ece_{when}"] = 0.001
-            row[f"ece_{when}_bootstrap"] = 0.02 + 0.003 * rng.normal(size=200)
-    cell = significance_marks(rows)["a", "ce"]["pre"]
-    low = float(cell.split("[")[1].split(",")[0])
-    assert low < -1.0  # percent: 2 * 0.1 - ~2.6
+def test_run_one_row_carries_the_interval_and_the_test_probabilities():
+    from sklcalib.benchmark.runner import run_one
+
+    row = run_one("wine", "ce", 0, epochs=2, hessian_samples=0, interval_level=0.9)
+    assert row["ece_interval_level"] == 0.9
+    for when in ("pre", "post"):
+        assert row[f"ece_{when}_low"] <= row[f"ece_{when}"] <= row[f"ece_{when}_high"]
+        proba = row[f"proba_{when}"]
+        assert proba.shape == (len(row["y_test"]), 3) == (row["n_test"], 3)
+    with pytest.raises(ValueError, match="interval_level must be < 1"):
+        run_one("wine", "ce", 0, epochs=2, interval_level=1.0)
+    with pytest.raises(ValueError, match="interval_level must be > 0"):
+        run_one("wine", "ce", 0, epochs=2, interval_level=0)

@@ -1,34 +1,78 @@
-"""The benchmark's bold and * marks call a loss the best only when the paired
-comparison says so; temperatures at the grid's edge are flagged, not ranked."""
+"""The benchmark's Table-1 brackets and marks.
+
+Brackets cover the mean over seeds of the *population* ECE; ▼/▲, †/‡ and
+bold come from compare_calibration's paired swap test combined over seeds,
+and only when its interval of the difference of population errors agrees;
+temperatures at the grid's edge are flagged, not ranked. The data have a
+known truth: ``x1, x2 ~ N(0, 1.5^2)``, ``y ~ Bernoulli(Phi(x1 + x2))``, and
+``Phi(k x1 / v)`` (``v = sqrt(1 + 1.5^2)``) is calibrated for ``k = 1``,
+over-confident for ``k > 1``.
+"""
 
 import numpy as np
+import pytest
+from scipy.special import ndtr
 
-from sklcalib.benchmark.report import _best_losses, _edge_counts, markdown_report
+from sklcalib.benchmark import _paired
+from sklcalib.benchmark.report import (
+    _best_losses,
+    _edge_counts,
+    markdown_report,
+    read_csv,
+    significance_marks,
+    write_csv,
+)
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.metrics import (
+    bootstrap_interval,
+    calibration_error_interval,
+    compare_calibration,
+    expected_calibration_error,
+)
+
+V = np.sqrt(1.0 + 1.5**2)
 
 
-def _rows(gap, temperature=1.5, n_resamples=400):
-    """Two losses on one dataset, two seeds; loss "b" has an ECE ``gap``
-    lower than "a", and every resample shares its rows' noise (paired)."""
-    rng = np.random.default_rng(0)
+def _bed(seed, n):
+    rng = np.random.default_rng(seed)
+    x1, x2 = rng.normal(0.0, 1.5, size=(2, n))
+    y = (rng.uniform(size=n) < ndtr(x1 + x2)).astype(int)
+    return y, x1 / V, x2 / V
+
+
+def _two(p):
+    return np.column_stack([1.0 - p, p])
+
+
+def _rows(models, n=400, seeds=(0, 1, 2), dataset="d", temperature=1.5):
+    """Rows as run_one returns them, for ``models``: ``loss -> (pre, post)``,
+    functions of ``(z1, z2)`` giving the probability of class 1. Every loss
+    of a seed scores the same test rows; the per-seed intervals are at
+    ``1 - 0.05 / S``, as the command runs them."""
+    level = 1.0 - 0.05 / len(seeds)
     rows = []
-    for seed in (0, 1):
-        shared = rng.normal(0.0, 0.01, size=n_resamples)
-        own = {loss: rng.normal(0.0, 0.01, size=n_resamples) for loss in "ab"}
-        for loss, ece in (("a", 0.05), ("b", 0.05 - gap)):
-            row = {"dataset": "d", "loss": loss, "seed": seed, "epochs": 1}
-            row["temperature"] = temperature if loss == "b" else 1.5
+    for seed in seeds:
+        y, z1, z2 = _bed(100 + seed, n)
+        for loss, (pre, post) in models.items():
+            row = {"dataset": dataset, "loss": loss, "seed": seed, "epochs": 1}
+            row["temperature"] = temperature
             for key in METRICS:
-                row[f"{key}_pre"] = row[f"{key}_post"] = ece
-            for when in ("pre", "post"):
-                row[f"ece_{when}_bootstrap"] = ece + shared + own[loss]
+                row[f"{key}_pre"] = row[f"{key}_post"] = 0.1
+            for when, f in (("pre", pre), ("post", post)):
+                p = _two(f(z1, z2))
+                row[f"proba_{when}"] = p
+                row[f"ece_{when}"] = expected_calibration_error(y, p)
+                ci = calibration_error_interval(
+                    y, p, confidence_level=level, random_state=seed
+                )
+                row[f"ece_{when}_low"], row[f"ece_{when}_high"] = ci.low, ci.high
             row.update(
-                error_pre=0.1,
-                error_post=0.1,
+                y_test=y,
+                ece_interval_level=level,
                 train_error=0.0,
                 chance_error=0.5,
-                n_test=400,
+                n_test=n,
                 hessian_trace=1.0,
                 hessian_trace_se=0.1,
                 train_seconds=1.0,
@@ -37,26 +81,276 @@ def _rows(gap, temperature=1.5, n_resamples=400):
     return rows
 
 
-def _table_row(rows):
+def _calibrated(z1, z2):
+    return ndtr(z1)
+
+
+def _calibrated_b(z1, z2):
+    return ndtr(z2)
+
+
+def _sharp(z1, z2):
+    return ndtr(1.5 * z1)
+
+
+def _sharper(z1, z2):
+    return ndtr(2.5 * z1)
+
+
+def _table_row(rows, dataset="d"):
     text = markdown_report(rows)
-    return next(line for line in text.splitlines() if line.startswith("| d |"))
+    return next(line for line in text.splitlines() if line.startswith(f"| {dataset} |"))
 
 
+def _bracket(mark):
+    low, high = mark.split("[")[1].split("]")[0].split(",")
+    return float(low), float(high)
+
+
+# ----------------------------------------------------------------------------
+# the swap test is compare_calibration's
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize(("n", "k"), [(300, 2), (500, 4)])
+def test_one_seed_is_compare_calibrations_swap_test(n, k):
+    from sklcalib._utils._resampling import stream_seeds
+    from sklcalib.metrics._bootstrap import _largest_bias, swap_differences
+
+    rng = np.random.default_rng(n)
+    logits = rng.normal(0.0, 2.0, size=(n, k))
+    pa = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    pb = np.exp(1.4 * logits) / np.exp(1.4 * logits).sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > pa.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
+    seed = int(stream_seeds(7, 1)[0])  # compare_calibration's own seed
+    y_idx = _paired.encode(y, pa)
+    runs = {
+        "a": _paired.run_residuals(y_idx, pa),
+        "b": _paired.run_residuals(y_idx, pb),
+    }
+    assert runs["a"].ece == pytest.approx(expected_calibration_error(y, pa), abs=1e-15)
+    moved = _paired.swapped_sums(runs, 499, seed)
+    null = _paired.swap_null(runs["a"], runs["b"], moved["a"], moved["b"])
+    want = swap_differences("ece", y, pa, pb, 499, np.random.default_rng(seed), {})
+    np.testing.assert_allclose(null, want, rtol=0, atol=1e-13)
+    # the largest bias, exactly here and simulated there
+    assert runs["a"].bias == pytest.approx(_largest_bias(y, pa, {}, seed), rel=0.03)
+    got = _paired.compare_over_seeds([y], [pa], [pb], n_resamples=499, seeds=[seed])
+    ref = compare_calibration(y, pa, pb, n_resamples=499, random_state=7)
+    assert got.pvalue == ref.pvalue
+    assert got.difference == pytest.approx(ref.difference, abs=1e-15)
+    assert got.low == pytest.approx(ref.low, abs=0.003)
+    assert got.high == pytest.approx(ref.high, abs=0.003)
+
+
+def test_binomial_mean_absolute_deviation_is_exact():
+    from scipy.stats import binom
+
+    for n, p in [(1, 0.6), (7, 0.9999), (40, 0.93), (333, 0.5), (2000, 0.71)]:
+        x = np.arange(n + 1)
+        want = np.sum(binom.pmf(x, n, p) * np.abs(x / n - p))
+        assert _paired._mean_abs_deviation(n, p) == pytest.approx(want, rel=1e-9)
+    assert _paired._mean_abs_deviation(5, 1.0) == 0.0
+    assert _paired._mean_abs_deviation(0, 0.5) == 0.0
+
+
+def test_combined_swaps_are_per_seed_and_averaged():
+    # three seeds: the combined null is the mean of the per-seed nulls drawn
+    # with each seed's own swaps; the difference the mean of the differences
+    ys, pa, pb = [], [], []
+    for s in range(3):
+        y, z1, _ = _bed(s, 300)
+        ys.append(y)
+        pa.append(_two(ndtr(z1)))
+        pb.append(_two(ndtr(1.5 * z1)))
+    got = _paired.compare_over_seeds(ys, pa, pb, n_resamples=199, seeds=[5, 6, 7])
+    parts = [
+        compare_calibration(y, a, b, n_resamples=199, random_state=0)
+        for y, a, b in zip(ys, pa, pb, strict=True)
+    ]
+    assert got.n_seeds == 3
+    assert got.difference == pytest.approx(np.mean([c.difference for c in parts]))
+    # averaging shrinks the noise: the combined test is more decisive
+    assert got.pvalue <= min(c.pvalue for c in parts)
+
+
+# ----------------------------------------------------------------------------
+# brackets
+# ----------------------------------------------------------------------------
+def test_a_calibrated_models_bracket_holds_its_true_error_zero():
+    rows = _rows({"ce": (_calibrated, _calibrated)})
+    marks = significance_marks(rows)
+    low, high = _bracket(marks["d", "ce"]["pre"])
+    assert low == 0.0 < high
+    mean = 100 * np.mean([r["ece_pre"] for r in rows])
+    assert 1.0 < mean <= high  # the plug-in sits above the true 0
+    # the old bracket, the basic bootstrap of the mean plug-in over seeds,
+    # reflected the resamples' bias about the estimate into a lower end
+    # below 0, which no error can have
+    boot = np.mean(
+        [
+            bootstrap_interval(
+                "ece", r["y_test"], r["proba_pre"], n_resamples=200, random_state=0
+            ).bootstrap_distribution
+            for r in rows
+        ],
+        axis=0,
+    )
+    old_low = 2 * mean / 100 - np.quantile(boot, 0.975)
+    assert old_low < 0.0
+
+
+def test_an_over_confident_models_bracket_holds_its_true_error():
+    from scipy.integrate import quad
+
+    sd = 1.5 / V
+    # population ECE of Phi(2.5 z): the top-label gap has one sign
+    truth = quad(
+        lambda z: abs(ndtr(2.5 * z) - ndtr(z)) * np.exp(-0.5 * (z / sd) ** 2),
+        -10,
+        10,
+        points=[0.0],
+    )[0] / (sd * np.sqrt(2 * np.pi))
+    rows = _rows({"ce": (_sharper, _calibrated)}, n=1000)
+    low, high = _bracket(significance_marks(rows)["d", "ce"]["pre"])
+    assert low < 100 * truth < high
+    assert low > 0.0
+    mean = 100 * np.mean([r["ece_pre"] for r in rows])
+    assert low <= mean <= high
+
+
+def test_brackets_from_a_csv_but_no_marks(tmp_path):
+    rows = _rows({"ce": (_sharp, _calibrated), "focal": (_calibrated, _calibrated)})
+    write_csv(rows, tmp_path / "results.csv")
+    back = read_csv(tmp_path / "results.csv")
+    assert "y_test" not in back[0] and "proba_pre" not in back[0]
+    from_memory = significance_marks(rows)
+    from_csv = significance_marks(back)
+    for key, cell in from_csv.items():
+        for when in ("pre", "post"):
+            assert cell[when].endswith("]")  # the bracket, no mark
+            assert cell[when] == from_memory[key][when].rstrip("▼▲†‡")
+    text = markdown_report(back)
+    assert "Brackets: a 95 % interval" in text and "▼/▲" not in text
+    assert "**" not in text.split("## d")[0]
+    # a csv without the level (an older version's plug-in intervals): neither
+    for row in back:
+        del row["ece_interval_level"]
+    assert significance_marks(back) == {}
+    assert "Brackets" not in markdown_report(back)
+
+
+def test_bracket_level_is_the_union_bound():
+    rows = _rows({"ce": (_calibrated, _calibrated)}, seeds=(0, 1))
+    assert "Brackets: a 95 % interval" in markdown_report(rows)
+    for row in rows:
+        row["ece_interval_level"] = 0.95  # two seeds at 95 %: 90 % for the mean
+    assert "Brackets: a 90 % interval" in markdown_report(rows)
+
+
+# ----------------------------------------------------------------------------
+# marks
+# ----------------------------------------------------------------------------
+def test_marks_where_the_population_errors_differ():
+    rows = _rows(
+        {
+            "ce": (_sharper, _calibrated),
+            "focal": (_calibrated, _calibrated_b),
+            "brier": (_sharper, _sharper),
+        },
+        n=1000,
+    )
+    marks = significance_marks(rows)
+    assert marks["d", "focal"]["pre"].endswith("]▼")  # calibrated vs over-confident
+    assert marks["d", "ce"]["post"].endswith("]†")  # post T calibrated, pre T not
+    # both calibrated, or both the same over-confident model: no mark
+    assert marks["d", "focal"]["post"].endswith("]")
+    assert marks["d", "brier"]["pre"].endswith("]")
+    assert marks["d", "brier"]["post"].endswith("]▲")  # vs ce's calibrated post T
+    assert marks["d", "ce"]["pre"].endswith("]")  # the baseline itself
+    text = markdown_report(rows)
+    assert "▼/▲: lower/higher ECE than ce" in text
+    assert "no mark: not distinguishable" in text
+
+
+def test_no_mark_for_equally_calibrated_models_of_different_sharpness():
+    # A says 1/2 everywhere, B is Phi(z1): both calibrated (population ECE
+    # 0), but A's plug-in has a smaller upward bias (one bin, not eight). The
+    # swap test alone and the old paired bootstrap call A better; the
+    # interval of the difference of population errors does not, so no mark.
+    # (The swap test rejects on these seeds' data, as on most: see the table
+    # of docs/benchmark.rst.)
+    rows = _rows(
+        {"ce": (_calibrated, _calibrated), "focal": (lambda z1, z2: 0.5 + 0 * z1,) * 2},
+        n=1000,
+        seeds=(3, 4, 5),
+    )
+    from sklcalib.benchmark.report import _comparisons
+
+    key = ("d", ("focal", "pre"), ("ce", "pre"))
+    found = _comparisons(rows, {key}, 0.05)[key]
+    assert found.difference < 0 and found.pvalue <= 0.05  # the test rejects
+    assert found.low < 0 < found.high
+    assert "▼" not in significance_marks(rows)["d", "focal"]["pre"]
+    # what the old bootstrap marks said: per seed the difference of the two
+    # ECEs on the same resampled rows, averaged over seeds: "significant"
+    diffs = []
+    for ce, focal in zip(rows[::2], rows[1::2], strict=True):
+        b = [
+            bootstrap_interval(
+                "ece", r["y_test"], r["proba_pre"], n_resamples=200, random_state=3
+            ).bootstrap_distribution
+            for r in (focal, ce)
+        ]
+        diffs.append(b[0] - b[1])
+    mean = np.mean(diffs, axis=0)
+    tail = min(np.sum(mean <= 0), np.sum(mean >= 0))
+    assert 2 * (tail + 1) / 201 < 0.05
+
+
+def test_rows_of_different_test_splits_are_not_paired():
+    rows = _rows({"ce": (_sharper, _calibrated), "focal": (_calibrated, _calibrated)})
+    for row in rows:
+        if row["loss"] == "focal":
+            row["y_test"] = 1 - row["y_test"]
+    marks = significance_marks(rows)
+    assert not any(c in marks["d", "focal"]["pre"] for c in "▼▲")
+
+
+# ----------------------------------------------------------------------------
+# bold and the terminal's *
+# ----------------------------------------------------------------------------
 def test_bold_only_when_the_paired_comparison_says_so():
-    clear = _rows(gap=0.03)
+    clear = _rows({"a": (_sharper, _sharper), "b": (_sharp, _calibrated)}, n=1000)
     assert _best_losses(clear, "post") == {"d": "b"}
-    assert "**2.00(1.5)**" in _table_row(clear)
-    assert "2.0/2.0*" in terminal_summary(clear)
-    noise = _rows(gap=0.001)  # lowest mean, but not distinguishable
+    assert _best_losses(clear, "pre") == {"d": "b"}
+    cells = _table_row(clear).split("|")
+    assert cells[4].strip().startswith("**") and cells[5].strip().startswith("**")
+    assert "*" in terminal_summary(clear).split("\n", 3)[3]
+    noise = _rows({"a": (_calibrated, _calibrated), "b": (_calibrated_b,) * 2})
     assert _best_losses(noise, "post") == {}
     assert "**" not in _table_row(noise)
     assert "*" not in terminal_summary(noise).split("\n", 3)[3]
 
 
 def test_temperature_at_the_grid_edge_is_flagged_and_never_best():
-    rows = _rows(gap=0.03, temperature=10.0)
-    assert _edge_counts(rows) == {("d", "b"): 2}
+    rows = _rows(
+        {"a": (_sharper, _sharper), "b": (_sharp, _calibrated)},
+        n=1000,
+        temperature=10.0,
+    )
+    for row in rows:
+        if row["loss"] == "a":
+            row["temperature"] = 1.5
+    assert _edge_counts(rows) == {("d", "b"): 3}
     row = _table_row(rows)
-    assert "2.00(10.0) ⊣2/2" in row and "**2.00(10.0)" not in row
+    assert "(10.0) ⊣3/3 [" in row and "**" not in row.split("|")[5]
+    assert _best_losses(rows, "post", excluded={("d", "b")}) == {}
     summary = terminal_summary(rows)
-    assert "2.0/2.0^" in summary and "*" not in summary.split("\n", 3)[3]
+    assert "^" in summary and "*" not in summary.split("\n", 3)[3]
+
+
+def test_no_bold_without_probabilities():
+    rows = _rows({"a": (_sharper, _sharper), "b": (_sharp, _calibrated)}, n=1000)
+    for row in rows:
+        del row["proba_pre"], row["proba_post"], row["y_test"]
+    assert _best_losses(rows, "post") == {}
+    assert _best_losses(rows, "pre") == {}

@@ -12,9 +12,11 @@ import numpy as np
 
 from sklcalib import calibration, plotting
 from sklcalib._utils._optional import import_optional as _import_optional
+from sklcalib.benchmark import _paired
 from sklcalib.benchmark.chance import CHANCE_RULE
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
-from sklcalib.benchmark.runner import BOOTSTRAP_RESAMPLES, METRICS
+from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.runner import derive_seed as _derive_seed
 
 __all__ = [
     "aggregate",
@@ -49,6 +51,7 @@ def row_columns():
     for key in METRICS:
         cols += [f"{key}_pre", f"{key}_post"]
     cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
+    cols += ["ece_interval_level"]
     cols += ["train_error", "chance_error", "n_test"]
     return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds"]
 
@@ -172,33 +175,49 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         "Layout of Table 1 of Tao et al. (2023): ECE (%) pre T | post T "
         "(optimal T); means over seeds. Bold: the lowest of its line only "
         "when it is lower than every other cell of the line by the paired "
-        "comparison at 5 % (below; no bold without resamples, e.g. from a "
-        "csv), among the cells without ⚠ (⚠k/n: k of the n seeds at or near "
+        "comparison below (no bold without the test probabilities, e.g. from "
+        "a csv), among the cells without ⚠ (⚠k/n: k of the n seeds at or near "
         "chance, see below) and, post T, without ⊣ (⊣k/n: k of the n seeds "
         "chose a temperature at an end of the grid, so the optimum was not "
         "in it).",
         "",
     ]
+    edges = _edge_counts(rows)
+    excluded_post = set(chance) | set(edges)
+    # every comparison of the table at once: each run's swaps are shared
+    _comparisons(rows, _wanted_pairs(rows, "ce", set(chance), excluded_post), 0.05)
     marks = significance_marks(rows)
-    if marks:
+    brackets, level = _brackets(rows)
+    if brackets:
         lines += [
-            "Brackets: 95 % basic bootstrap interval of the mean ECE over seeds "
-            "(test rows resampled); it corrects for the ECE's upward bias on few "
-            "rows, so it can lie below the plug-in value. "
-            "▼/▲: significantly lower/higher ECE than ce on the same test rows "
-            "(same pre/post T), †/‡: post T significantly lower/higher than "
-            "pre T; paired bootstrap at 5 %: per seed, the difference of the two "
-            "ECEs on the same resampled rows, averaged over the seeds resample "
-            f"by resample ({BOOTSTRAP_RESAMPLES} resamples), two-sided.",
+            f"Brackets: a {100 * level:.0f} % interval of the mean over seeds of "
+            "the population ECE (the error the 15-bin ECE estimates, which on "
+            "a few hundred test rows sits below the plug-in value: a "
+            "calibrated model's plug-in ECE is above 0): per seed "
+            "sklcalib.metrics.calibration_error_interval at level "
+            "1 - 0.05/S (S seeds), the ends averaged over the seeds (a union "
+            "bound, valid however the seeds depend on each other).",
+            "",
+        ]
+    if _test_groups(rows) is not None:
+        lines += [
+            "▼/▲: lower/higher ECE than ce on the same test rows (same pre/post "
+            "T), †/‡: post T lower/higher than pre T, no mark: not "
+            "distinguishable. Paired swap test of "
+            "sklcalib.metrics.compare_calibration combined over the seeds (the "
+            "mean of the per-seed ECE differences against the mean of "
+            f"independent per-seed swaps, {_paired.SWAP_RESAMPLES} swaps), "
+            "two-sided at 5 %; a mark also needs compare_calibration's "
+            "interval of the mean difference of population ECEs to exclude 0 "
+            "(marks and intervals agree).",
             "",
         ]
     header = ["Dataset"]
     for loss in losses:
         header += [f"{loss} pre T", f"{loss} post T"]
     lines += [_md_row(header), _md_row(["---"] * len(header))]
-    edges = _edge_counts(rows)
     best_pre_of = _best_losses(rows, "pre", excluded=chance)
-    best_post_of = _best_losses(rows, "post", excluded=set(chance) | set(edges))
+    best_post_of = _best_losses(rows, "post", excluded=excluded_post)
     for ds in datasets:
         cells = [ds]
         for loss in losses:
@@ -274,31 +293,6 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     return "\n".join(lines) + "\n"
 
 
-def _paired_pvalue(resampled):
-    """Two-sided bootstrap p-value of "no difference" (as
-    :func:`sklcalib.metrics.compare_calibration`)."""
-    tail = min(np.count_nonzero(resampled <= 0), np.count_nonzero(resampled >= 0))
-    return min(1.0, 2.0 * (tail + 1) / (resampled.shape[0] + 1))
-
-
-def _pooled(runs, when, reference=None, reference_when=None):
-    """Mean over seeds of ECE (or of its paired difference to ``reference``),
-    observed and resample by resample."""
-    seeds = sorted(runs if reference is None else set(runs) & set(reference))
-    obs = [runs[s][f"ece_{when}"] for s in seeds]
-    boot = [runs[s][f"ece_{when}_bootstrap"] for s in seeds]
-    if reference is not None:
-        obs = [
-            o - reference[s][f"ece_{reference_when}"]
-            for o, s in zip(obs, seeds, strict=True)
-        ]
-        boot = [
-            b - reference[s][f"ece_{reference_when}_bootstrap"]
-            for b, s in zip(boot, seeds, strict=True)
-        ]
-    return float(np.mean(obs)), np.mean(boot, axis=0)
-
-
 def _grid_edges():
     grid = calibration.DEFAULT_GRID
     return float(np.min(grid)), float(np.max(grid))
@@ -317,93 +311,218 @@ def _edge_counts(rows):
     return dict(counts)
 
 
+def _test_groups(rows):
+    """``(dataset, seed) -> (y_test, {(loss, when): proba})`` for the runs of
+    a dataset and seed that score the same test rows, or None when a row
+    carries no probabilities (e.g. read back from a csv)."""
+    groups = {}
+    for row in rows:
+        if any(k not in row for k in ("y_test", "proba_pre", "proba_post")):
+            return None
+        key = row["dataset"], row["seed"]
+        y, probas = groups.setdefault(key, (row["y_test"], {}))
+        if not np.array_equal(y, row["y_test"]):
+            continue  # not paired with the first run of its group: no marks
+        probas[row["loss"], "pre"] = row["proba_pre"]
+        probas[row["loss"], "post"] = row["proba_post"]
+    return groups
+
+
+# The comparisons of the last rows seen: markdown_report and the terminal
+# summary ask for the same ones. Keyed by the rows' identity; the arrays are
+# pinned so that their ids cannot be reused while the entry lives.
+_MEMO = {"key": None, "pinned": None, "results": {}}
+
+
+def _comparisons(rows, wanted, alpha):
+    """``{(dataset, a, b): Comparison}`` for the ``wanted`` pairs ``(dataset,
+    (loss, when), (loss, when))``: the paired swap test of the two runs' test
+    ECEs, combined over the seeds where both ran (see
+    :mod:`sklcalib.benchmark._paired`); empty when the rows carry no
+    probabilities. Every run of a dataset and seed gets the same swaps, so
+    each run's swapped bin sums are computed once."""
+    groups = _test_groups(rows)
+    if groups is None:
+        return {}
+    key = (
+        alpha,
+        *((r["dataset"], r["loss"], r["seed"], id(r["proba_pre"])) for r in rows),
+    )
+    if _MEMO["key"] != key:
+        _MEMO.update(key=key, pinned=[r["proba_pre"] for r in rows], results={})
+    results = _MEMO["results"]
+    missing = [w for w in wanted if w not in results]
+    needed = defaultdict(set)  # dataset -> runs
+    for ds, a, b in missing:
+        needed[ds] |= {a, b}
+    per_seed = defaultdict(list)
+    for (ds, seed), (y, probas) in sorted(groups.items()):
+        if not needed.get(ds):
+            continue
+        y_idx = _paired.encode(y, next(iter(probas.values())))
+        runs = {
+            k: _paired.run_residuals(y_idx, probas[k])
+            for k in sorted(needed[ds])
+            if k in probas
+        }
+        if len(runs) < 2:
+            continue
+        moved = _paired.swapped_sums(
+            runs, _paired.SWAP_RESAMPLES, _derive_seed(ds, seed), _paired.N_BINS
+        )
+        for w in missing:
+            _, a, b = w
+            if w[0] == ds and a in runs and b in runs:
+                null = _paired.swap_null(runs[a], runs[b], moved[a], moved[b])
+                per_seed[w].append((runs[a], runs[b], null))
+    for w, pieces in per_seed.items():
+        results[w] = _paired.combine(pieces, 1.0 - alpha)
+    return {w: results[w] for w in wanted if w in results}
+
+
+def _best_candidates(rows, when, excluded):
+    """``dataset -> (lowest, others)``: the eligible loss of lowest mean ECE
+    (``when`` = "pre" or "post") and the other eligible losses."""
+    means = defaultdict(dict)
+    for (ds, loss), s in aggregate(rows).items():
+        if (ds, loss) not in excluded:
+            means[ds][loss] = s[f"ece_{when}"][0]
+    out = {}
+    for ds, by_loss in means.items():
+        lowest = min(by_loss, key=by_loss.get)
+        others = [loss for loss in by_loss if loss != lowest]
+        if others:
+            out[ds] = lowest, others
+    return out
+
+
+def _wanted_pairs(rows, baseline, excluded_pre, excluded_post):
+    """Every comparison the Table-1 marks need: each loss against
+    ``baseline`` (pre and post T), post T against pre T, and the lowest
+    eligible loss of a line against the other eligible ones."""
+    wanted = set()
+    keys = {(r["dataset"], r["loss"]) for r in rows}
+    for ds, loss in keys:
+        wanted.add((ds, (loss, "post"), (loss, "pre")))
+        if loss != baseline and (ds, baseline) in keys:
+            for when in ("pre", "post"):
+                wanted.add((ds, (loss, when), (baseline, when)))
+    for when, excluded in (("pre", excluded_pre), ("post", excluded_post)):
+        for ds, (lowest, others) in _best_candidates(rows, when, excluded).items():
+            wanted |= {(ds, (lowest, when), (o, when)) for o in others}
+    return wanted
+
+
 def _best_losses(rows, when, *, excluded=(), alpha=0.05):
     """``dataset -> loss`` whose mean ECE (``when`` = "pre" or "post") is
-    lower than that of *every* other eligible loss by the paired comparison at
-    ``alpha`` (per seed, the difference of two ECEs on the same resampled
-    rows, averaged over seeds resample by resample; two-sided bootstrap
-    p-value): a loss is only called the best when the data say so. Datasets
-    with no such loss, and rows without resamples (read from a csv), give no
-    entry. ``excluded``: ``(dataset, loss)`` pairs that are never the best
-    (runs at or near chance, temperatures at the grid's edge)."""
-    runs = defaultdict(dict)
-    for row in rows:
-        if f"ece_{when}_bootstrap" not in row:
-            return {}
-        runs[row["dataset"], row["loss"]][row["seed"]] = row
-    by_dataset = defaultdict(list)
-    for ds, loss in runs:
-        if (ds, loss) not in excluded:
-            by_dataset[ds].append(loss)
+    lower than that of *every* other eligible loss by the paired comparison
+    at ``alpha`` (:func:`significance_marks`' test and interval, combined
+    over seeds): a loss is only called the best when the data say so.
+    Datasets with no such loss, and rows without probabilities (read from a
+    csv), give no entry. ``excluded``: ``(dataset, loss)`` pairs that are
+    never the best (runs at or near chance, temperatures at the grid's
+    edge)."""
+    candidates = _best_candidates(rows, when, set(excluded))
+    wanted = {
+        (ds, (lowest, when), (o, when))
+        for ds, (lowest, others) in candidates.items()
+        for o in others
+    }
+    found = _comparisons(rows, wanted, alpha)
     best = {}
-    for ds, losses in by_dataset.items():
-        means = {loss: _pooled(runs[ds, loss], when)[0] for loss in losses}
-        lowest = min(means, key=means.get)
-        others = [loss for loss in losses if loss != lowest]
-        if not others:
-            continue
-        better = True
-        for other in others:
-            common = set(runs[ds, lowest]) & set(runs[ds, other])
-            if not common:
-                better = False
-                break
-            diff, diff_boot = _pooled(runs[ds, lowest], when, runs[ds, other], when)
-            if not (diff < 0 and _paired_pvalue(diff_boot) < alpha):
-                better = False
-                break
-        if better:
+    for ds, (lowest, others) in candidates.items():
+        pairs = [found.get((ds, (lowest, when), (o, when))) for o in others]
+        if all(c is not None and c.verdict(alpha) < 0 for c in pairs):
             best[ds] = lowest
     return best
+
+
+def _brackets(rows):
+    """``(dataset, loss) -> {when: (low, high)}``: the mean over seeds of the
+    per-seed interval ends, and the least level they hold for the mean over
+    seeds of the population ECE (``1 - S (1 - level)``, union bound), or
+    ``({}, None)`` when the rows carry no interval level (an older csv)."""
+    groups = defaultdict(list)
+    for row in rows:
+        groups[row["dataset"], row["loss"]].append(row)
+    out, levels = {}, []
+    for key, group in groups.items():
+        level = np.array([r.get("ece_interval_level", math.nan) for r in group])
+        if not np.all(np.isfinite(level)):
+            return {}, None
+        levels.append(1.0 - float(np.sum(1.0 - level)))
+        cell = {}
+        for when in ("pre", "post"):
+            mean = float(np.mean([r[f"ece_{when}"] for r in group]))
+            low = float(np.mean([r[f"ece_{when}_low"] for r in group]))
+            high = float(np.mean([r[f"ece_{when}_high"] for r in group]))
+            # each interval holds its seed's ECE, so the means hold the mean
+            cell[when] = min(low, mean), max(high, mean)
+        out[key] = cell
+    if not levels or min(levels) <= 0.0:
+        return {}, None
+    return out, min(levels)
 
 
 def significance_marks(rows, *, baseline="ce", alpha=0.05):
     """Interval and significance marks of the Table-1 ECE cells.
 
-    For every (dataset, loss): the 95 % basic bootstrap interval of the mean
-    ECE over seeds (the b-th bootstrap resample of every seed averaged; the
-    percentile interval reflected about the mean; its lower end can fall
-    below 0, which says the data cannot tell that ECE from 0), ▼/▲ when
-    the loss's ECE is significantly lower/higher than ``baseline``'s on the
-    same test rows, and †/‡ on the post-T cell when the post-T ECE is
-    significantly lower/higher than the pre-T ECE. Paired: the runs of one
-    dataset and seed share the resampled rows (see
-    :func:`~sklcalib.benchmark.runner.run_one`), so the per-seed difference
-    of two ECEs is computed resample by resample and averaged over seeds;
-    two-sided bootstrap p-values at ``alpha``.
+    For every (dataset, loss) and pre/post T:
+
+    - the bracket: an interval of the mean over seeds of the *population*
+      test ECE (15 bins), the mean over the seeds of the ends of each seed's
+      :func:`~sklcalib.metrics.calibration_error_interval` (``ece_*_low``,
+      ``ece_*_high`` of the rows, at ``ece_interval_level``). If every seed's
+      interval covers its seed's error, the mean of the lower (upper) ends is
+      below (above) the mean of the errors, so the bracket covers with
+      probability at least ``1 - S (1 - level)`` for S seeds, whatever the
+      dependence between the seeds (they share the test split): the command
+      runs every seed at ``1 - 0.05 / S``, a 95 % bracket. It holds the mean
+      ECE shown;
+    - ▼/▲ when the loss's ECE is lower/higher than ``baseline``'s on the
+      same test rows (same pre/post T), †/‡ on the post-T cell when the
+      post-T ECE is lower/higher than the pre-T ECE. Each is the paired swap
+      test of :func:`sklcalib.metrics.compare_calibration` combined over
+      the seeds (the mean of the per-seed ECE differences against the mean
+      of independent per-seed swaps; the runs of a dataset and seed share
+      the test rows), two-sided at ``alpha``, with compare_calibration's
+      interval of the mean difference of population ECEs: a mark needs the
+      test to reject *and* that interval to exclude 0, so a mark says that
+      the population errors differ, not only the plug-in values.
 
     Returns
     -------
     marks : dict
-        ``(dataset, loss) -> {"pre": str, "post": str}`` suffixes; empty when
-        the rows carry no bootstrap distributions (e.g. read from a csv).
+        ``(dataset, loss) -> {"pre": str, "post": str}`` suffixes; the
+        brackets only when the rows carry no probabilities (e.g. read from a
+        csv), empty when they carry no interval level either (a csv of an
+        older version, whose intervals were of the plug-in).
     """
-    runs = defaultdict(dict)
-    for row in rows:
-        if "ece_pre_bootstrap" not in row or "ece_post_bootstrap" not in row:
-            return {}
-        runs[row["dataset"], row["loss"]][row["seed"]] = row
+    brackets, _ = _brackets(rows)
+    keys = list(dict.fromkeys((r["dataset"], r["loss"]) for r in rows))
+    wanted = set()
+    for ds, loss in keys:
+        wanted.add((ds, (loss, "post"), (loss, "pre")))
+        if loss != baseline and (ds, baseline) in keys:
+            wanted |= {(ds, (loss, w), (baseline, w)) for w in ("pre", "post")}
+    found = _comparisons(rows, wanted, alpha)
+    if not brackets and not found:
+        return {}
     marks = {}
-    for (ds, loss), by_seed in runs.items():
+    for ds, loss in keys:
         cell = {}
-        base = runs.get((ds, baseline))
         for when in ("pre", "post"):
-            mean, mean_boot = _pooled(by_seed, when)
-            # basic interval: the resampled ECE sits above the ECE by its
-            # bias; reflecting the percentile interval about the mean undoes it
-            q_low, q_high = np.quantile(mean_boot, [0.025, 0.975])
-            # not clipped at 0: a lower end below 0 says the data cannot
-            # tell this ECE from a calibrated model's
-            low, high = 2 * mean - q_high, 2 * mean - q_low
-            text = f" [{100 * low:.2f}, {100 * high:.2f}]"
-            if base is not None and loss != baseline and set(base) & set(by_seed):
-                diff, diff_boot = _pooled(by_seed, when, base, when)
-                if _paired_pvalue(diff_boot) < alpha:
-                    text += "▼" if diff < 0 else "▲"
+            text = ""
+            if (ds, loss) in brackets:
+                low, high = brackets[ds, loss][when]
+                text = f" [{100 * low:.2f}, {100 * high:.2f}]"
+            c = found.get((ds, (loss, when), (baseline, when)))
+            if c is not None:
+                text += {-1: "▼", 1: "▲", 0: ""}[c.verdict(alpha)]
             cell[when] = text
-        diff, diff_boot = _pooled(by_seed, "post", by_seed, "pre")
-        if _paired_pvalue(diff_boot) < alpha:
-            cell["post"] += "†" if diff < 0 else "‡"
+        c = found.get((ds, (loss, "post"), (loss, "pre")))
+        if c is not None:
+            cell["post"] += {-1: "†", 1: "‡", 0: ""}[c.verdict(alpha)]
         marks[ds, loss] = cell
     return marks
 
