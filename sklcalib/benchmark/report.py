@@ -132,10 +132,13 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
 
     First a table in the layout of Table 1 of Tao et al. (2023): one line per
     dataset, for each loss the test ECE (%) before temperature scaling and after
-    it with the optimal temperature in brackets (means over seeds; the lowest
-    of each line in bold). Cells with a run whose test error is at or near
-    chance (:mod:`sklcalib.benchmark.chance`) carry a dagger and are left out
-    of the bold marks: a collapsed net can have a small ECE. Those runs are
+    it with the optimal temperature in parentheses (means over seeds), each
+    with the interval and marks of :func:`significance_marks`, and in bold the
+    lowest of its line when the paired comparison finds it lower than every
+    other eligible cell. Cells with a run whose test error is at or near
+    chance (:mod:`sklcalib.benchmark.chance`) carry ⚠ and are left out
+    of the bold marks: a collapsed net can have a small ECE; so are post-T
+    cells whose temperature sits at an end of the grid (⊣). Those runs are
     listed in a section of their own. Then one table per dataset with mean ± std over
     seeds of every metric before and after temperature scaling, the error, and
     the Hessian trace of the training loss at the end of training.
