@@ -9,25 +9,6 @@ from sklcalib.losses._autograd import fused_focal
 
 _REDUCTIONS = ("mean", "sum", "none")
 
-# Shared docstring fragments (numpydoc "Parameters" entries).
-REDUCTION_DOC = """reduction : {"mean", "sum", "none"}, default="mean"
-        How the per-sample losses are combined: their mean (skorch's convention),
-        their sum, or the (N,) vector."""
-# the same, followed by what the authors' code uses (checked in their code)
-REDUCTION_SUM_DOC = (
-    REDUCTION_DOC
-    + """ The authors' training code sums (an SGD learning
-        rate ported from it needs ``"sum"`` or multiplying by the batch size)."""
-)
-REDUCTION_MEAN_DOC = (
-    REDUCTION_DOC
-    + """ The authors' code takes the mean, as the default
-        does."""
-)
-INPUT_DOC = """Call with ``logits`` of shape (N, K) (raw scores; the probabilities are
-    ``softmax(logits)``, computed through ``log_softmax``) and integer ``target``
-    of shape (N,) with values in ``[0, K)``."""
-
 
 def check_real(value, name, *, low=None, high=None, low_open=False):
     """``value`` as a float, checked to be a finite real in [low, high]."""

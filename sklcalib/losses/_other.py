@@ -5,9 +5,6 @@ import torch.nn.functional as F
 
 from sklcalib.losses._autograd import FocalSpec
 from sklcalib.losses._base import (
-    INPUT_DOC,
-    REDUCTION_DOC,
-    REDUCTION_MEAN_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -16,18 +13,21 @@ from sklcalib.losses._focal import squared_error
 
 
 class BrierLoss(CalibrationLoss):
-    __doc__ = f"""Brier score as a training loss.
+    """Brier score as a training loss.
 
     Per sample, ``Σ_k (p_k - e_y,k)²``, the squared Euclidean distance between the
     softmax vector and the one-hot target (no 1/K).
 
     Parameters
     ----------
-    {REDUCTION_MEAN_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' code takes the mean, as the default does.
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------
@@ -175,7 +175,7 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4, normalisation="mukhoti
 
 
 class MMCELoss(CalibrationLoss):
-    __doc__ = f"""Cross-entropy plus λ · MMCE, the focal-loss papers' MMCE baseline.
+    """Cross-entropy plus λ · MMCE, the focal-loss papers' MMCE baseline.
 
     MMCE (maximum mean calibration error, Kumar et al. 2018) is a kernel estimate
     of calibration error on the top-1 confidence r and correctness c of the
@@ -211,13 +211,16 @@ class MMCELoss(CalibrationLoss):
         Use MMCE_w (correct and wrong samples normalised separately).
     bandwidth : float, default=0.4
         Width of the Laplacian kernel, > 0.
-    normalisation : {{"mukhoti", "kumar"}}, default="mukhoti"
+    normalisation : {"mukhoti", "kumar"}, default="mukhoti"
         Normalisation of MMCE_w (see above); ignored when ``weighted=False``.
-    {REDUCTION_MEAN_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' code takes the mean, as the default does.
 
     Notes
     -----
-    {INPUT_DOC} Time and memory are O(N²) in the batch size.
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says. Time and memory are O(N²) in the batch size.
 
     Examples
     --------
@@ -273,7 +276,7 @@ class MMCELoss(CalibrationLoss):
 
 
 class LabelSmoothingLoss(CalibrationLoss):
-    __doc__ = f"""Cross-entropy against smoothed targets ``(1 - α)·e_y + α/K``.
+    """Cross-entropy against smoothed targets ``(1 - α)·e_y + α/K``.
 
     Per sample, ``-Σ_k ((1 - α)·e_y,k + α/K) · log p_k``. This is PyTorch's own
     ``cross_entropy(label_smoothing=α)``, which it calls; the class exists to put
@@ -283,11 +286,14 @@ class LabelSmoothingLoss(CalibrationLoss):
     ----------
     alpha : float, default=0.05
         Smoothing α in [0, 1] (0.05 in the papers' baselines).
-    {REDUCTION_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses.
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------
