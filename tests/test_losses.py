@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from _helpers import draw_targets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -995,12 +996,7 @@ logit_rows = arrays(
 
 @given(z=logit_rows, gamma=st.floats(0.0, 8.0), data=st.data())
 def test_focal_between_zero_and_cross_entropy(z, gamma, data):
-    y = np.array(
-        data.draw(
-            st.lists(st.integers(0, z.shape[1] - 1), min_size=len(z), max_size=len(z))
-        )
-    )
-    zt, yt = torch.from_numpy(z), torch.from_numpy(y)
+    zt, yt = draw_targets(data, z)
     ce = F.cross_entropy(zt, yt, reduction="none")
     focal = FocalLoss(gamma, "none")(zt, yt)
     dual = DualFocalLoss(gamma, reduction="none")(zt, yt)
@@ -1028,12 +1024,7 @@ ONE_PER_CLASS = [
 @settings(max_examples=25)
 @given(z=logit_rows, data=st.data())
 def test_losses_are_nonnegative(z, data):
-    y = np.array(
-        data.draw(
-            st.lists(st.integers(0, z.shape[1] - 1), min_size=len(z), max_size=len(z))
-        )
-    )
-    zt, yt = torch.from_numpy(z), torch.from_numpy(y)
+    zt, yt = draw_targets(data, z)
     for criterion in ONE_PER_CLASS:
         loss = _with_reduction(criterion, "none")(zt, yt)
         assert torch.all(loss >= -1e-12), criterion
