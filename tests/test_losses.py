@@ -469,6 +469,7 @@ def test_gradients_match_finite_differences(label, criterion, ref):
         AdaFocalLoss(n_bins=3, gamma_init=-0.4),
         FocalCalibrationLoss(1.5, 2.0),
         BrierLoss(),
+        MMCELoss(),
     ],
     ids=repr,
 )
@@ -519,6 +520,7 @@ ALL_CRITERIA = [
     BrierLoss(),
     MMCELoss(),
     MMCELoss(weighted=False),
+    MMCELoss(normalisation="kumar"),
     LabelSmoothingLoss(),
     AdaFocalLoss(gamma_init=0.3),
     AdaFocalLoss(gamma_init=-0.3),
@@ -1045,3 +1047,24 @@ def test_fused_training_path_matches_composed_implementation(criterion):
     composed_loss = criterion._per_sample(logits, target).mean()
     (composed,) = torch.autograd.grad(composed_loss, logits)
     torch.testing.assert_close(fused, composed, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("normalisation", ["mukhoti", "kumar"])
+def test_mmce_training_path_is_one_node_and_exact_without_wrong_samples(normalisation):
+    # the training path is the closed-form node; a batch whose predictions are
+    # all correct has MMCE_w = 0 under "mukhoti" (both groups needed) and the
+    # correct group alone under "kumar": gradients as the composed version's
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 1.0]], requires_grad=True)
+    target = torch.tensor([0, 1, 0])
+    criterion = MMCELoss(lam=1.0, normalisation=normalisation, reduction="sum")
+    loss = criterion(logits, target)
+    nodes, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        nodes.add(type(node).__name__)
+        stack += [f for f, _ in node.next_functions if f is not None]
+    assert "_FusedMMCEBackward" in nodes
+    (fused,) = torch.autograd.grad(loss, logits)
+    composed = criterion._per_sample(logits, target).sum()
+    (expected,) = torch.autograd.grad(composed, logits)
+    torch.testing.assert_close(fused, expected, rtol=1e-6, atol=1e-7)
