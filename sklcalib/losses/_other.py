@@ -3,6 +3,7 @@
 import torch
 import torch.nn.functional as F
 
+from sklcalib._utils._validation import check_bool
 from sklcalib.losses._autograd import FocalSpec
 from sklcalib.losses._base import (
     CalibrationLoss,
@@ -330,8 +331,7 @@ class MMCELoss(CalibrationLoss):
 
     def _check_params(self):
         check_real(self.lam, "lam", low=0.0)
-        if not isinstance(self.weighted, bool):
-            raise ValueError(f"weighted must be True or False, got {self.weighted!r}.")
+        check_bool(self.weighted, "weighted")
         check_real(self.bandwidth, "bandwidth", low=0.0, low_open=True)
         check_normalisation(self.normalisation)
         check_reduction(self.reduction)
