@@ -30,8 +30,18 @@ from sklcalib.losses import (
     MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
+    _base,
     get_criterion,
 )
+
+
+@pytest.fixture(autouse=True)
+def fused_on_every_batch(monkeypatch):
+    # the training path takes the fused node from FUSED_MIN_ROWS rows on; the
+    # small batches of these tests check that node (values, gradients, second
+    # derivatives) against the references, so take it on every batch here
+    monkeypatch.setattr(_base, "FUSED_MIN_ROWS", 0)
+
 
 # ---------------------------------------------------------------------------
 # independent references (numpy, float64)
@@ -1068,3 +1078,25 @@ def test_mmce_training_path_is_one_node_and_exact_without_wrong_samples(normalis
     composed = criterion._per_sample(logits, target).sum()
     (expected,) = torch.autograd.grad(composed, logits)
     torch.testing.assert_close(fused, expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_rows", [8, 600])
+def test_small_batches_train_through_the_composed_graph(monkeypatch, n_rows):
+    # below FUSED_MIN_ROWS rows the loss is differentiated through _per_sample's
+    # graph (cheaper per step there), from it on through the fused node: same
+    # values and gradients either way
+    monkeypatch.setattr(_base, "FUSED_MIN_ROWS", 512)
+    rng = np.random.default_rng(5)
+    logits = torch.tensor(rng.standard_normal((n_rows, 4)), requires_grad=True)
+    target = torch.from_numpy(rng.integers(0, 4, n_rows))
+    loss = FocalLoss(gamma=2.0)(logits, target)
+    nodes, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        nodes.add(type(node).__name__)
+        stack += [f for f, _ in node.next_functions if f is not None]
+    assert ("_FusedFocalBackward" in nodes) == (n_rows >= 512)
+    (got,) = torch.autograd.grad(loss, logits)
+    composed = FocalLoss(gamma=2.0)._per_sample(logits, target).mean()
+    (expected,) = torch.autograd.grad(composed, logits)
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
