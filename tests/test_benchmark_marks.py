@@ -308,10 +308,11 @@ def test_no_mark_for_equally_calibrated_models_of_different_sharpness():
 
 def test_rows_of_different_test_splits_are_not_paired():
     rows = _rows({"ce": (_sharper, _calibrated), "focal": (_calibrated, _calibrated)})
+    assert "▼" in significance_marks(rows)["d", "focal"]["pre"]
     for row in rows:
         if row["loss"] == "focal":
             row["y_test"] = 1 - row["y_test"]
-    marks = significance_marks(rows)
+    marks = significance_marks(rows)  # the same rows, other labels: recomputed
     assert not any(c in marks["d", "focal"]["pre"] for c in "▼▲")
 
 

@@ -340,12 +340,17 @@ def _comparisons(rows, wanted, alpha):
     groups = _test_groups(rows)
     if groups is None:
         return {}
+    arrays = ("y_test", "proba_pre", "proba_post")
     key = (
         alpha,
-        *((r["dataset"], r["loss"], r["seed"], id(r["proba_pre"])) for r in rows),
+        *(
+            (r["dataset"], r["loss"], r["seed"], *(id(r[a]) for a in arrays))
+            for r in rows
+        ),
     )
     if _MEMO["key"] != key:
-        _MEMO.update(key=key, pinned=[r["proba_pre"] for r in rows], results={})
+        pinned = [r[a] for r in rows for a in arrays]
+        _MEMO.update(key=key, pinned=pinned, results={})
     results = _MEMO["results"]
     missing = [w for w in wanted if w not in results]
     needed = defaultdict(set)  # dataset -> runs
