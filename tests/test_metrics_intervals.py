@@ -156,18 +156,20 @@ def test_comparison_size_and_power():
 
 def test_swap_test_is_exact_for_a_callable_and_plans_agree():
     # the matrix-product route of a plan metric equals the recomputing route
+    # (the MCE: the top-label ECE's test is of its debiased difference)
     rng = np.random.default_rng(0)
     y, a, b = bed.comparison_bed(rng, 300, 1.0, 1.5)
-    fast = compare_calibration(y, a, b, n_resamples=200, random_state=4)
+    fast = compare_calibration(y, a, b, metric="mce", n_resamples=200, random_state=4)
 
-    from sklcalib.metrics import expected_calibration_error
+    from sklcalib.metrics import maximum_calibration_error
 
-    def ece(y_true, y_prob, **kw):
-        return expected_calibration_error(y_true, y_prob, **kw)
+    def mce(y_true, y_prob, **kw):
+        return maximum_calibration_error(y_true, y_prob, **kw)
 
-    slow = compare_calibration(y, a, b, metric=ece, n_resamples=200, random_state=4)
+    slow = compare_calibration(y, a, b, metric=mce, n_resamples=200, random_state=4)
     assert fast.pvalue == slow.pvalue
     assert fast.difference == pytest.approx(slow.difference)
+    assert (fast.low, fast.high) == pytest.approx((slow.low, slow.high))
 
 
 def test_comparison_zero_weight_raises():
