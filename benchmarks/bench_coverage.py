@@ -22,21 +22,22 @@ Beds (the truth is computed by quadrature, not estimated):
 For every cell: the coverage of the nominal interval of
 ``calibration_error_interval`` and of the percentile ``bootstrap_interval``
 (200 resamples), their mean widths, and the time per interval; for the
-comparison, the rejection rate at 5 % of ``compare_calibration``.
+comparison, the rejection rate at 5 % of ``compare_calibration`` and of the
+swap test of the raw plug-in difference (the test before the debiasing).
 
 ``--part benchmark-marks``: the ``sklcalib benchmark`` table's brackets and
 marks on the paired-comparison bed with 3 seeds = 3 independent test sets of
 ``n`` rows: the size and power of the combined swap test (the mean of the
-per-seed ECE differences against the mean of independent per-seed swaps,
-499 swaps), how often a mark is given (the test rejects at 5 % *and* the
-interval of the mean difference of population ECEs excludes 0), that
-interval's coverage, and the old paired-bootstrap rule's mark rate (200
-resamples); then the coverage of the bracket (per seed
+per-seed ECE differences, each ECE debiased at zero gaps, against the mean of
+independent per-seed swaps, 499 swaps), how often a mark is given (the test
+rejects at 5 % *and* the interval of the mean difference of population ECEs
+excludes 0), that interval's coverage, and the old paired-bootstrap rule's
+mark rate (200 resamples); then the coverage of the bracket (per seed
 ``calibration_error_interval`` at ``1 - 0.05 / 3``, ends averaged) and of the
 old basic-bootstrap bracket. ``--part benchmark-cost``: rows shaped like the
-default run (its 9 datasets' test sizes and classes, 10 losses, 3 seeds),
-the number and CPU time of the report's comparisons, and the workers' CPU
-time for the intervals against the bootstraps they replace. Run::
+default run (its 9 datasets' test sizes and classes, 10 losses, 3 seeds), the
+number and CPU time of the report's comparisons, and the workers' CPU time for
+the intervals against the bootstraps they replace. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
