@@ -56,10 +56,13 @@ def binomial_mean_abs_deviation(n, p):
     """``E|X / n - p|`` for ``X ~ Binomial(n, p)``, exactly and vectorised
     (de Moivre: ``E|X - np| = 2 m C(n, m) p^m (1 - p)^(n - m + 1)``, ``m =
     floor(np) + 1``); 0 where ``n = 0`` or ``p`` is 0 or 1."""
-    n = np.asarray(n, dtype=np.float64)
-    p = np.asarray(p, dtype=np.float64)
+    n, p = np.broadcast_arrays(
+        np.asarray(n, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    )
     inner = (n > 0) & (p > 0.0) & (p < 1.0)
-    n_, p_ = np.where(inner, n, 2.0), np.where(inner, p, 0.5)
+    out = np.zeros(n.shape)
+    # only where defined: a swap's empty bins are most of its cells
+    n_, p_ = n[inner], p[inner]
     m = np.floor(n_ * p_) + 1.0
     log = (
         np.log(2.0 * m)
@@ -69,7 +72,8 @@ def binomial_mean_abs_deviation(n, p):
         + m * np.log(p_)
         + (n_ - m + 1.0) * np.log1p(-p_)
     )
-    return np.where(inner, np.exp(log) / n_, 0.0)
+    out[inner] = np.exp(log) / n_
+    return out
 
 
 class TopLabelRows(NamedTuple):
