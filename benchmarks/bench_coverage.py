@@ -19,7 +19,9 @@ Beds (the truth is computed by quadrature, not estimated):
 For every cell: the coverage of the nominal interval of
 ``calibration_error_interval`` and of the percentile ``bootstrap_interval``
 (200 resamples), their mean widths, and the time per interval; for the
-comparison, the rejection rate at 5 % of ``compare_calibration``. Run::
+comparison, the rejection rate at 5 % of ``compare_calibration``; with
+``--part bootstrap_se``, the percentile bootstrap's ``standard_error`` of the
+ECE against the estimator's true standard error. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
@@ -138,6 +140,26 @@ def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True, every=1):
     }
 
 
+def bootstrap_se_cell(bed, n, tau, reps, seed, n_resamples=200):
+    """The percentile bootstrap's ``standard_error`` of the plug-in ECE
+    against the estimator's true standard error (its standard deviation over
+    the replications): (true SE, mean bootstrap SE, their ratio - 1)."""
+    from sklcalib.metrics import bootstrap_interval
+
+    rng = np.random.default_rng(seed)
+    estimates, ses = [], []
+    for r in range(reps):
+        y, p = (
+            multiclass_bed(rng, n) if bed == "multiclass" else binary_bed(rng, n, tau)
+        )
+        b = bootstrap_interval("ece", y, p, n_resamples=n_resamples, random_state=r)
+        estimates.append(b.estimate)
+        ses.append(b.standard_error)
+    true_se = float(np.std(estimates, ddof=1))
+    boot_se = float(np.mean(ses))
+    return true_se, boot_se, boot_se / true_se - 1.0
+
+
 def comparison_truth(k):
     """Population ECE of ``Phi(k x / v)`` on the comparison bed: the score
     is ``Phi(k z)`` with ``z = x / v ~ N(0, (1.5 / v)^2)`` and the truth
@@ -214,7 +236,9 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=("all", "coverage", "comparison", "timing"), default="all"
+        "--part",
+        choices=("all", "coverage", "comparison", "timing", "bootstrap_se"),
+        default="all",
     )
     parser.add_argument(
         "--percentile-every",
@@ -260,6 +284,25 @@ def main(argv=None):
         print("|---|---|")
         for metric, (med, lo, hi) in timing_table().items():
             print(f"| {metric} | {med:.3f} [{lo:.3f}, {hi:.3f}] |", flush=True)
+        print()
+    if args.part in ("all", "bootstrap_se"):
+        print(
+            f"bootstrap_interval('ece').standard_error against the true SE, "
+            f"{args.reps} replications per cell, 200 resamples"
+        )
+        print()
+        print("| bed | n | true SE | mean bootstrap SE | overstatement |")
+        print("|---|---|---|---|---|")
+        cells = [("binary", n, tau) for tau in TAUS for n in (200, 2000)]
+        for bed, n, tau in [*cells, ("multiclass", 1000, 1.0)]:
+            true_se, boot_se, over = bootstrap_se_cell(
+                bed, n, tau, args.reps, args.seed
+            )
+            name = "10 classes" if bed == "multiclass" else f"binary, tau = {tau}"
+            print(
+                f"| {name} | {n} | {true_se:.4f} | {boot_se:.4f} | {over:+.1%} |",
+                flush=True,
+            )
         print()
     if args.part in ("all", "comparison"):
         print(
