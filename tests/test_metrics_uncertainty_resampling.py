@@ -470,3 +470,70 @@ def test_report_on_dask_says_what_it_lacks():
             report[key]
     with pytest.raises(KeyError, match="nonsense"):
         report["nonsense"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"mode": "classwise", "n_bins": 7},
+        {"mode": "top_label", "n_bins": 10},
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_debiased_consistency_test_shares_its_bins(
+    params, weighted, compiled, monkeypatch
+):
+    # the debiased error's equal-mass bins depend on the scores only: its
+    # consistency test adds each draw's outcomes to fixed bins (a plan)
+    # instead of recomputing the error, with the same null distribution as
+    # the recomputation of the same draws
+    from sklcalib.metrics import debiased_calibration_error
+
+    if compiled:
+        monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)
+    y, p = _data(21, n=400, k=4, calibrated=False, sharpen=1.6)
+    p[:3] = 0.25  # ties: the first maximum is the top label
+    w = np.random.default_rng(2).uniform(0.2, 3.0, size=400) if weighted else None
+    params = {**params, "sample_weight": w}
+    assert consistency_plan("debiased_ece", y, p, params) is not None
+    fast = calibration_test(
+        y, p, metric="debiased_ece", n_resamples=60, random_state=3, **params
+    )
+
+    def recomputed(y_true, y_prob, **kwargs):
+        return debiased_calibration_error(y_true, y_prob, **kwargs)
+
+    slow = calibration_test(
+        y, p, metric=recomputed, n_resamples=60, random_state=3, **params
+    )
+    assert fast.statistic == slow.statistic
+    np.testing.assert_allclose(
+        fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+    )
+    assert fast.pvalue == slow.pvalue
+    assert np.ptp(fast.null_distribution) > 0
+
+
+def test_debiased_consistency_plan_binary_1d():
+    from sklcalib.metrics import debiased_calibration_error
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=300)
+    y = rng.uniform(size=300) < p**1.5
+    for mode in ("top_label", "classwise"):
+        fast = calibration_test(
+            y, p, metric="debiased_ece", mode=mode, n_resamples=40, random_state=0
+        )
+        slow = calibration_test(
+            y,
+            p,
+            metric=lambda a, b, **k: debiased_calibration_error(a, b, **k),
+            mode=mode,
+            n_resamples=40,
+            random_state=0,
+        )
+        np.testing.assert_allclose(
+            fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+        )
