@@ -21,7 +21,8 @@ For every cell: the coverage of the nominal interval of
 (200 resamples), their mean widths, and the time per interval; for the
 comparison, the rejection rate at 5 % of ``compare_calibration``; with
 ``--part bootstrap_se``, the percentile bootstrap's ``standard_error`` of the
-ECE against the estimator's true standard error. Run::
+ECE against the estimator's true standard error; with ``--part sweep_bias``,
+the share of the 15-bin plug-in ECE's bias that ECE-sweep removes. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
@@ -160,6 +161,23 @@ def bootstrap_se_cell(bed, n, tau, reps, seed, n_resamples=200):
     return true_se, boot_se, boot_se / true_se - 1.0
 
 
+def sweep_bias_cell(n, tau, reps, seed):
+    """Mean bias of the 15-bin plug-in ECE and of ECE-sweep on the binary bed
+    (truth by quadrature), and the share of the plug-in's bias the sweep
+    removes: (truth, plug-in bias, sweep bias, share removed)."""
+    from sklcalib.metrics import ece_sweep, expected_calibration_error
+
+    rng = np.random.default_rng(seed)
+    true = truth("ece", tau)
+    plug = sweep = 0.0
+    for _ in range(reps):
+        y, p = binary_bed(rng, n, tau)
+        plug += expected_calibration_error(y, p) - true
+        sweep += ece_sweep(y, p) - true
+    plug, sweep = plug / reps, sweep / reps
+    return true, plug, sweep, 1.0 - sweep / plug
+
+
 def comparison_truth(k):
     """Population ECE of ``Phi(k x / v)`` on the comparison bed: the score
     is ``Phi(k z)`` with ``z = x / v ~ N(0, (1.5 / v)^2)`` and the truth
@@ -237,7 +255,14 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--part",
-        choices=("all", "coverage", "comparison", "timing", "bootstrap_se"),
+        choices=(
+            "all",
+            "coverage",
+            "comparison",
+            "timing",
+            "bootstrap_se",
+            "sweep_bias",
+        ),
         default="all",
     )
     parser.add_argument(
@@ -303,6 +328,25 @@ def main(argv=None):
                 f"| {name} | {n} | {true_se:.4f} | {boot_se:.4f} | {over:+.1%} |",
                 flush=True,
             )
+        print()
+    if args.part in ("all", "sweep_bias"):
+        print(
+            f"Bias of the 15-bin plug-in ECE and of ECE-sweep, binary bed, "
+            f"{args.reps} replications per cell"
+        )
+        print()
+        print("| tau | n | truth | plug-in bias | sweep bias | share removed |")
+        print("|---|---|---|---|---|---|")
+        for tau in (1.0, 0.7):
+            for n in (200, 1000, 5000):
+                true, plug, sweep, removed = sweep_bias_cell(
+                    n, tau, args.reps, args.seed
+                )
+                print(
+                    f"| {tau} | {n} | {true:.4f} | {plug:+.4f} | {sweep:+.4f} "
+                    f"| {removed:.0%} |",
+                    flush=True,
+                )
         print()
     if args.part in ("all", "comparison"):
         print(
