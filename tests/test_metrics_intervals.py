@@ -273,3 +273,53 @@ def test_sweep_removes_bias_away_from_calibration_only():
     assert plug > 0.01 and removed < 0.25
     _, plug, _, removed = bed.sweep_bias_cell(1000, 0.7, reps=150, seed=9)
     assert plug > 0 and removed > 0.35
+
+
+@pytest.mark.parametrize("metric", ["nll", "brier"])
+def test_mean_interval_needs_two_rows_and_corrects_few_effective_rows(metric):
+    # one row with positive weight (or one row) has no standard error: a
+    # clear error, not a zero-width interval that claims certainty
+    rng = np.random.default_rng(8)
+    y, p = bed.binary_bed(rng, 300, 0.7)
+    one = np.zeros(300)
+    one[4] = 2.0
+    with pytest.raises(ValueError, match="two rows"):
+        calibration_error_interval(y, p, metric=metric, sample_weight=one)
+    with pytest.raises(ValueError, match="two rows"):
+        calibration_error_interval(y[:1], p[:1], metric=metric, labels=[0, 1])
+    with pytest.raises(ValueError, match="two rows"):
+        compare_calibration(y, p, p**1.3, metric=metric, sample_weight=one)
+    # a dominant weight (effective number of rows just above 1): the standard
+    # error of a mean of essentially one row is about one row's spread, at
+    # any scale of the dominant weight (the correction n / (n - 1) used to be
+    # capped at n_eff >= 2, and 1 - sum(w^2) cancels in floating point)
+    from sklcalib.metrics._plans import brier_score, negative_log_likelihood
+
+    func = negative_log_likelihood if metric == "nll" else brier_score
+    terms = np.array(
+        [func(y[i : i + 1], p[i : i + 1], labels=[0, 1]) for i in range(300)]
+    )
+    for scale in (1e6, 1e300):
+        w = np.ones(300)
+        w[0] = scale
+        ci = calibration_error_interval(y, p, metric=metric, sample_weight=w)
+        # unbiased weighted variance, reliability weights, in exact arithmetic
+        # (the dominant row's own deviation is negligible here)
+        spread = np.sqrt(np.mean((terms[1:] - terms[0]) ** 2) / 2.0)
+        assert ci.standard_error == pytest.approx(spread, rel=0.05)
+        assert ci.low >= 0.0
+    # rows of equal weight: the textbook interval, unchanged
+    ci = calibration_error_interval(
+        y, p, metric=metric, sample_weight=np.full(300, 3.0)
+    )
+    assert ci.standard_error == pytest.approx(terms.std(ddof=1) / np.sqrt(300))
+
+
+def test_report_on_one_row_has_no_mean_intervals():
+    from sklcalib.metrics import calibration_report
+
+    report = calibration_report([1], [0.7], labels=[0, 1], random_state=0)
+    assert report["nll_ci"] is None and report["brier_ci"] is None
+    assert report["ece_ci"][0] <= report["ece"] <= report["ece_ci"][1]
+    report = calibration_report([0, 1], [0.7, 0.7], random_state=0)
+    assert 0.0 <= report["nll_ci"][0] <= report["nll"] <= report["nll_ci"][1]

@@ -562,6 +562,7 @@ def compare_calibration(
 def _paired_mean_se(metric, y_true, y_prob_a, y_prob_b, params):
     from ._plans import _true_class_probability
     from ._statistics import brier_terms as _brier_terms
+    from ._statistics import mean_standard_error
     from ._statistics import nll_terms as _nll_terms
 
     terms = _nll_terms if metric == "nll" else _brier_terms
@@ -571,11 +572,4 @@ def _paired_mean_se(metric, y_true, y_prob_a, y_prob_b, params):
     cb, _, _ = _true_class_probability(
         y_true, y_prob_b, params.get("labels"), params.get("sample_weight")
     )
-    d = terms(ca, y_idx) - terms(cb, y_idx)
-    if w is None:
-        return float(np.std(d, ddof=1) / np.sqrt(d.shape[0])) if d.shape[0] > 1 else 0.0
-    wn = w / w.sum()
-    n_eff = 1.0 / np.sum(wn * wn)
-    mean = np.dot(wn, d)
-    var = np.dot(wn, (d - mean) ** 2) * n_eff / max(n_eff - 1.0, 1.0)
-    return float(np.sqrt(var / n_eff))
+    return mean_standard_error(terms(ca, y_idx) - terms(cb, y_idx), w)

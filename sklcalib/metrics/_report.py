@@ -127,7 +127,9 @@ def calibration_report(
         (:func:`~sklcalib.metrics.calibration_error_interval`: they cover the
         model's error, hold the estimate, and are simulated per bin, so they
         cost milliseconds at any size) for ``"ece"``, ``"adaptive_ece"``,
-        ``"classwise_ece"``, ``"debiased_ece"``, ``"nll"`` and ``"brier"``;
+        ``"classwise_ece"``, ``"debiased_ece"``, ``"nll"`` and ``"brier"``
+        (None for ``"nll"`` and ``"brier"`` on fewer than two rows with
+        positive weight: a mean of one row has no standard error);
         ``"calibration_pvalue"``, the p-value of the consistency test of the
         ECE (the test whose acceptance puts 0 in the ECE's interval); and
         ``"verdict"``, the conclusion in words. ``None`` turns all three off.
@@ -262,7 +264,12 @@ def calibration_report(
     }
     if confidence_level is not None:
         seed = int(stream_seeds(random_state, 1)[0] % 2**32)
+        rows = n if w is None else int(np.count_nonzero(w > 0))
         for key, metric in CI_METRICS.items():
+            if metric in ("nll", "brier") and rows < 2:
+                # a mean of fewer than two rows has no standard error
+                report[f"{key}_ci"] = None
+                continue
             binned = {} if metric in ("nll", "brier") else {"n_bins": n_bins}
             ci, pvalue = interval_and_pvalue(
                 y_true,
