@@ -323,3 +323,19 @@ def test_report_on_one_row_has_no_mean_intervals():
     assert report["ece_ci"][0] <= report["ece"] <= report["ece_ci"][1]
     report = calibration_report([0, 1], [0.7, 0.7], random_state=0)
     assert 0.0 <= report["nll_ci"][0] <= report["nll"] <= report["nll_ci"][1]
+
+
+def test_report_with_one_positive_weight_is_a_report():
+    # the SKCE averages over pairs of rows: with one positive weight the
+    # report leaves it out (None) as for one row, instead of failing whole
+    from sklcalib.metrics import calibration_report
+
+    rng = np.random.default_rng(6)
+    y, p = bed.binary_bed(rng, 200, 0.7)
+    w = np.zeros(200)
+    w[3] = 1.0
+    report = calibration_report(y, p, sample_weight=w, random_state=0)
+    assert report["skce"] is None and report["nll_ci"] is None
+    assert report["ece"] == pytest.approx(
+        abs(max(p[3], 1 - p[3]) - ((p[3] > 0.5) == y[3]))
+    )

@@ -169,7 +169,8 @@ def calibration_report(
           (:func:`~sklcalib.metrics.kernel_calibration_error`) with its
           default ``estimator="auto"``: the unbiased estimator (exact in
           O(n log n) for binary problems, up to 10 000 rows otherwise) and
-          the block estimator beyond; None for a single row;
+          the block estimator beyond; None for fewer than two rows with
+          positive weight;
         - ``"n_samples"``: the number of samples (an int);
         - with ``confidence_level``: ``"<key>_ci"``, ``"calibration_pvalue"``
           and ``"verdict"`` (a str: "no evidence of miscalibration (p = 0.41,
@@ -238,7 +239,9 @@ def calibration_report(
     smooth, _ = smooth_ece_fixed_point(conf, correct, w)
     fixed = {"labels": labels, "sample_weight": sample_weight}
     skce = None
-    if n >= 2:
+    # rows with positive weight: the SKCE averages over pairs of them
+    rows = n if w is None else int(np.count_nonzero(w > 0))
+    if rows >= 2:
         skce = kernel_calibration_error(y_true, y_prob, **fixed)
     report = {
         "ece": error_from_stats(uniform, "l1"),
@@ -264,7 +267,6 @@ def calibration_report(
     }
     if confidence_level is not None:
         seed = int(stream_seeds(random_state, 1)[0] % 2**32)
-        rows = n if w is None else int(np.count_nonzero(w > 0))
         for key, metric in CI_METRICS.items():
             if metric in ("nll", "brier") and rows < 2:
                 # a mean of fewer than two rows has no standard error
