@@ -74,3 +74,13 @@ def test_prose_quotes_the_comparison_tables_ranges():
     cover = [_percent(r[4]) for r in rows]
     assert f"in {min(cover):.0f}-{max(cover):.0f} % of the replications" in text
     assert "conservative" in text
+
+
+def test_comparison_docstring_says_its_interval_is_conservative():
+    from sklcalib.metrics import compare_calibration
+
+    rows = _table("compare_calibration on the ECE")
+    cover = [_percent(r[4]) for r in rows]
+    doc = " ".join(compare_calibration.__doc__.split())
+    assert "conservative" in doc
+    assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in doc
