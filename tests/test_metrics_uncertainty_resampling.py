@@ -537,3 +537,26 @@ def test_debiased_consistency_plan_binary_1d():
         np.testing.assert_allclose(
             fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
         )
+
+
+def test_bca_says_why_it_is_undefined_for_a_biased_statistic():
+    # a calibrated model: every resample's ECE lies above the estimate (the
+    # plug-in's upward bias), so the BCa bias correction is infinite; the
+    # bootstrap distribution is not degenerate, and no RuntimeWarning leaks
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_coverage as bed
+
+    y, p = bed.binary_bed(np.random.default_rng(18), 300, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="lie above the estimate") as info:
+            bootstrap_interval(
+                "ece", y, p, method="bca", n_resamples=200, random_state=0
+            )
+    assert "degenerate" not in str(info.value)
+    assert "calibration_error_interval" in str(info.value)
+    boot = bootstrap_interval("ece", y, p, n_resamples=200, random_state=0)
+    assert np.all(boot.bootstrap_distribution > boot.estimate)

@@ -154,6 +154,17 @@ def _bca_levels(theta_b, theta_hat, theta_jack, alpha):
     below = np.count_nonzero(theta_b < theta_hat) + np.count_nonzero(
         theta_b <= theta_hat
     )
+    if below == 0 or below == 2 * theta_b.shape[0]:
+        # z0 = -inf or +inf: no level is defined. Not a degenerate
+        # distribution: the statistic is that biased at this n
+        side = "above" if below == 0 else "below"
+        raise ValueError(
+            f"The BCa interval is undefined here: all {theta_b.shape[0]} bootstrap "
+            f"values lie {side} the estimate, so its bias correction is "
+            "infinite (the statistic is that biased at this n, e.g. the ECE of "
+            'a well-calibrated model); use method="percentile", or '
+            "calibration_error_interval for an interval of the calibration error."
+        )
     z0 = ndtri(below / (2.0 * theta_b.shape[0]))
     u = (theta_jack.shape[0] - 1) * (theta_jack.mean() - theta_jack)
     n = float(theta_jack.shape[0])
@@ -215,7 +226,10 @@ def bootstrap_interval(
     interval methods follow :func:`scipy.stats.bootstrap`:
     ``"percentile"`` takes the quantiles of the bootstrap distribution,
     ``"basic"`` reflects them about the estimate, ``"bca"`` corrects the
-    levels for bias and skewness (the acceleration from a jackknife).
+    levels for bias and skewness (the acceleration from a jackknife); it
+    raises a ValueError where every resample lies on one side of the
+    estimate (an infinite bias correction), as for the ECE of a
+    well-calibrated model.
 
     The uniform-bin metrics (``"ece"`` with any ``norm``, ``"mce"``,
     ``"classwise_ece"``) and ``"nll"`` and ``"brier"`` are resampled without
