@@ -22,7 +22,10 @@ For every cell: the coverage of the nominal interval of
 comparison, the rejection rate at 5 % of ``compare_calibration``; with
 ``--part bootstrap_se``, the percentile bootstrap's ``standard_error`` of the
 ECE against the estimator's true standard error; with ``--part sweep_bias``,
-the share of the 15-bin plug-in ECE's bias that ECE-sweep removes. Run::
+the share of the 15-bin plug-in ECE's bias that ECE-sweep removes; with
+``--part bootstrap_methods``, how often the percentile, basic and BCa
+bootstrap intervals of a calibrated model's ECE contain its true error 0.
+Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
@@ -161,6 +164,28 @@ def bootstrap_se_cell(bed, n, tau, reps, seed, n_resamples=200):
     return true_se, boot_se, boot_se / true_se - 1.0
 
 
+def bootstrap_methods_cell(n, reps, seed, methods=("percentile", "basic", "bca")):
+    """Share of ``reps`` calibrated binary beds (truth 0) whose nominal 95 %
+    ``bootstrap_interval("ece")`` (1000 resamples) contains 0, per method;
+    BCa's refusals (every resample above the estimate) count as misses and
+    are counted apart."""
+    from sklcalib.metrics import bootstrap_interval
+
+    rng = np.random.default_rng(seed)
+    hits = dict.fromkeys(methods, 0)
+    refused = 0
+    for r in range(reps):
+        y, p = binary_bed(rng, n, 1.0)
+        for method in methods:
+            try:
+                b = bootstrap_interval("ece", y, p, method=method, random_state=r)
+            except ValueError:
+                refused += 1
+                continue
+            hits[method] += b.low <= 0.0 <= b.high
+    return {m: h / reps for m, h in hits.items()}, refused
+
+
 def sweep_bias_cell(n, tau, reps, seed):
     """Mean bias of the 15-bin plug-in ECE and of ECE-sweep on the binary bed
     (truth by quadrature), and the share of the plug-in's bias the sweep
@@ -262,6 +287,7 @@ def main(argv=None):
             "timing",
             "bootstrap_se",
             "sweep_bias",
+            "bootstrap_methods",
         ),
         default="all",
     )
@@ -347,6 +373,22 @@ def main(argv=None):
                     f"| {removed:.0%} |",
                     flush=True,
                 )
+        print()
+    if args.part in ("all", "bootstrap_methods"):
+        print(
+            f"bootstrap_interval('ece') of a calibrated binary model: share of "
+            f"{args.reps} replications whose 95 % interval holds the truth 0"
+        )
+        print()
+        print("| n | percentile | basic | bca | bca refused |")
+        print("|---|---|---|---|---|")
+        for n in (200, 1000, 5000):
+            cover, refused = bootstrap_methods_cell(n, args.reps, args.seed)
+            print(
+                f"| {n} | {cover['percentile']:.1%} | {cover['basic']:.1%} "
+                f"| {cover['bca']:.1%} | {refused} |",
+                flush=True,
+            )
         print()
     if args.part in ("all", "comparison"):
         print(
