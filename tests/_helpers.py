@@ -3,6 +3,8 @@ that each test module imports what it uses by name)."""
 
 import contextlib
 
+import numpy as np
+
 
 def small_net(**params):
     """A small, seeded NetClassifier (16 hidden units, 4 epochs) for tests
@@ -35,3 +37,32 @@ def local_dask_client(*, processes, **client_params):
     finally:
         client.close()
         cluster.close()
+
+
+def draw_targets(data, logits):
+    """Draw, with hypothesis's ``data``, one class index per row of the numpy
+    ``logits`` (N, K); return logits and targets as torch tensors."""
+    import torch  # the torch extra
+    from hypothesis import strategies as st
+
+    n, k = logits.shape
+    y = np.array(data.draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
+    return torch.from_numpy(logits), torch.from_numpy(y)
+
+
+def assert_weights_are_repeated_rows(calibrator, X, y, *, atol=0.0, rtol=0.0, seed=1):
+    """Fit clones of ``calibrator`` with integer weights in 0..3 and on the
+    rows repeated as often: the probabilities on ``X`` agree (``atol``,
+    ``rtol``), and differ from the unweighted fit's (the weights matter).
+    Returns the weighted and the repeated fits."""
+    from sklearn.base import clone
+
+    w = np.random.default_rng(seed).integers(0, 4, size=len(y))
+    weighted = clone(calibrator).fit(X, y, sample_weight=w)
+    repeated = clone(calibrator).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(
+        weighted.predict_proba(X), repeated.predict_proba(X), rtol=rtol, atol=atol
+    )
+    plain = clone(calibrator).fit(X, y)
+    assert not np.allclose(plain.predict_proba(X), weighted.predict_proba(X))
+    return weighted, repeated

@@ -17,11 +17,16 @@ from sklearn.linear_model import LogisticRegression
 from sklcalib.calibration import (
     BBQCalibrator,
     BetaCalibrator,
+    BetaScaler,
+    DirichletCalibrator,
     ENIRCalibrator,
     HistogramBinningCalibrator,
     IsotonicCalibrator,
     MatrixScaler,
     PlattScaler,
+    QuadraticScaler,
+    SMSCalibrator,
+    SVSCalibrator,
     TemperatureScaler,
     VectorScaler,
 )
@@ -460,3 +465,35 @@ def test_torch_tensors_that_require_grad_are_detached(calibrator):
     np.testing.assert_array_equal(
         fitted.predict_proba(tensor), reference.predict_proba(X)
     )
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        VectorScaler,
+        MatrixScaler,
+        BetaScaler,
+        QuadraticScaler,
+        DirichletCalibrator,
+        SMSCalibrator,
+        SVSCalibrator,
+    ],
+)
+@pytest.mark.parametrize(
+    ("param", "bad"),
+    [
+        ("max_iter", 0),
+        ("max_iter", True),
+        ("max_iter", 2.5),
+        ("tol", -1.0),
+        ("tol", np.nan),
+        ("tol", "1e-8"),
+    ],
+)
+def test_iterative_calibrators_check_max_iter_and_tol_at_fit(cls, param, bad):
+    # one shared check: the same refusals, each naming the parameter
+    p = np.random.default_rng(0).uniform(0.05, 0.95, size=40)
+    y = np.arange(40) % 2
+    with pytest.raises(ValueError, match=param):
+        cls(**{param: bad}).fit(p, y)
+    cls(**{param: 1}).fit(p, y)  # and a valid value fits

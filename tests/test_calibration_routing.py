@@ -35,6 +35,15 @@ def _clf(estimator, ensemble, **kw):
     )  # fmt: skip
 
 
+def _routed_fit(data, ensemble, request):
+    """The weighted fit under metadata routing of a LogisticRegression whose
+    ``sample_weight`` request is ``request``; returns the estimator and it."""
+    X, y, w = data
+    with config_context(enable_metadata_routing=True):
+        est = LogisticRegression().set_fit_request(sample_weight=request)
+        return est, _clf(est, ensemble).fit(X, y, sample_weight=w)
+
+
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_n_jobs_gives_the_same_fit(data, ensemble):
     X, y, w = data
@@ -46,9 +55,8 @@ def test_n_jobs_gives_the_same_fit(data, ensemble):
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_routing_requested_weights_match_calibrated_classifier_cv(data, ensemble):
     X, y, w = data
+    est, ours = _routed_fit(data, ensemble, True)
     with config_context(enable_metadata_routing=True):
-        est = LogisticRegression().set_fit_request(sample_weight=True)
-        ours = _clf(est, ensemble).fit(X, y, sample_weight=w)
         theirs = CalibratedClassifierCV(
             clone(est), method="temperature", cv=3, ensemble=ensemble
         ).fit(X, y, sample_weight=w)
@@ -71,9 +79,7 @@ def test_routing_unset_request_raises_in_both_modes(data, ensemble):
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_routing_declined_weights_reach_only_the_calibrator(data, ensemble):
     X, y, w = data
-    with config_context(enable_metadata_routing=True):
-        est = LogisticRegression().set_fit_request(sample_weight=False)
-        ours = _clf(est, ensemble).fit(X, y, sample_weight=w)
+    _, ours = _routed_fit(data, ensemble, False)
     cv = StratifiedKFold(3)
     if ensemble:
         expected = np.mean(

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import assert_weights_are_repeated_rows
 from _scores_adapter import ScoresOf
 from scipy.special import softmax
 from sklearn.base import clone
@@ -74,16 +75,8 @@ def _data(calibrator, n=150, seed=0):
 @pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
 def test_integer_weights_are_repeated_rows(calibrator):
     X, y = _data(calibrator)
-    w = np.random.default_rng(1).integers(0, 4, size=len(y))
-    weighted = clone(calibrator).fit(X, y, sample_weight=w)
-    repeated = clone(calibrator).fit(np.repeat(X, w, axis=0), np.repeat(y, w))
     # the optimisers stop at a gradient tolerance: parameters agree to ~1e-7
-    np.testing.assert_allclose(
-        weighted.predict_proba(X), repeated.predict_proba(X), atol=1e-6
-    )
-    # and weights matter: unit weights give another fit
-    plain = clone(calibrator).fit(X, y)
-    assert not np.allclose(plain.predict_proba(X), weighted.predict_proba(X))
+    assert_weights_are_repeated_rows(calibrator, X, y, atol=1e-6)
 
 
 @pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)

@@ -19,9 +19,15 @@ def _write(path, y, proba):
     return write_csv(path, y, proba, CLASSES)
 
 
+def _val_and_test(tmp_path, n_val, n_test, seed, scale):
+    """A calibration file and a test file (seeds ``seed`` and ``seed + 1``)
+    of scores ``scale`` times too confident."""
+    val = _write(tmp_path / "val.csv", *_draw(n_val, seed, scale))
+    return val, _write(tmp_path / "test.csv", *_draw(n_test, seed + 1, scale))
+
+
 def test_auto_on_overconfident_scores_chooses_temperature(capsys, tmp_path):
-    val = _write(tmp_path / "val.csv", *_draw(1500, 0, 2.5))
-    test = _write(tmp_path / "test.csv", *_draw(1500, 1, 2.5))
+    val, test = _val_and_test(tmp_path, 1500, 1500, 0, 2.5)
     status, out, err = _run(capsys, test, "--calibrate", "auto", "--fit-on", val)
     assert status == 0, err
     assert "auto chose temperature" in out
@@ -38,8 +44,7 @@ def test_auto_on_overconfident_scores_chooses_temperature(capsys, tmp_path):
 
 
 def test_auto_on_calibrated_scores_keeps_them(capsys, tmp_path):
-    val = _write(tmp_path / "val.csv", *_draw(1500, 2, 1.0))
-    test = _write(tmp_path / "test.csv", *_draw(500, 3, 1.0))
+    val, test = _val_and_test(tmp_path, 1500, 500, 2, 1.0)
     status, out, err = _run(
         capsys, test, "--calibrate", "auto", "--fit-on", val, "--json"
     )
@@ -50,8 +55,7 @@ def test_auto_on_calibrated_scores_keeps_them(capsys, tmp_path):
 
 
 def test_a_flexible_calibrator_on_a_small_file_warns(capsys, tmp_path):
-    val = _write(tmp_path / "val.csv", *_draw(90, 4, 1.0))
-    test = _write(tmp_path / "test.csv", *_draw(300, 5, 1.0))
+    val, test = _val_and_test(tmp_path, 90, 300, 4, 1.0)
     status, out, err = _run(capsys, test, "--calibrate", "isotonic", "--fit-on", val)
     assert status == 0, err
     assert "warning: IsotonicCalibrator has about 20 parameter(s) per class" in out

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import assert_weights_are_repeated_rows
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
@@ -239,14 +240,7 @@ def test_beta_accepts_zero_and_one():
 def test_integer_weights_are_repeated_rows(cls):
     s, y = _binary(150, 11)
     X = s if cls is QuadraticScaler else expit(s)
-    w = np.random.default_rng(1).integers(0, 4, size=len(y))
-    weighted = cls().fit(X, y, sample_weight=w)
-    repeated = cls().fit(np.repeat(X, w), np.repeat(y, w))
-    np.testing.assert_allclose(
-        weighted.predict_proba(X), repeated.predict_proba(X), atol=1e-8
-    )
-    plain = cls().fit(X, y)
-    assert not np.allclose(plain.predict_proba(X), weighted.predict_proba(X))
+    assert_weights_are_repeated_rows(cls(), X, y, atol=1e-8)
 
 
 @pytest.mark.parametrize("cls", [QuadraticScaler, BetaScaler])

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _helpers import assert_weights_are_repeated_rows
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import log_softmax, softmax
@@ -166,15 +167,8 @@ def test_sms_recovers_an_off_diagonal_map():
 @pytest.mark.parametrize("cls", [SMSCalibrator, SVSCalibrator])
 def test_integer_weights_are_repeated_rows(cls):
     z, y, _, _ = _problem(200, 3, 11)
-    w = np.random.default_rng(1).integers(0, 4, size=len(y))
-    weighted = cls().fit(z, y, sample_weight=w)
-    repeated = cls().fit(np.repeat(z, w, axis=0), np.repeat(y, w))
+    weighted, repeated = assert_weights_are_repeated_rows(cls(), z, y, atol=1e-8)
     assert weighted.epsilon_ == repeated.epsilon_
-    np.testing.assert_allclose(
-        weighted.predict_proba(z), repeated.predict_proba(z), atol=1e-8
-    )
-    plain = cls().fit(z, y)
-    assert not np.allclose(plain.predict_proba(z), weighted.predict_proba(z))
 
 
 @pytest.mark.parametrize("cls", [SMSCalibrator, SVSCalibrator])

@@ -10,6 +10,7 @@ value (a documented deviation: the reference returns probabilities outside
 
 import numpy as np
 import pytest
+from _helpers import assert_weights_are_repeated_rows
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import softmax
@@ -117,12 +118,7 @@ def test_ties_do_not_depend_on_row_order():
 
 def test_integer_weights_are_repeated_rows():
     p, y = _data(300, 7)
-    w = np.random.default_rng(1).integers(0, 4, size=len(y))
-    weighted = SplineCalibrator().fit(p, y, sample_weight=w)
-    repeated = SplineCalibrator().fit(np.repeat(p, w), np.repeat(y, w))
-    np.testing.assert_allclose(weighted.predict_proba(p), repeated.predict_proba(p))
-    plain = SplineCalibrator().fit(p, y)
-    assert not np.allclose(plain.predict_proba(p), weighted.predict_proba(p))
+    assert_weights_are_repeated_rows(SplineCalibrator(), p, y, rtol=1e-7)
 
 
 def test_real_weights_zero_is_removed_and_scale_free():

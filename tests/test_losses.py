@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from _helpers import draw_targets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -29,8 +30,18 @@ from sklcalib.losses import (
     MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
+    _base,
     get_criterion,
 )
+
+
+@pytest.fixture(autouse=True)
+def fused_on_every_batch(monkeypatch):
+    # the training path takes the fused node from FUSED_MIN_ROWS rows on; the
+    # small batches of these tests check that node (values, gradients, second
+    # derivatives) against the references, so take it on every batch here
+    monkeypatch.setattr(_base, "FUSED_MIN_ROWS", 0)
+
 
 # ---------------------------------------------------------------------------
 # independent references (numpy, float64)
@@ -468,6 +479,7 @@ def test_gradients_match_finite_differences(label, criterion, ref):
         AdaFocalLoss(n_bins=3, gamma_init=-0.4),
         FocalCalibrationLoss(1.5, 2.0),
         BrierLoss(),
+        MMCELoss(),
     ],
     ids=repr,
 )
@@ -518,6 +530,7 @@ ALL_CRITERIA = [
     BrierLoss(),
     MMCELoss(),
     MMCELoss(weighted=False),
+    MMCELoss(normalisation="kumar"),
     LabelSmoothingLoss(),
     AdaFocalLoss(gamma_init=0.3),
     AdaFocalLoss(gamma_init=-0.3),
@@ -995,12 +1008,7 @@ logit_rows = arrays(
 
 @given(z=logit_rows, gamma=st.floats(0.0, 8.0), data=st.data())
 def test_focal_between_zero_and_cross_entropy(z, gamma, data):
-    y = np.array(
-        data.draw(
-            st.lists(st.integers(0, z.shape[1] - 1), min_size=len(z), max_size=len(z))
-        )
-    )
-    zt, yt = torch.from_numpy(z), torch.from_numpy(y)
+    zt, yt = draw_targets(data, z)
     ce = F.cross_entropy(zt, yt, reduction="none")
     focal = FocalLoss(gamma, "none")(zt, yt)
     dual = DualFocalLoss(gamma, reduction="none")(zt, yt)
@@ -1028,12 +1036,7 @@ ONE_PER_CLASS = [
 @settings(max_examples=25)
 @given(z=logit_rows, data=st.data())
 def test_losses_are_nonnegative(z, data):
-    y = np.array(
-        data.draw(
-            st.lists(st.integers(0, z.shape[1] - 1), min_size=len(z), max_size=len(z))
-        )
-    )
-    zt, yt = torch.from_numpy(z), torch.from_numpy(y)
+    zt, yt = draw_targets(data, z)
     for criterion in ONE_PER_CLASS:
         loss = _with_reduction(criterion, "none")(zt, yt)
         assert torch.all(loss >= -1e-12), criterion
@@ -1054,3 +1057,46 @@ def test_fused_training_path_matches_composed_implementation(criterion):
     composed_loss = criterion._per_sample(logits, target).mean()
     (composed,) = torch.autograd.grad(composed_loss, logits)
     torch.testing.assert_close(fused, composed, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("normalisation", ["mukhoti", "kumar"])
+def test_mmce_training_path_is_one_node_and_exact_without_wrong_samples(normalisation):
+    # the training path is the closed-form node; a batch whose predictions are
+    # all correct has MMCE_w = 0 under "mukhoti" (both groups needed) and the
+    # correct group alone under "kumar": gradients as the composed version's
+    logits = torch.tensor([[2.0, 0.0], [0.0, 1.0], [3.0, 1.0]], requires_grad=True)
+    target = torch.tensor([0, 1, 0])
+    criterion = MMCELoss(lam=1.0, normalisation=normalisation, reduction="sum")
+    loss = criterion(logits, target)
+    nodes, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        nodes.add(type(node).__name__)
+        stack += [f for f, _ in node.next_functions if f is not None]
+    assert "_FusedMMCEBackward" in nodes
+    (fused,) = torch.autograd.grad(loss, logits)
+    composed = criterion._per_sample(logits, target).sum()
+    (expected,) = torch.autograd.grad(composed, logits)
+    torch.testing.assert_close(fused, expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_rows", [8, 600])
+def test_small_batches_train_through_the_composed_graph(monkeypatch, n_rows):
+    # below FUSED_MIN_ROWS rows the loss is differentiated through _per_sample's
+    # graph (cheaper per step there), from it on through the fused node: same
+    # values and gradients either way
+    monkeypatch.setattr(_base, "FUSED_MIN_ROWS", 512)
+    rng = np.random.default_rng(5)
+    logits = torch.tensor(rng.standard_normal((n_rows, 4)), requires_grad=True)
+    target = torch.from_numpy(rng.integers(0, 4, n_rows))
+    loss = FocalLoss(gamma=2.0)(logits, target)
+    nodes, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        nodes.add(type(node).__name__)
+        stack += [f for f, _ in node.next_functions if f is not None]
+    assert ("_FusedFocalBackward" in nodes) == (n_rows >= 512)
+    (got,) = torch.autograd.grad(loss, logits)
+    composed = FocalLoss(gamma=2.0)._per_sample(logits, target).mean()
+    (expected,) = torch.autograd.grad(composed, logits)
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)

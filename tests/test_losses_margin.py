@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from _helpers import draw_targets
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -212,12 +213,7 @@ logit_rows = arrays(
 @settings(max_examples=40, deadline=None)
 @given(z=logit_rows, margin=st.floats(0.0, 20.0), data=st.data())
 def test_mbls_at_least_cross_entropy_and_equal_within_the_margin(z, margin, data):
-    y = np.array(
-        data.draw(
-            st.lists(st.integers(0, z.shape[1] - 1), min_size=len(z), max_size=len(z))
-        )
-    )
-    zt, yt = torch.from_numpy(z), torch.from_numpy(y)
+    zt, yt = draw_targets(data, z)
     ce = F.cross_entropy(zt, yt, reduction="none")
     loss = MbLSLoss(margin=margin, alpha=0.7, reduction="none")(zt, yt)
     assert torch.all(loss >= ce - 1e-12)

@@ -19,6 +19,7 @@ from sklcalib.metrics import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from sklcalib.metrics._intervals import INTERVAL_METRICS
 from sklcalib.metrics._plans import bootstrap_plan, consistency_plan
 
 
@@ -345,32 +346,10 @@ def test_report_new_entries_and_intervals():
     )
     assert plain["ece_sweep"] == pytest.approx(ece_sweep(y, p, sample_weight=w))
     assert plain["skce"] == kernel_calibration_error(y, p, sample_weight=w)
-    report = calibration_report(
-        y,
-        p,
-        sample_weight=w,
-        n_bins=10,
-        confidence_level=0.9,
-        n_resamples=40,
-        random_state=0,
-    )
-    again = calibration_report(
-        y,
-        p,
-        sample_weight=w,
-        n_bins=10,
-        confidence_level=0.9,
-        n_resamples=40,
-        random_state=0,
-    )
-    for key in (
-        "ece",
-        "adaptive_ece",
-        "classwise_ece",
-        "debiased_ece",
-        "nll",
-        "brier",
-    ):
+    intervals = dict(confidence_level=0.9, n_resamples=40, random_state=0)
+    report = calibration_report(y, p, sample_weight=w, n_bins=10, **intervals)
+    again = calibration_report(y, p, sample_weight=w, n_bins=10, **intervals)
+    for key in INTERVAL_METRICS:
         low, high = report[f"{key}_ci"]
         assert low <= report[key] <= high
         assert report[f"{key}_ci"] == again[f"{key}_ci"]

@@ -48,24 +48,20 @@ def test_calibrated_binary_model_keeps_passthrough():
     )
 
 
-def test_overconfident_binary_model_gets_temperature_near_the_truth():
-    logit, y = _binary(3000, 1)
-    sel = select_calibrator(3.0 * logit, y, response="logits")
+@pytest.mark.parametrize(
+    "draw, seed, temperature", [(_binary, 1, 3.0), (_multiclass, 3, 2.5)]
+)
+def test_overconfident_model_gets_temperature_near_the_truth(draw, seed, temperature):
+    scores, y = draw(3000, seed)
+    sel = select_calibrator(temperature * scores, y, response="logits")
     assert sel.name == "temperature"
-    # the scores are the true logits times 3: the true temperature is 3
-    assert sel.calibrator.temperature_ == pytest.approx(3.0, rel=0.1)
+    # the scores are the true logits times T: the true temperature is T
+    assert sel.calibrator.temperature_ == pytest.approx(temperature, rel=0.1)
 
 
 def test_calibrated_multiclass_model_keeps_passthrough():
     z, y = _multiclass(3000, 2)
     assert select_calibrator(z, y, response="logits").name == "passthrough"
-
-
-def test_overconfident_multiclass_model_gets_temperature():
-    z, y = _multiclass(3000, 3)
-    sel = select_calibrator(2.5 * z, y, response="logits")
-    assert sel.name == "temperature"
-    assert sel.calibrator.temperature_ == pytest.approx(2.5, rel=0.1)
 
 
 def test_the_one_se_rule_is_what_keeps_passthrough():

@@ -2,6 +2,25 @@
 the right-closed bin of a value, equal-mass groups and weighted quantiles,
 and the calibration error of per-bin sums.
 
+"Equal-mass" has three definitions here, kept apart because each reproduces
+a reference and they differ on ties and on sizes that do not divide evenly
+(tests/test_binning_definitions.py shows each on the same data):
+
+- :func:`quantile_groups`, *rank groups*: ``strategy="quantile"`` of the
+  metrics (AdaECE) and of the reliability diagram, AdaFocal's bins and the
+  monotonic sweep. Exactly ``n_bins`` groups by rank in ``numpy.array_split``
+  sizes; tied values may fall in different groups; weights do not move the
+  boundaries.
+- :func:`equal_mass_edges`, *midpoint edges* (Kumar et al.'s
+  ``get_equal_bins``): the debiased ECE and scaling-binning. Edges halfway
+  between the groups, duplicates dropped, so ties share a bin and there can
+  be fewer bins; integer weights count as repetitions.
+- :func:`quantile_value_edges`, *quantile edges* (scikit-learn's
+  ``calibration_curve(strategy="quantile")``):
+  ``HistogramBinningCalibrator(strategy="quantile")``. Edges at the (weighted)
+  linear quantiles of the values, outer edges 0 and 1, duplicates merged; a
+  calibrator must place an unseen value by its value alone.
+
 The per-bin sums themselves, :func:`sklcalib.metrics.bin_statistics`, live
 in the public module :mod:`sklcalib.metrics.binning`.
 """
@@ -200,3 +219,13 @@ def equal_mass_edges(values, n_bins, sample_weight=None):
     # midpoints in the dtype of the values (float32 stays float32), as the
     # authors' code, then float64 edges
     return np.unique(np.r_[((last + first) / 2).astype(np.float64), 1.0])
+
+
+def quantile_value_edges(values, n_bins, sample_weight=None):
+    """Edges at the (weighted) quantiles of ``values``: the quantiles at levels
+    ``0, 1/n_bins, ..., 1`` (:func:`weighted_quantile`), the outer ones
+    replaced by 0 and 1 and duplicates merged (so there can be fewer than
+    ``n_bins`` bins). For right-closed bins (:func:`bin_index`)."""
+    levels = np.linspace(0, 1, n_bins + 1)
+    edges = np.unique(weighted_quantile(values, levels, sample_weight))
+    return np.unique(np.r_[0.0, edges[1:-1], 1.0])

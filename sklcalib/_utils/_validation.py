@@ -46,6 +46,13 @@ def check_scalar(value, name, *, integer=False, low=None, high=None, low_open=Fa
     return value
 
 
+def check_solver_params(max_iter, tol):
+    """Check an iterative fit's ``max_iter`` (an integer >= 1) and ``tol``
+    (a real >= 0), the pair every Newton or L-BFGS calibrator takes."""
+    check_scalar(max_iter, "max_iter", integer=True, low=1)
+    check_scalar(tol, "tol", low=0)
+
+
 def check_n_resamples(n_resamples):
     """Return ``n_resamples`` as an int >= 1 or raise."""
     if (

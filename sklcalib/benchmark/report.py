@@ -11,6 +11,7 @@ from collections import defaultdict
 import numpy as np
 
 from sklcalib import calibration, plotting
+from sklcalib._utils._metric_display import DISPLAY
 from sklcalib._utils._optional import import_optional as _import_optional
 from sklcalib.benchmark.chance import CHANCE_RULE
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
@@ -29,18 +30,10 @@ __all__ = [
     "write_csv",
 ]
 
-# metrics shown in percent in the tables (the papers' convention for ECE)
-_PERCENT = {"ece", "adaptive_ece", "classwise_ece", "mce", "smooth_ece", "error"}
-_LABELS = {
-    "ece": "ECE",
-    "adaptive_ece": "AdaECE",
-    "classwise_ece": "CwECE",
-    "mce": "MCE",
-    "smooth_ece": "smECE",
-    "nll": "NLL",
-    "brier": "Brier",
-    "error": "Error",
-}
+# metrics shown in percent in the tables, and their column labels: those of
+# the metric registry, and the classification error
+_PERCENT = {key for key, shown in DISPLAY.items() if shown.percent} | {"error"}
+_LABELS = {key: shown.short for key, shown in DISPLAY.items()} | {"error": "Error"}
 
 
 def row_columns():

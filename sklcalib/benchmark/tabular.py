@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from sklcalib import calibration, metrics, plotting
+from sklcalib._utils._metric_display import DISPLAY
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.runner import derive_seed as _derive_seed
 from sklcalib.benchmark.runner import subsample_train as _subsample_train
@@ -80,7 +81,6 @@ MODELS = {
 RAW = "none"
 
 _HEADLINE = ("ece", "nll", "brier")
-_LABELS = {"ece": "ECE (%)", "nll": "NLL", "brier": "Brier"}
 
 
 def available_calibrators():
@@ -719,7 +719,7 @@ def boosting_markdown(rows, *, settings=None):
             "",
         ]
         for metric in _HEADLINE:
-            lines += [f"Test {_LABELS[metric]}", ""]
+            lines += [f"Test {DISPLAY[metric].label()}", ""]
             lines += _metric_table(stats, datasets, model, calibrators, metric)
             lines.append("")
     lines += ["### Other metrics (means over seeds)", ""]

@@ -5,7 +5,7 @@ import numpy as np
 from scipy.special import expit
 
 from sklcalib._utils._scores import log_floored
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import check_scalar, check_solver_params
 
 from ._base import PROBABILITIES, BaseCalibrator
 from ._quadratic import binary_logistic_fit, warn_not_converged
@@ -117,8 +117,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
 
     def _check_params(self):
         check_scalar(self.reg, "reg", low=0)
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     @staticmethod
     def _positive(scores):

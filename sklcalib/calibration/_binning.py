@@ -3,7 +3,11 @@
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
-from sklcalib._utils._binning import bin_index, weighted_bin_sums, weighted_quantile
+from sklcalib._utils._binning import (
+    bin_index,
+    quantile_value_edges,
+    weighted_bin_sums,
+)
 from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
 
 from ._base import (
@@ -78,7 +82,10 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         ``"uniform"``: equal-width bins on [0, 1]. ``"quantile"``: edges at
         the quantiles of the calibration probabilities of that class
         (duplicate edges merged, so there can be fewer bins), the outer edges
-        stretched to 0 and 1.
+        stretched to 0 and 1, as the bins of scikit-learn's
+        ``calibration_curve(strategy="quantile")``. Tied probabilities share a
+        bin (a new probability is placed by its value), unlike the metrics'
+        ``"quantile"`` bins, which are exactly ``n_bins`` groups by rank.
 
     Attributes
     ----------
@@ -131,9 +138,7 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         if self.strategy == "uniform":
             edges = np.linspace(0.0, 1.0, self.n_bins + 1)
         else:
-            levels = np.linspace(0, 1, self.n_bins + 1)
-            edges = np.unique(weighted_quantile(p, levels, sample_weight))
-            edges = np.unique(np.r_[0.0, edges[1:-1], 1.0])
+            edges = quantile_value_edges(p, self.n_bins, sample_weight)
         n_bins = len(edges) - 1
         idx = bin_index(p, edges)
         counts, hits = weighted_bin_sums(idx, n_bins, sample_weight, target)

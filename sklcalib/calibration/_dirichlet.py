@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._scores import as_columns, log_floored
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import check_scalar, check_solver_params
 
 from ._base import PROBABILITIES, BaseCalibrator, softmax_rows
 from ._scaling import normalised_weights
@@ -164,8 +164,7 @@ class DirichletCalibrator(BaseCalibrator):
         check_scalar(self.reg_lambda, "reg_lambda", low=0)
         if self.reg_mu is not None:
             check_scalar(self.reg_mu, "reg_mu", low=0)
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         reg_mu = self.reg_lambda if self.reg_mu is None else self.reg_mu

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import check_scalar, check_solver_params
 
 from ._base import LOGITS, BaseCalibrator
 from ._scaling import BinaryOnlyMixin, binary_score, mean_weights
@@ -145,8 +145,7 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
     def _check_params(self):
         check_scalar(self.reg_intercept, "reg_intercept", low=0)
         check_scalar(self.reg_quadratic, "reg_quadratic", low=0)
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     _score = staticmethod(binary_score)
 

@@ -9,7 +9,12 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from sklcalib._utils._validation import any_dask, as_numpy, check_scalar
+from sklcalib._utils._validation import (
+    any_dask,
+    as_numpy,
+    check_scalar,
+    check_solver_params,
+)
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 
@@ -178,8 +183,7 @@ class VectorScaler(BaseCalibrator):
         self.tol = tol
 
     def _check_params(self):
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)
@@ -254,8 +258,7 @@ class MatrixScaler(BaseCalibrator):
 
     def _check_params(self):
         check_scalar(self.reg, "reg", low=0)
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         z = binary_logits(scores)

@@ -22,7 +22,7 @@ from scipy.optimize import minimize as scipy_minimize
 from scipy.special import log_softmax
 from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import check_scalar, check_solver_params
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 from ._scaling import mean_weights, nll_terms
@@ -177,8 +177,7 @@ class _StructuredScaler(BaseCalibrator):
         check_scalar(self.lambda_diagonal, "lambda_diagonal", low=0)
         check_scalar(self.rho, "rho")
         check_scalar(self.tau, "tau")
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0)
+        check_solver_params(self.max_iter, self.tol)
 
     def _fit(self, scores, y_idx, sample_weight=None):
         self.temperature_, self.epsilon_, x, weights, n = _prepare(

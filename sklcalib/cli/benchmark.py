@@ -458,6 +458,46 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
             cluster.close()
 
 
+def _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets):
+    """Write the run's figures, in parallel on the local cores.
+
+    Drawing a dozen figures of ten or more panels costs seconds each; after the
+    runs the cores would otherwise wait for one process to draw them all. Each
+    figure is independent and written by one worker (same files, same bytes).
+    """
+    from joblib import Parallel, delayed
+
+    jobs = []
+    for d in datasets:
+        panels = [
+            (r["loss"], r["y_test"], r["proba_pre"])
+            for r in rows
+            if r["dataset"] == d and "proba_pre" in r
+        ]
+        jobs.append(delayed(plot_reliability)(d, panels, out / f"reliability_{d}.png"))
+    if args.hessian_samples > 0:
+        # the curvature figure needs the rows' summary columns only
+        light = [
+            {k: v for k, v in r.items() if isinstance(v, (str, int, float))}
+            for r in rows
+        ]
+        jobs.append(
+            delayed(plot_curvature)(
+                light, out / "curvature.png", datasets=datasets, losses=losses
+            )
+        )
+    for d in boost_datasets:
+        mine = [r for r in boost_rows if r["dataset"] == d]
+        jobs.append(
+            delayed(plot_boosting_reliability)(
+                d, mine, out / f"reliability_boosting_{d}.png"
+            )
+        )
+    # a Dask scheduler's workers may not see this machine's folder: draw here
+    n_jobs = args.n_jobs if args.scheduler is None else 1
+    Parallel(n_jobs=n_jobs)(jobs)
+
+
 #: the terminal output stays within this many columns
 WIDTH = 100
 
@@ -665,21 +705,7 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
         text += "\n" + boosting_markdown(boost_rows)
     (out / "results.md").write_text(text)
     if not args.no_plots:
-        for d in datasets:
-            panels = [
-                (r["loss"], r["y_test"], r["proba_pre"])
-                for r in rows
-                if r["dataset"] == d and "proba_pre" in r
-            ]
-            plot_reliability(d, panels, out / f"reliability_{d}.png")
-        if args.hessian_samples > 0:
-            plot_curvature(
-                rows, out / "curvature.png", datasets=datasets, losses=losses
-            )
-        for d in boost_datasets:
-            plot_boosting_reliability(
-                d, boost_rows, out / f"reliability_boosting_{d}.png"
-            )
+        _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets)
     files = ["results.csv"]
     if boost_rows:
         files.append("boosting.csv")

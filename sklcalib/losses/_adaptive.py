@@ -10,9 +10,6 @@ from sklcalib._utils._binning import quantile_edges, quantile_groups, top_label
 from sklcalib._utils._validation import check_n_bins, check_prob_values
 from sklcalib.losses._autograd import FocalSpec, focal_term
 from sklcalib.losses._base import (
-    INPUT_DOC,
-    REDUCTION_DOC,
-    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -261,7 +258,7 @@ class _BinnedGammaLoss(CalibrationLoss):
 
 
 class AdaFocalLoss(_BinnedGammaLoss):
-    __doc__ = f"""AdaFocal: focal or inverse focal loss with a signed γ per bin.
+    """AdaFocal: focal or inverse focal loss with a signed γ per bin.
 
     Ghosh, Schaaf & Gormley (NeurIPS 2022). Each sample takes the γ of the bin
     holding its p_t (bins right-closed, ``(e_b, e_b+1]``, the first also holding
@@ -294,7 +291,9 @@ class AdaFocalLoss(_BinnedGammaLoss):
         Upper end of the clipping range of γ.
     switch_threshold : float, default=0.2
         ``|γ|`` below which focal and inverse focal are switched, >= 0.
-    {REDUCTION_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses.
 
     Attributes
     ----------
@@ -305,7 +304,8 @@ class AdaFocalLoss(_BinnedGammaLoss):
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     ``bin_edges`` and ``gammas`` are registered buffers: they are in
     ``state_dict``, pickle, and move with ``.to(device)``.
@@ -393,7 +393,7 @@ class AdaFocalLoss(_BinnedGammaLoss):
 
 
 class AdaDualFocalLoss(_BinnedGammaLoss):
-    __doc__ = f"""AdaDualFocal: dual focal loss with a γ >= 0 per confidence bin.
+    """AdaDualFocal: dual focal loss with a γ >= 0 per confidence bin.
 
     Tao et al. (ICML 2023, Sec. 5.2) combine AdaFocal and dual focal loss; this
     is their code's rule. Per sample, ``-(1 - p_t + p_j)^γ log p_t`` with p_j
@@ -422,7 +422,10 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         Update rate λ >= 0.
     gamma_max : float, default=20.0
         Upper clip of γ (20 in the authors' training scripts).
-    {REDUCTION_SUM_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' training code sums (an SGD learning rate
+        ported from it needs ``"sum"`` or multiplying by the batch size).
 
     Attributes
     ----------
@@ -433,7 +436,8 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------

@@ -15,10 +15,6 @@ from sklcalib.losses._autograd import (
     plain_autograd_ok,
 )
 from sklcalib.losses._base import (
-    INPUT_DOC,
-    REDUCTION_DOC,
-    REDUCTION_MEAN_DOC,
-    REDUCTION_SUM_DOC,
     CalibrationLoss,
     check_real,
     check_reduction,
@@ -27,7 +23,7 @@ from sklcalib.losses._base import (
 
 
 class FocalLoss(CalibrationLoss):
-    __doc__ = f"""Focal loss (Lin et al. 2017) for calibration (Mukhoti et al. 2020).
+    """Focal loss (Lin et al. 2017) for calibration (Mukhoti et al. 2020).
 
     Per sample, ``-(1 - p_t)^γ · log p_t`` with ``p_t`` the softmax probability of
     the target class. The weight ``(1 - p_t)^γ`` is not detached (as in the
@@ -37,12 +33,17 @@ class FocalLoss(CalibrationLoss):
     ----------
     gamma : float, default=3.0
         Focusing parameter γ >= 0.
-    {REDUCTION_SUM_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' training code sums (an SGD learning rate
+        ported from it needs ``"sum"`` or multiplying by the batch size).
 
     Notes
     -----
-    {INPUT_DOC} ``1 - p_t`` is computed as ``-expm1(log p_t)`` and the gradient of
-    the weight is written so that it stays finite at ``p_t = 1`` for ``γ < 1``.
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says. ``1 - p_t`` is computed as
+    ``-expm1(log p_t)`` and the gradient of the weight is written so that it
+    stays finite at ``p_t = 1`` for ``γ < 1``.
 
     Examples
     --------
@@ -167,7 +168,7 @@ def resolve_thresholds(thresholds):
 
 
 class SampleDependentFocalLoss(CalibrationLoss):
-    __doc__ = f"""Focal loss with γ chosen per sample from p_t (FLSD, Mukhoti et al.).
+    """Focal loss with γ chosen per sample from p_t (FLSD, Mukhoti et al.).
 
     ``thresholds`` is a table ``((p0_1, γ_1), (p0_2, γ_2), ...)``: a sample takes
     the γ of the smallest threshold with ``p_t < p0``, and ``gamma`` if ``p_t`` is
@@ -200,11 +201,16 @@ class SampleDependentFocalLoss(CalibrationLoss):
     thresholds : sequence of (float, float or "lambert") pairs, or "lambert", \
 default=((0.2, 5.0),)
         Thresholds p0 in (0, 1) (distinct; any order) with their γ >= 0.
-    {REDUCTION_SUM_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' training code sums (an SGD learning rate
+        ported from it needs ``"sum"`` or multiplying by the batch size).
 
     Notes
     -----
-    {INPUT_DOC} The comparison ``p_t < p0`` is made in the dtype of the logits.
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says. The comparison ``p_t < p0`` is made
+    in the dtype of the logits.
 
     Examples
     --------
@@ -396,7 +402,7 @@ def dual_logp(logits, logp, target):
 
 
 class DualFocalLoss(CalibrationLoss):
-    __doc__ = f"""Dual focal loss (Tao et al., ICML 2023, Eq. 3).
+    """Dual focal loss (Tao et al., ICML 2023, Eq. 3).
 
     Per sample, ``-(1 - p_t + p_j)^γ · log p_t`` where **p_j is the largest
     probability strictly below p_t**: 0 if there is none, ties with p_t excluded,
@@ -420,12 +426,17 @@ class DualFocalLoss(CalibrationLoss):
         computes (``torch.mean`` over the batch of the summed terms), so they
         couple the samples of a batch: a sample's loss, and ``reduction="none"``,
         depend on the others. ``("kth", 1)`` equals ``"max"``.
-    {REDUCTION_SUM_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' training code sums (an SGD learning rate
+        ported from it needs ``"sum"`` or multiplying by the batch size).
 
     Notes
     -----
-    {INPUT_DOC} "Strictly below" is decided on the logits, which order like
-    the probabilities (exact ties of logits are exact ties of probabilities).
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says. "Strictly below" is decided on the
+    logits, which order like the probabilities (exact ties of logits are exact
+    ties of probabilities).
 
     Examples
     --------
@@ -484,7 +495,7 @@ def squared_error(logp, target):
 
 
 class FocalCalibrationLoss(CalibrationLoss):
-    __doc__ = f"""Focal calibration loss (Liang et al., Definition 3.1).
+    """Focal calibration loss (Liang et al., Definition 3.1).
 
     Per sample, ``-(1 - p_t)^γ · log p_t + λ · Σ_k (p_k - e_y,k)²``: focal loss plus
     λ times the squared Euclidean distance between the softmax vector and the
@@ -496,11 +507,14 @@ class FocalCalibrationLoss(CalibrationLoss):
         Focal γ >= 0.
     lam : float, default=1.0
         Weight λ >= 0 of the squared-error term.
-    {REDUCTION_MEAN_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses. The authors' code takes the mean, as the default does.
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------
@@ -543,7 +557,7 @@ class FocalCalibrationLoss(CalibrationLoss):
 
 
 class InverseFocalLoss(CalibrationLoss):
-    __doc__ = f"""Inverse focal loss (Wang et al. 2021).
+    """Inverse focal loss (Wang et al. 2021).
 
     Per sample, ``-(1 + p_t)^γ · log p_t``: weights confident samples up instead
     of down (it preserves sample hardness for post-hoc calibration).
@@ -552,11 +566,14 @@ class InverseFocalLoss(CalibrationLoss):
     ----------
     gamma : float, default=2.0
         Focusing parameter γ >= 0.
-    {REDUCTION_DOC}
+    reduction : {"mean", "sum", "none"}, default="mean"
+        Mean (skorch's convention), sum or (N,) vector of the per-sample
+        losses.
 
     Notes
     -----
-    {INPUT_DOC}
+    Called on ``logits`` (N, K) and integer ``target`` (N,) as
+    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------

@@ -123,7 +123,9 @@ def expected_calibration_error(
         float64 edges ``np.linspace(0, 1, n_bins + 1)``, the first bin also
         holding 0 (a confidence on an edge goes to the lower bin).
         ``"quantile"``: equal-mass bins in ``numpy.array_split`` order, see
-        :func:`adaptive_calibration_error`.
+        :func:`adaptive_calibration_error` (groups by rank: tied confidences
+        may fall in different bins, unlike the value edges of
+        ``HistogramBinningCalibrator(strategy="quantile")``).
     norm : {"l1", "l2", "max"}, default="l1"
         ``"l1"``: the ECE; ``"l2"``: the root of the weighted mean squared gap;
         ``"max"``: the largest gap over the non-empty bins (MCE).

@@ -10,7 +10,7 @@ from ._accumulator import stream_statistics
 from ._bootstrap import check_confidence_level, check_n_resamples
 from ._calibration_error import top_label_inputs
 from ._debiased import debiased_calibration_error
-from ._intervals import interval_and_pvalue
+from ._intervals import INTERVAL_METRICS, interval_and_pvalue
 from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics, score_terms
@@ -18,17 +18,10 @@ from ._sweep import sweep_error
 from .binning import _bin_statistics
 
 S99_THRESHOLD = 0.99
-#: report keys that get an interval of their population value (see
-#: calibration_error_interval), and the metric behind each; the smooth ECE,
-#: the sweep and the SKCE have no interval of their population value yet
-CI_METRICS = {
-    "ece": "ece",
-    "adaptive_ece": "adaptive_ece",
-    "classwise_ece": "classwise_ece",
-    "debiased_ece": "debiased_ece",
-    "nll": "nll",
-    "brier": "brier",
-}
+#: report keys that get an interval of their population value: the metrics
+#: of calibration_error_interval (the smooth ECE, the sweep and the SKCE have
+#: none yet)
+CI_METRICS = INTERVAL_METRICS
 #: what a report on dask arrays lacks, and why
 DASK_MISSING = (
     "adaptive_ece",
@@ -267,16 +260,16 @@ def calibration_report(
     }
     if confidence_level is not None:
         seed = int(stream_seeds(random_state, 1)[0] % 2**32)
-        for key, metric in CI_METRICS.items():
-            if metric in ("nll", "brier") and rows < 2:
+        for key in CI_METRICS:
+            if key in ("nll", "brier") and rows < 2:
                 # a mean of fewer than two rows has no standard error
                 report[f"{key}_ci"] = None
                 continue
-            binned = {} if metric in ("nll", "brier") else {"n_bins": n_bins}
+            binned = {} if key in ("nll", "brier") else {"n_bins": n_bins}
             ci, pvalue = interval_and_pvalue(
                 y_true,
                 y_prob,
-                metric=metric,
+                metric=key,
                 confidence_level=confidence_level,
                 random_state=seed,
                 **binned,
