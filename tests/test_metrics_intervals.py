@@ -152,6 +152,10 @@ def test_comparison_size_and_power():
     assert rate <= 0.12 and cov >= 0.9
     rate, cov, _, _ = bed.rejection_rate(2000, 1.0, 1.5, reps=20, seed=3)
     assert rate >= 0.8 and cov >= 0.85
+    # issue 19's power target at n = 500 (>= 30 %; 41 % there): 60
+    # replications, a threshold 3 standard errors below the measured power
+    rate, cov, _, _ = bed.rejection_rate(500, 1.0, 1.5, reps=60, seed=3)
+    assert rate >= 0.2 and cov >= 0.9
 
 
 def test_swap_test_is_exact_for_a_callable_and_plans_agree():
