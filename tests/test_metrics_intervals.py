@@ -60,6 +60,8 @@ def test_truths_by_quadrature_match_the_stated_values():
         ("debiased_ece", "binary", 200, 0.85),
         ("classwise_ece", "binary", 2000, 0.7),
         ("ece", "multiclass", 1000, 1.0),
+        ("debiased_ece", "multiclass", 1000, 1.0),
+        ("classwise_ece", "multiclass", 1000, 1.0),
     ],
 )
 def test_interval_covers_the_population_error(metric, kind, n, tau):
