@@ -539,3 +539,48 @@ def test_bca_says_why_it_is_undefined_for_a_biased_statistic():
     assert "calibration_error_interval" in str(info.value)
     boot = bootstrap_interval("ece", y, p, n_resamples=200, random_state=0)
     assert np.all(boot.bootstrap_distribution > boot.estimate)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("adaptive_ece", {}),
+        ("adaptive_ece", {"norm": "l2", "n_bins": 7}),
+        ("ece", {"strategy": "quantile", "n_bins": 10}),
+        ("mce", {"strategy": "quantile"}),
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_equal_mass_consistency_test_shares_its_bins(
+    name, params, weighted, compiled, monkeypatch
+):
+    # rank groups of the confidences do not move under label draws: the
+    # consistency test of the adaptive ECE (and of quantile-binned ECE/MCE)
+    # adds each draw's outcomes to fixed groups, with the null distribution of
+    # recomputing the metric on the same draws
+    from sklcalib.metrics._plans import resolve_metric
+
+    if compiled:
+        monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)
+    y, p = _data(23, n=400, k=4, calibrated=False, sharpen=1.6)
+    p[:3] = 0.25  # ties: the first maximum is the top label, a stable sort
+    w = np.random.default_rng(2).uniform(0.2, 3.0, size=400) if weighted else None
+    params = {**params, "sample_weight": w}
+    assert consistency_plan(name, y, p, params) is not None
+    assert bootstrap_plan(name, y, p, params) is None  # a resample moves them
+    func = resolve_metric(name)
+    fast = calibration_test(y, p, metric=name, n_resamples=60, random_state=3, **params)
+    slow = calibration_test(
+        y,
+        p,
+        metric=lambda a, b, **kw: func(a, b, **kw),
+        n_resamples=60,
+        random_state=3,
+        **params,
+    )
+    assert fast.statistic == slow.statistic
+    np.testing.assert_allclose(
+        fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+    )
+    assert fast.pvalue == slow.pvalue

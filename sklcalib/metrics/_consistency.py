@@ -80,8 +80,9 @@ def calibration_test(
     threshold on the ECE, this accounts for the ECE's upward bias on few rows.
 
     For the uniform-bin metrics (``"ece"``, ``"mce"``, ``"classwise_ece"``),
-    the debiased L2 error (``"debiased_ece"``, whose equal-mass bins depend
-    on the scores only) and ``"nll"``, ``"brier"`` the bins stay fixed and
+    the equal-mass ones (``"adaptive_ece"``, ``"debiased_ece"``, and
+    ``strategy="quantile"``: their bins depend on the scores only) and
+    ``"nll"``, ``"brier"`` the bins stay fixed and
     only the correctness changes, so a resample is one pass that adds each
     row's drawn outcome to its bin; other metrics are recomputed on every
     resample.

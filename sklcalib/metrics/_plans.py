@@ -5,15 +5,21 @@ ECE), NLL and Brier: the metrics whose value is a function of per-cell sums
 that resampling leaves the cells of. Every other metric (equal-mass bins, whose
 edges move with the resample; smooth ECE; the sweep; SKCE; any callable) is
 recomputed on each resample. Under the consistency test's label draws the
-scores do not move, so the debiased L2 error's equal-mass bins are fixed too:
-it has a consistency plan (not a bootstrap one).
+scores do not move, so equal-mass bins are fixed too: the adaptive ECE (and
+the ECE and MCE with ``strategy="quantile"``) and the debiased L2 error have a
+consistency plan (not a bootstrap one).
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from sklcalib._utils._binning import bin_index, top_label, uniform_edges
+from sklcalib._utils._binning import (
+    bin_index,
+    quantile_groups,
+    top_label,
+    uniform_edges,
+)
 from sklcalib._utils._binning import binned_error as error_of_bins
 from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import (
@@ -293,12 +299,33 @@ def _debiased_consistency_plan(y_true, y_prob, params):
     return Plan(codes.astype(np.int32), values, n_cells, finalize, cumulative, bounds)
 
 
+def _equal_mass_settings(name, params):
+    """``(n_bins, norm)`` of a top-label error on equal-mass (rank) bins —
+    the adaptive ECE, or the ECE/MCE with ``strategy="quantile"`` — else
+    None. Its groups depend on the confidences only, so label draws leave
+    them fixed (a bootstrap moves them: no bootstrap plan)."""
+    if not isinstance(name, str):
+        return None
+    if name == "adaptive_ece":
+        if set(params) - {"n_bins", "norm", "labels", "sample_weight"}:
+            return None
+        norm = params.get("norm", "l1")
+    elif name in ("ece", "mce") and params.get("strategy") == "quantile":
+        if set(params) - _BINNED_PARAMS or (name == "mce" and "norm" in params):
+            return None
+        norm = "max" if name == "mce" else params.get("norm", "l1")
+    else:
+        return None
+    return check_n_bins(params.get("n_bins", 15)), check_option(norm, "norm", NORMS)
+
+
 def consistency_plan(name, y_true, y_prob, params):
     """The consistency-resampling :class:`Plan` of a named metric (labels
     drawn from ``y_prob``; bins stay fixed), or None."""
     if name == "debiased_ece" and not set(params) - _DEBIASED_PARAMS:
         return _debiased_consistency_plan(y_true, y_prob, params)
-    if not _has_plan(name, params):
+    equal_mass = _equal_mass_settings(name, params)
+    if equal_mass is None and not _has_plan(name, params):
         return None
     y_idx, p, columns, w = _validated(y_true, y_prob, params)
     n, n_classes = columns.shape
@@ -310,13 +337,17 @@ def consistency_plan(name, y_true, y_prob, params):
         terms = np.stack([_terms(name, columns, np.full(n, k)) for k in every], axis=1)
         values = _row_values(w, terms)
         return Plan(codes, values, 1, _mean_finalize(weighted), cumulative)
-    n_bins, norm = _binned_settings(name, params)
+    n_bins, norm = equal_mass or _binned_settings(name, params)
     edges = uniform_edges(n_bins)
-    if name in ("ece", "mce"):
+    if name in ("ece", "mce", "adaptive_ece"):
         conf, _ = top_label(p, y_idx)
         conf = conf.astype(np.float64)
         bounds = _top_label_bounds(p, cumulative)
-        codes = 2 * bin_index(conf, edges)[:, None] + np.arange(2)
+        if equal_mass is None:
+            idx = bin_index(conf, edges)
+        else:
+            idx = quantile_groups(conf, n_bins)[0]
+        codes = 2 * idx[:, None] + np.arange(2)
         values = _row_values(w, np.broadcast_to(conf[:, None], (n, 2)))
 
         def finalize(sums):
