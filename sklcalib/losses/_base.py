@@ -147,7 +147,10 @@ class CalibrationLoss(nn.Module):
         the same values as ``_per_sample``, with a cheaper backward where a
         subclass has one (``_fused_spec`` from :data:`FUSED_MIN_ROWS` rows on,
         or an override of this method)."""
-        spec = self._fused_spec() if logits.shape[0] >= FUSED_MIN_ROWS else None
+        min_rows = self._fused_min_rows
+        if min_rows is None:
+            min_rows = FUSED_MIN_ROWS
+        spec = self._fused_spec() if logits.shape[0] >= min_rows else None
         if spec is None:
             return self._per_sample(logits, target)
         return fused_focal(logits, target, spec)
@@ -156,6 +159,9 @@ class CalibrationLoss(nn.Module):
         """A :class:`~sklcalib.losses._autograd.FocalSpec` for the fused training
         path, or None to differentiate ``_per_sample`` with autograd."""
         return None
+
+    #: rows from which the fused node is used; None: :data:`FUSED_MIN_ROWS`
+    _fused_min_rows = None
 
     def _per_sample(self, logits, target):  # pragma: no cover - abstract
         raise NotImplementedError
