@@ -893,6 +893,27 @@ def test_parameters_changed_in_place_are_checked_at_call():
         loss(torch.zeros(2, 3), torch.tensor([0, 1]))
 
 
+def test_parameters_changed_between_batches_are_checked():
+    # a forward skips the check only for the very (immutable) objects it last
+    # checked: a new value, or a mutable one changed in place, is checked again
+    logits, target = torch.zeros(2, 3), torch.tensor([0, 1])
+    loss = FocalLoss()
+    loss(logits, target)
+    loss.gamma = -1.0
+    with pytest.raises(ValueError, match="gamma"):
+        loss(logits, target)
+    loss.gamma = 2.0
+    loss(logits, target)
+    loss.reduction = "median"
+    with pytest.raises(ValueError, match="reduction"):
+        loss(logits, target)
+    flsd = SampleDependentFocalLoss(3.0, [[0.2, 5.0]])
+    flsd(logits, target)
+    flsd.thresholds[0][1] = -5.0  # in place: the same list object
+    with pytest.raises(ValueError, match=r"gamma|threshold"):
+        flsd(logits, target)
+
+
 @pytest.mark.parametrize(
     ("logits", "target", "name"),
     [
