@@ -23,7 +23,12 @@ For every cell: the coverage of the nominal interval of
 ``calibration_error_interval`` and of the percentile ``bootstrap_interval``
 (200 resamples), their mean widths, and the time per interval; for the
 comparison, the rejection rate at 5 % of ``compare_calibration`` and of the
-swap test of the raw plug-in difference (the test before the debiasing).
+swap test of the raw plug-in difference (the test before the debiasing); with
+``--part bootstrap_se``, the percentile bootstrap's ``standard_error`` of the
+ECE against the estimator's true standard error; with ``--part sweep_bias``,
+the share of the 15-bin plug-in ECE's bias that ECE-sweep removes; with
+``--part bootstrap_methods``, how often the percentile, basic and BCa
+bootstrap intervals of a calibrated model's ECE contain its true error 0.
 
 ``--part benchmark-marks``: the ``sklcalib benchmark`` table's brackets and
 marks on the paired-comparison bed with 3 seeds = 3 independent test sets of
@@ -44,7 +49,12 @@ the intervals against the bootstraps they replace. Run::
     python benchmarks/bench_coverage.py --part benchmark-marks --reps 300
     python benchmarks/bench_coverage.py --part benchmark-cost
 
-(single-threaded BLAS; about 2-4 min on one core with the defaults).
+(single-threaded BLAS). Measured on 2 cores shared with other jobs (load
+average 3-4): ``--part coverage --reps 200 --percentile-every 5`` and
+``--part comparison --reps 300`` about a minute each, ``--part bootstrap_se
+--reps 400`` 25 s, ``--part sweep_bias --reps 1000`` 6 s, ``--part
+bootstrap_methods --reps 200`` 3 min (the BCa jackknife); ``--part all`` with
+its 400 replications takes the sum, scaled.
 """
 
 import argparse
@@ -180,6 +190,65 @@ def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True, every=1):
         "pct_width": width_p / n_pct if n_pct else float("nan"),
         "seconds": elapsed / reps,
     }
+
+
+def bootstrap_se_cell(bed, n, tau, reps, seed, n_resamples=200):
+    """The percentile bootstrap's ``standard_error`` of the plug-in ECE
+    against the estimator's true standard error (its standard deviation over
+    the replications): (true SE, mean bootstrap SE, their ratio - 1)."""
+    from sklcalib.metrics import bootstrap_interval
+
+    rng = np.random.default_rng(seed)
+    estimates, ses = [], []
+    for r in range(reps):
+        y, p = (
+            multiclass_bed(rng, n) if bed == "multiclass" else binary_bed(rng, n, tau)
+        )
+        b = bootstrap_interval("ece", y, p, n_resamples=n_resamples, random_state=r)
+        estimates.append(b.estimate)
+        ses.append(b.standard_error)
+    true_se = float(np.std(estimates, ddof=1))
+    boot_se = float(np.mean(ses))
+    return true_se, boot_se, boot_se / true_se - 1.0
+
+
+def bootstrap_methods_cell(n, reps, seed, methods=("percentile", "basic", "bca")):
+    """Share of ``reps`` calibrated binary beds (truth 0) whose nominal 95 %
+    ``bootstrap_interval("ece")`` (1000 resamples) contains 0, per method;
+    BCa's refusals (every resample above the estimate) count as misses and
+    are counted apart."""
+    from sklcalib.metrics import bootstrap_interval
+
+    rng = np.random.default_rng(seed)
+    hits = dict.fromkeys(methods, 0)
+    refused = 0
+    for r in range(reps):
+        y, p = binary_bed(rng, n, 1.0)
+        for method in methods:
+            try:
+                b = bootstrap_interval("ece", y, p, method=method, random_state=r)
+            except ValueError:
+                refused += 1
+                continue
+            hits[method] += b.low <= 0.0 <= b.high
+    return {m: h / reps for m, h in hits.items()}, refused
+
+
+def sweep_bias_cell(n, tau, reps, seed):
+    """Mean bias of the 15-bin plug-in ECE and of ECE-sweep on the binary bed
+    (truth by quadrature), and the share of the plug-in's bias the sweep
+    removes: (truth, plug-in bias, sweep bias, share removed)."""
+    from sklcalib.metrics import ece_sweep, expected_calibration_error
+
+    rng = np.random.default_rng(seed)
+    true = truth("ece", tau)
+    plug = sweep = 0.0
+    for _ in range(reps):
+        y, p = binary_bed(rng, n, tau)
+        plug += expected_calibration_error(y, p) - true
+        sweep += ece_sweep(y, p) - true
+    plug, sweep = plug / reps, sweep / reps
+    return true, plug, sweep, 1.0 - sweep / plug
 
 
 def comparison_truth(k):
@@ -513,6 +582,9 @@ def main(argv=None):
             "timing",
             "benchmark-marks",
             "benchmark-cost",
+            "bootstrap_se",
+            "sweep_bias",
+            "bootstrap_methods",
         ),
         default="all",
     )
@@ -560,6 +632,60 @@ def main(argv=None):
         print("|---|---|")
         for metric, (med, lo, hi) in timing_table().items():
             print(f"| {metric} | {med:.3f} [{lo:.3f}, {hi:.3f}] |", flush=True)
+        print()
+    if args.part in ("all", "bootstrap_se"):
+        print(
+            f"bootstrap_interval('ece').standard_error against the true SE, "
+            f"{args.reps} replications per cell, 200 resamples"
+        )
+        print()
+        print("| bed | n | true SE | mean bootstrap SE | overstatement |")
+        print("|---|---|---|---|---|")
+        cells = [("binary", n, tau) for tau in TAUS for n in (200, 2000)]
+        for bed, n, tau in [*cells, ("multiclass", 1000, 1.0)]:
+            true_se, boot_se, over = bootstrap_se_cell(
+                bed, n, tau, args.reps, args.seed
+            )
+            name = "10 classes" if bed == "multiclass" else f"binary, tau = {tau}"
+            print(
+                f"| {name} | {n} | {true_se:.4f} | {boot_se:.4f} | {over:+.1%} |",
+                flush=True,
+            )
+        print()
+    if args.part in ("all", "sweep_bias"):
+        print(
+            f"Bias of the 15-bin plug-in ECE and of ECE-sweep, binary bed, "
+            f"{args.reps} replications per cell"
+        )
+        print()
+        print("| tau | n | truth | plug-in bias | sweep bias | share removed |")
+        print("|---|---|---|---|---|---|")
+        for tau in (1.0, 0.7):
+            for n in (200, 1000, 5000):
+                true, plug, sweep, removed = sweep_bias_cell(
+                    n, tau, args.reps, args.seed
+                )
+                print(
+                    f"| {tau} | {n} | {true:.4f} | {plug:+.4f} | {sweep:+.4f} "
+                    f"| {removed:.0%} |",
+                    flush=True,
+                )
+        print()
+    if args.part in ("all", "bootstrap_methods"):
+        print(
+            f"bootstrap_interval('ece') of a calibrated binary model: share of "
+            f"{args.reps} replications whose 95 % interval holds the truth 0"
+        )
+        print()
+        print("| n | percentile | basic | bca | bca refused |")
+        print("|---|---|---|---|---|")
+        for n in (200, 1000, 5000):
+            cover, refused = bootstrap_methods_cell(n, args.reps, args.seed)
+            print(
+                f"| {n} | {cover['percentile']:.1%} | {cover['basic']:.1%} "
+                f"| {cover['bca']:.1%} | {refused} |",
+                flush=True,
+            )
         print()
     if args.part == "benchmark-marks":
         _print_benchmark_marks(args.reps, args.seed)

@@ -1,7 +1,8 @@
 """Wall time of ``sklcalib report`` with its default settings, process start
 included, as a user runs it.
 
-Writes ``--n`` x ``--k`` softmax probabilities (float32 by default, as most
+For every size in ``--n`` (by default both sizes of the goals below), writes
+``n`` x ``--k`` softmax probabilities (float32 by default, as most
 models emit them; ``--dtype float64`` otherwise) with labels drawn from them
 to an ``.npz`` file in a temporary folder, then times, per repeat:
 
@@ -12,11 +13,13 @@ to an ``.npz`` file in a temporary folder, then times, per repeat:
 - with ``--profile``, once: ``calibration_report`` in-process under cProfile,
   printing the functions with the largest own time (the hot spots).
 
-Reported: median and range over the repeats. Goals (issue 19): 1e5 x 10 within
-10 s wall on 2 cores (3 s is the real goal), 1e6 x 10 within 60 s. Thread
-settings are those of the environment (printed). Run::
+Reported: median and range over the repeats, and the load average before and
+after (on a shared machine wall times are rough). Goals (issue 19): 1e5 x 10
+within 10 s wall on 2 cores (3 s is the real goal), 1e6 x 10 within 60 s.
+Thread settings are those of the environment (printed). About 40 s with the
+defaults on 2 idle cores. Run::
 
-    python benchmarks/bench_report.py [--n 100000] [--k 10] [--repeats 3]
+    python benchmarks/bench_report.py [--n 100000 1000000] [--k 10] [--repeats 3]
         [--profile] [-- extra report options, e.g. --no-intervals]
 """
 
@@ -60,7 +63,7 @@ def wall(cmd):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     parser.add_argument("--repeats", type=int, default=3)
@@ -72,9 +75,16 @@ def main(argv=None):
         for key in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     }
     print(f"cpus={os.cpu_count()} threads={env_threads} python={sys.executable}")
+    print("load average before: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for n in args.n:
+        run_size(args, n)
+    print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+
+
+def run_size(args, n):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "predictions.npz"
-        y, p = make_file(path, args.n, args.k, args.dtype)
+        y, p = make_file(path, n, args.k, args.dtype)
         report = [sys.executable, "-m", "sklcalib", "report", str(path), *args.extra]
         runs = {
             "import wall": [],
@@ -96,7 +106,7 @@ def main(argv=None):
             print(
                 f"{name:12s} median {statistics.median(times):7.2f} s "
                 f"(range {min(times):.2f}-{max(times):.2f}) "
-                f"n={args.n} k={args.k} {args.dtype} {' '.join(args.extra)}"
+                f"n={n} k={args.k} {args.dtype} {' '.join(args.extra)}"
             )
         if args.profile:
             from sklcalib.metrics import calibration_report

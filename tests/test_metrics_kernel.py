@@ -187,3 +187,44 @@ def test_float32_input_is_not_copied_to_float64():
     tracemalloc.stop()
     assert np.isfinite(value)
     assert peak < 0.5 * n * k * 8  # half of what a float64 copy would take
+
+
+@pytest.mark.parametrize("estimator", ["auto", "block", "linear", "unbiased"])
+def test_zero_weight_rows_take_no_part_in_the_pairs(estimator):
+    # sparse positive weights (every 250th row): no block of 100 consecutive
+    # rows held two of them, so the default estimator at 20 000 rows (and the
+    # report with it) raised; zero-weight rows add nothing to any sum, and
+    # the estimate is that of the positive-weight rows alone at the same
+    # bandwidth
+    from sklcalib.metrics._kernel import median_bandwidth
+
+    rng = np.random.default_rng(12)
+    n = 20_000 if estimator != "unbiased" else 3000
+    p = rng.dirichlet(np.ones(3), size=n)
+    y = rng.integers(0, 3, n)
+    w = np.zeros(n)
+    w[::250] = rng.uniform(0.5, 2.0, size=w[::250].shape[0])
+    nu = median_bandwidth(p)
+    keep = w > 0
+    got = kernel_calibration_error(y, p, sample_weight=w, estimator=estimator)
+    alone = kernel_calibration_error(
+        y[keep],
+        p[keep],
+        sample_weight=w[keep],
+        estimator=estimator,
+        bandwidth=nu,
+        labels=[0, 1, 2],
+    )
+    assert np.isfinite(got) and got == pytest.approx(alone, rel=1e-12, abs=1e-15)
+
+
+def test_report_with_sparse_weights_above_the_block_size():
+    from sklcalib.metrics import calibration_report
+
+    rng = np.random.default_rng(13)
+    p = rng.dirichlet(np.ones(3), size=20_000)
+    y = rng.integers(0, 3, 20_000)
+    w = np.zeros(20_000)
+    w[::250] = 1.0
+    report = calibration_report(y, p, sample_weight=w, random_state=0)
+    assert np.isfinite(report["skce"])

@@ -449,3 +449,138 @@ def test_report_on_dask_says_what_it_lacks():
             report[key]
     with pytest.raises(KeyError, match="nonsense"):
         report["nonsense"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"mode": "classwise", "n_bins": 7},
+        {"mode": "top_label", "n_bins": 10},
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_debiased_consistency_test_shares_its_bins(
+    params, weighted, compiled, monkeypatch
+):
+    # the debiased error's equal-mass bins depend on the scores only: its
+    # consistency test adds each draw's outcomes to fixed bins (a plan)
+    # instead of recomputing the error, with the same null distribution as
+    # the recomputation of the same draws
+    from sklcalib.metrics import debiased_calibration_error
+
+    if compiled:
+        monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)
+    y, p = _data(21, n=400, k=4, calibrated=False, sharpen=1.6)
+    p[:3] = 0.25  # ties: the first maximum is the top label
+    w = np.random.default_rng(2).uniform(0.2, 3.0, size=400) if weighted else None
+    params = {**params, "sample_weight": w}
+    assert consistency_plan("debiased_ece", y, p, params) is not None
+    fast = calibration_test(
+        y, p, metric="debiased_ece", n_resamples=60, random_state=3, **params
+    )
+
+    def recomputed(y_true, y_prob, **kwargs):
+        return debiased_calibration_error(y_true, y_prob, **kwargs)
+
+    slow = calibration_test(
+        y, p, metric=recomputed, n_resamples=60, random_state=3, **params
+    )
+    assert fast.statistic == slow.statistic
+    np.testing.assert_allclose(
+        fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+    )
+    assert fast.pvalue == slow.pvalue
+    assert np.ptp(fast.null_distribution) > 0
+
+
+def test_debiased_consistency_plan_binary_1d():
+    from sklcalib.metrics import debiased_calibration_error
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=300)
+    y = rng.uniform(size=300) < p**1.5
+    for mode in ("top_label", "classwise"):
+        fast = calibration_test(
+            y, p, metric="debiased_ece", mode=mode, n_resamples=40, random_state=0
+        )
+        slow = calibration_test(
+            y,
+            p,
+            metric=lambda a, b, **k: debiased_calibration_error(a, b, **k),
+            mode=mode,
+            n_resamples=40,
+            random_state=0,
+        )
+        np.testing.assert_allclose(
+            fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+        )
+
+
+def test_bca_says_why_it_is_undefined_for_a_biased_statistic():
+    # a calibrated model: every resample's ECE lies above the estimate (the
+    # plug-in's upward bias), so the BCa bias correction is infinite; the
+    # bootstrap distribution is not degenerate, and no RuntimeWarning leaks
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_coverage as bed
+
+    y, p = bed.binary_bed(np.random.default_rng(18), 300, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="lie above the estimate") as info:
+            bootstrap_interval(
+                "ece", y, p, method="bca", n_resamples=200, random_state=0
+            )
+    assert "degenerate" not in str(info.value)
+    assert "calibration_error_interval" in str(info.value)
+    boot = bootstrap_interval("ece", y, p, n_resamples=200, random_state=0)
+    assert np.all(boot.bootstrap_distribution > boot.estimate)
+
+
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("adaptive_ece", {}),
+        ("adaptive_ece", {"norm": "l2", "n_bins": 7}),
+        ("ece", {"strategy": "quantile", "n_bins": 10}),
+        ("mce", {"strategy": "quantile"}),
+    ],
+)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_equal_mass_consistency_test_shares_its_bins(
+    name, params, weighted, compiled, monkeypatch
+):
+    # rank groups of the confidences do not move under label draws: the
+    # consistency test of the adaptive ECE (and of quantile-binned ECE/MCE)
+    # adds each draw's outcomes to fixed groups, with the null distribution of
+    # recomputing the metric on the same draws
+    from sklcalib.metrics._plans import resolve_metric
+
+    if compiled:
+        monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)
+    y, p = _data(23, n=400, k=4, calibrated=False, sharpen=1.6)
+    p[:3] = 0.25  # ties: the first maximum is the top label, a stable sort
+    w = np.random.default_rng(2).uniform(0.2, 3.0, size=400) if weighted else None
+    params = {**params, "sample_weight": w}
+    assert consistency_plan(name, y, p, params) is not None
+    assert bootstrap_plan(name, y, p, params) is None  # a resample moves them
+    func = resolve_metric(name)
+    fast = calibration_test(y, p, metric=name, n_resamples=60, random_state=3, **params)
+    slow = calibration_test(
+        y,
+        p,
+        metric=lambda a, b, **kw: func(a, b, **kw),
+        n_resamples=60,
+        random_state=3,
+        **params,
+    )
+    assert fast.statistic == slow.statistic
+    np.testing.assert_allclose(
+        fast.null_distribution, slow.null_distribution, rtol=1e-10, atol=1e-12
+    )
+    assert fast.pvalue == slow.pvalue

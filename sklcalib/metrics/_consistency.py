@@ -79,10 +79,13 @@ def calibration_test(
     ``pvalue = (1 + #{null >= statistic}) / (1 + n_resamples)``. Unlike a
     threshold on the ECE, this accounts for the ECE's upward bias on few rows.
 
-    For the uniform-bin metrics (``"ece"``, ``"mce"``, ``"classwise_ece"``)
-    and ``"nll"``, ``"brier"`` the bins stay fixed and only the correctness
-    changes, so a resample is one pass that adds each row's drawn outcome to
-    its bin; other metrics are recomputed on every resample.
+    For the uniform-bin metrics (``"ece"``, ``"mce"``, ``"classwise_ece"``),
+    the equal-mass ones (``"adaptive_ece"``, ``"debiased_ece"``, and
+    ``strategy="quantile"``: their bins depend on the scores only) and
+    ``"nll"``, ``"brier"`` the bins stay fixed and
+    only the correctness changes, so a resample is one pass that adds each
+    row's drawn outcome to its bin; other metrics are recomputed on every
+    resample.
 
     Parameters
     ----------

@@ -11,6 +11,8 @@ between consecutive groups (computed in the dtype of the scores, as theirs
 are), last edge 1.0, duplicate edges removed, bins right-closed.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from sklcalib._utils._binning import (
@@ -30,33 +32,38 @@ from sklcalib._utils._validation import (
 MODES = ("top_label", "classwise")
 
 
-def debiased_bins(score, outcome, n_bins, weights):
-    """Per equal-mass bin: ``(share, n_eff, ybar, pbar)`` of the bins holding
-    at least two rows, plus the number of rows ``N``.
+class DebiasedLayout(NamedTuple):
+    """What the debiased error's equal-mass bins of one score fix before any
+    outcome is seen: every row's bin ``idx`` (of ``n_edges``), the bins
+    ``used`` (at least two rows), and per used bin its ``share`` of the total
+    weight, its effective number of rows ``n_eff``, its (weighted) ``mass``
+    and mean score ``pbar``. Label draws (the consistency test) only change
+    the outcome sums of these bins."""
 
-    ``share`` is the bin's (weighted) fraction of the total, ``ybar`` and
-    ``pbar`` its (weighted) mean outcome and score, and ``n_eff`` the number
-    of rows in it, or with weights Kish's effective number
-    ``(sum w)^2 / sum w^2``, which does not change when the weights are
-    rescaled (a bin's count is not its summed weight: normalised weights
-    would make every bin look like less than one row).
-    """
+    idx: np.ndarray
+    n_edges: int
+    used: np.ndarray
+    share: np.ndarray
+    n_eff: np.ndarray
+    mass: np.ndarray
+    pbar: np.ndarray
+
+
+def debiased_layout(score, n_bins, weights):
+    """The :class:`DebiasedLayout` of ``score`` (see :func:`debiased_bins`)."""
     edges = equal_mass_edges(score, n_bins)
     score64 = score.astype(np.float64)
-    outcome64 = outcome.astype(np.float64)
     idx = right_edge_index(score64, edges)
     n_edges = edges.shape[0]
     (rows,) = weighted_bin_sums(idx, n_edges, None)
     if weights is None:
         mass = rows
-        _, sum_score, sum_outcome = weighted_bin_sums(
-            idx, n_edges, None, score64, outcome64
-        )
+        _, sum_score = weighted_bin_sums(idx, n_edges, None, score64)
         n_eff = rows
     else:
         weights = np.asarray(weights, dtype=np.float64)
-        mass, sum_score, sum_outcome, square = weighted_bin_sums(
-            idx, n_edges, weights, score64, outcome64, weights
+        mass, sum_score, square = weighted_bin_sums(
+            idx, n_edges, weights, score64, weights
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             n_eff = np.where(square > 0, mass * mass / square, 0.0)
@@ -65,10 +72,43 @@ def debiased_bins(score, outcome, n_bins, weights):
         raise ValueError("sample_weight sums to zero: the error is undefined.")
     # a bin of one row has no variance estimate: it adds 0
     used = (rows > 1) & (n_eff > 1.0) & (mass > 0)
-    share = mass[used] / total
-    ybar = sum_outcome[used] / mass[used]
-    pbar = sum_score[used] / mass[used]
-    return share, n_eff[used], ybar, pbar
+    return DebiasedLayout(
+        idx,
+        n_edges,
+        used,
+        mass[used] / total,
+        n_eff[used],
+        mass[used],
+        sum_score[used] / mass[used],
+    )
+
+
+def debiased_bins(score, outcome, n_bins, weights):
+    """Per equal-mass bin: ``(share, n_eff, ybar, pbar)`` of the bins holding
+    at least two rows.
+
+    ``share`` is the bin's (weighted) fraction of the total, ``ybar`` and
+    ``pbar`` its (weighted) mean outcome and score, and ``n_eff`` the number
+    of rows in it, or with weights Kish's effective number
+    ``(sum w)^2 / sum w^2``, which does not change when the weights are
+    rescaled (a bin's count is not its summed weight: normalised weights
+    would make every bin look like less than one row).
+    """
+    layout = debiased_layout(score, n_bins, weights)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+    _, sum_outcome = weighted_bin_sums(
+        layout.idx, layout.n_edges, weights, outcome.astype(np.float64)
+    )
+    ybar = sum_outcome[layout.used] / layout.mass
+    return layout.share, layout.n_eff, ybar, layout.pbar
+
+
+def debiased_terms_sum(layout, ybar):
+    """``sum_b share_b [(ybar_b - pbar_b)^2 - ybar_b (1 - ybar_b) / (n_b - 1)]``
+    over the used bins, for ``ybar`` of shape ``(..., n_used)``."""
+    terms = (ybar - layout.pbar) ** 2 - ybar * (1.0 - ybar) / (layout.n_eff - 1.0)
+    return terms @ layout.share
 
 
 def debiased_square_error(score, outcome, n_bins, weights):

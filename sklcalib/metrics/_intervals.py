@@ -184,6 +184,7 @@ def _mean_interval(func, y_true, y_prob, params, confidence_level):
     the expected per-row score, the plug-in is unbiased, and the CLT holds."""
     from ._plans import _true_class_probability
     from ._statistics import brier_terms as _brier_terms
+    from ._statistics import mean_standard_error
     from ._statistics import nll_terms as _nll_terms
 
     columns, y_idx, w = _true_class_probability(
@@ -193,19 +194,10 @@ def _mean_interval(func, y_true, y_prob, params, confidence_level):
         columns, y_idx
     )
     estimate = float(func(y_true, y_prob, **params))
-    if w is None:
-        n_eff = terms.shape[0]
-        var = np.var(terms, ddof=1) if n_eff > 1 else 0.0
-    else:
-        wn = w / w.sum()
-        n_eff = 1.0 / np.sum(wn * wn)
-        mean = np.dot(wn, terms)
-        var = np.dot(wn, (terms - mean) ** 2) * n_eff / max(n_eff - 1.0, 1.0)
-    se = float(np.sqrt(var / n_eff))
+    se = mean_standard_error(terms, w)
     z = float(ndtri(0.5 + confidence_level / 2.0))
-    low, high = estimate - z * se, estimate + z * se
-    if func is brier_score:
-        low = max(low, 0.0)
+    # both scores are non-negative
+    low, high = max(estimate - z * se, 0.0), estimate + z * se
     return ConfidenceInterval(estimate, float(low), float(high), se, np.empty(0))
 
 

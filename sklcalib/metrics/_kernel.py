@@ -392,7 +392,11 @@ def kernel_calibration_error(
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the pair ``(i, j)`` weighs ``w_i w_j``. At least two
         weights must be positive (an estimator that finds no pair of positive
-        weight raises a ValueError).
+        weight raises a ValueError). Rows of zero weight add nothing to any
+        sum, so they take no part in the pairs: the blocks and consecutive
+        pairs of the ``"block"`` and ``"linear"`` estimators, and the size
+        that ``"auto"`` looks at, are those of the rows of positive weight
+        (the ``"median"`` bandwidth still looks at every row).
 
     Returns
     -------
@@ -429,6 +433,12 @@ def kernel_calibration_error(
     w = _pair_weights(w)
     p = _two_columns(p)
     nu = median_bandwidth(p) if bandwidth == "median" else bandwidth
+    if w is not None and not np.all(w > 0):
+        # a zero-weight row adds nothing to any sum: the pairs, blocks and
+        # consecutive pairs are formed from the rows of positive weight
+        keep = w > 0
+        p, y_idx, w = p[keep], y_idx[keep], w[keep]
+        n = p.shape[0]
     binary = p.shape[1] == 2
     if estimator == "auto":
         quadratic = binary or n <= AUTO_QUADRATIC_MAX_ROWS
@@ -436,7 +446,7 @@ def kernel_calibration_error(
     if estimator == "unbiased" and binary:
         total = _binary_sums(p, y_idx, w, nu)
         pairs = n * (n - 1.0) if w is None else _pair_weight_sum(w)
-        return _ratio(total, pairs, "two samples of positive weight")
+        return _ratio(total, pairs, "pair of samples of positive weight")
     # the products are small (blocks or tiles of a few hundred rows): a
     # threaded BLAS spends more time waking its threads than multiplying
     # (measured 20x slower); limited once for the whole call
@@ -444,12 +454,12 @@ def kernel_calibration_error(
         if estimator == "unbiased":
             total = _quadratic_sums(p, y_idx, w, nu)
             pairs = n * (n - 1.0) if w is None else _pair_weight_sum(w)
-            return _ratio(total, pairs, "two samples of positive weight")
+            return _ratio(total, pairs, "pair of samples of positive weight")
         if estimator == "block":
             total, pairs = _block_sums(p, y_idx, w, nu, int(block_size))
-            return _ratio(total, pairs, "a block with two samples of positive weight")
+            return _ratio(total, pairs, "block with two samples of positive weight")
     total, pairs = _linear_sums(p, y_idx, w, nu)
-    return _ratio(total, pairs, "a pair (2i, 2i + 1) of positive weights")
+    return _ratio(total, pairs, "pair (2i, 2i + 1) of positive weights")
 
 
 def _ratio(total, pairs, what):

@@ -4,14 +4,22 @@ A plan exists for the uniform-bin metrics (ECE with any norm, MCE, classwise
 ECE), NLL and Brier: the metrics whose value is a function of per-cell sums
 that resampling leaves the cells of. Every other metric (equal-mass bins, whose
 edges move with the resample; smooth ECE; the sweep; SKCE; any callable) is
-recomputed on each resample.
+recomputed on each resample. Under the consistency test's label draws the
+scores do not move, so equal-mass bins are fixed too: the adaptive ECE (and
+the ECE and MCE with ``strategy="quantile"``) and the debiased L2 error have a
+consistency plan (not a bootstrap one).
 """
 
 from typing import NamedTuple
 
 import numpy as np
 
-from sklcalib._utils._binning import bin_index, top_label, uniform_edges
+from sklcalib._utils._binning import (
+    bin_index,
+    quantile_groups,
+    top_label,
+    uniform_edges,
+)
 from sklcalib._utils._binning import binned_error as error_of_bins
 from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import (
@@ -28,7 +36,12 @@ from ._calibration_error import (
     expected_calibration_error,
     maximum_calibration_error,
 )
-from ._debiased import debiased_calibration_error
+from ._debiased import (
+    MODES,
+    debiased_calibration_error,
+    debiased_layout,
+    debiased_terms_sum,
+)
 from ._kernel import kernel_calibration_error
 from ._smooth import smooth_calibration_error
 from ._statistics import brier_terms, nll_terms
@@ -219,10 +232,100 @@ def bootstrap_plan(name, y_true, y_prob, params):
     return Plan(codes.astype(np.int32), values, 2 * n_classes * n_bins, finalize)
 
 
+def _top_label_bounds(p, cumulative):
+    """(n, 3): the cumulative probability below and at each row's top label,
+    and the row total (see :class:`Plan`)."""
+    n, n_classes = cumulative.shape
+    pred = (p > 0.5).astype(np.intp) if p.ndim == 1 else np.argmax(p, axis=1)
+    # the class drawn from u is the top label iff below <= u * total < at
+    # (drawn_classes' rule; the last class also takes u * total == total)
+    rows = np.arange(n)
+    bounds = np.empty((n, 3))
+    bounds[:, 0] = np.where(pred > 0, cumulative[rows, pred - 1], -np.inf)
+    bounds[:, 1] = np.where(pred < n_classes - 1, cumulative[rows, pred], np.inf)
+    bounds[:, 2] = cumulative[:, -1]
+    return bounds
+
+
+_DEBIASED_PARAMS = {"n_bins", "mode", "labels", "sample_weight"}
+
+
+def _debiased_consistency_plan(y_true, y_prob, params):
+    """The debiased L2 error under label draws: its equal-mass bins depend on
+    the scores only, so a draw changes nothing but every bin's outcome sum
+    (the hits: count, or weight, of the rows whose drawn outcome is 1)."""
+    n_bins = check_n_bins(params.get("n_bins", 15))
+    mode = check_option(params.get("mode", "top_label"), "mode", MODES)
+    y_idx, p, columns, w = _validated(y_true, y_prob, params)
+    n, n_classes = columns.shape
+    cumulative = np.cumsum(columns.astype(np.float64), axis=1)
+    weighted = w is not None
+    if mode == "top_label":
+        conf, _ = top_label(p, y_idx)
+        layouts = [debiased_layout(conf, n_bins, w)]
+        # cells 2 * bin + (drawn class is the top label)
+        codes = 2 * layouts[0].idx[:, None] + np.arange(2)
+        n_cells = 2 * layouts[0].n_edges
+        m = 2
+    else:
+        layouts = [debiased_layout(columns[:, k], n_bins, w) for k in range(n_classes)]
+        # drawing class k makes the row's outcome 1 in column k's bin only
+        offsets = np.cumsum([0] + [lay.n_edges for lay in layouts])
+        codes = np.stack(
+            [offsets[k] + lay.idx for k, lay in enumerate(layouts)], axis=1
+        )
+        n_cells = int(offsets[-1])
+        m = n_classes
+    values = (
+        np.broadcast_to(w[:, None, None], (n, m, 1)).copy()
+        if weighted
+        else np.zeros((n, m, 0))
+    )
+
+    def finalize(sums):
+        hits = sums[..., 1] if weighted else sums[..., 0]
+        if mode == "top_label":
+            lay = layouts[0]
+            ybar = hits[..., 1::2][..., lay.used] / lay.mass
+            return np.sqrt(np.maximum(debiased_terms_sum(lay, ybar), 0.0))
+        total = 0.0
+        for k, lay in enumerate(layouts):
+            cells = hits[..., offsets[k] : offsets[k + 1]]
+            ybar = cells[..., lay.used] / lay.mass
+            total = total + np.maximum(debiased_terms_sum(lay, ybar), 0.0)
+        return np.sqrt(total / n_classes)
+
+    bounds = _top_label_bounds(p, cumulative) if mode == "top_label" else None
+    return Plan(codes.astype(np.int32), values, n_cells, finalize, cumulative, bounds)
+
+
+def _equal_mass_settings(name, params):
+    """``(n_bins, norm)`` of a top-label error on equal-mass (rank) bins —
+    the adaptive ECE, or the ECE/MCE with ``strategy="quantile"`` — else
+    None. Its groups depend on the confidences only, so label draws leave
+    them fixed (a bootstrap moves them: no bootstrap plan)."""
+    if not isinstance(name, str):
+        return None
+    if name == "adaptive_ece":
+        if set(params) - {"n_bins", "norm", "labels", "sample_weight"}:
+            return None
+        norm = params.get("norm", "l1")
+    elif name in ("ece", "mce") and params.get("strategy") == "quantile":
+        if set(params) - _BINNED_PARAMS or (name == "mce" and "norm" in params):
+            return None
+        norm = "max" if name == "mce" else params.get("norm", "l1")
+    else:
+        return None
+    return check_n_bins(params.get("n_bins", 15)), check_option(norm, "norm", NORMS)
+
+
 def consistency_plan(name, y_true, y_prob, params):
     """The consistency-resampling :class:`Plan` of a named metric (labels
     drawn from ``y_prob``; bins stay fixed), or None."""
-    if not _has_plan(name, params):
+    if name == "debiased_ece" and not set(params) - _DEBIASED_PARAMS:
+        return _debiased_consistency_plan(y_true, y_prob, params)
+    equal_mass = _equal_mass_settings(name, params)
+    if equal_mass is None and not _has_plan(name, params):
         return None
     y_idx, p, columns, w = _validated(y_true, y_prob, params)
     n, n_classes = columns.shape
@@ -234,20 +337,17 @@ def consistency_plan(name, y_true, y_prob, params):
         terms = np.stack([_terms(name, columns, np.full(n, k)) for k in every], axis=1)
         values = _row_values(w, terms)
         return Plan(codes, values, 1, _mean_finalize(weighted), cumulative)
-    n_bins, norm = _binned_settings(name, params)
+    n_bins, norm = equal_mass or _binned_settings(name, params)
     edges = uniform_edges(n_bins)
-    if name in ("ece", "mce"):
+    if name in ("ece", "mce", "adaptive_ece"):
         conf, _ = top_label(p, y_idx)
         conf = conf.astype(np.float64)
-        pred = (p > 0.5).astype(np.intp) if p.ndim == 1 else np.argmax(p, axis=1)
-        # the class drawn from u is the top label iff below <= u * total < at
-        # (drawn_classes' rule; the last class also takes u * total == total)
-        rows = np.arange(n)
-        bounds = np.empty((n, 3))
-        bounds[:, 0] = np.where(pred > 0, cumulative[rows, pred - 1], -np.inf)
-        bounds[:, 1] = np.where(pred < n_classes - 1, cumulative[rows, pred], np.inf)
-        bounds[:, 2] = cumulative[:, -1]
-        codes = 2 * bin_index(conf, edges)[:, None] + np.arange(2)
+        bounds = _top_label_bounds(p, cumulative)
+        if equal_mass is None:
+            idx = bin_index(conf, edges)
+        else:
+            idx = quantile_groups(conf, n_bins)[0]
+        codes = 2 * idx[:, None] + np.arange(2)
         values = _row_values(w, np.broadcast_to(conf[:, None], (n, 2)))
 
         def finalize(sums):

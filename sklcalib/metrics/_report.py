@@ -120,7 +120,9 @@ def calibration_report(
         (:func:`~sklcalib.metrics.calibration_error_interval`: they cover the
         model's error, hold the estimate, and are simulated per bin, so they
         cost milliseconds at any size) for ``"ece"``, ``"adaptive_ece"``,
-        ``"classwise_ece"``, ``"debiased_ece"``, ``"nll"`` and ``"brier"``;
+        ``"classwise_ece"``, ``"debiased_ece"``, ``"nll"`` and ``"brier"``
+        (None for ``"nll"`` and ``"brier"`` on fewer than two rows with
+        positive weight: a mean of one row has no standard error);
         ``"calibration_pvalue"``, the p-value of the consistency test of the
         ECE (the test whose acceptance puts 0 in the ECE's interval); and
         ``"verdict"``, the conclusion in words. ``None`` turns all three off.
@@ -160,7 +162,8 @@ def calibration_report(
           (:func:`~sklcalib.metrics.kernel_calibration_error`) with its
           default ``estimator="auto"``: the unbiased estimator (exact in
           O(n log n) for binary problems, up to 10 000 rows otherwise) and
-          the block estimator beyond; None for a single row;
+          the block estimator beyond; None for fewer than two rows with
+          positive weight;
         - ``"n_samples"``: the number of samples (an int);
         - with ``confidence_level``: ``"<key>_ci"``, ``"calibration_pvalue"``
           and ``"verdict"`` (a str: "no evidence of miscalibration (p = 0.41,
@@ -229,7 +232,9 @@ def calibration_report(
     smooth, _ = smooth_ece_fixed_point(conf, correct, w)
     fixed = {"labels": labels, "sample_weight": sample_weight}
     skce = None
-    if n >= 2:
+    # rows with positive weight: the SKCE averages over pairs of them
+    rows = n if w is None else int(np.count_nonzero(w > 0))
+    if rows >= 2:
         skce = kernel_calibration_error(y_true, y_prob, **fixed)
     report = {
         "ece": error_from_stats(uniform, "l1"),
@@ -256,6 +261,10 @@ def calibration_report(
     if confidence_level is not None:
         seed = int(stream_seeds(random_state, 1)[0] % 2**32)
         for key in CI_METRICS:
+            if key in ("nll", "brier") and rows < 2:
+                # a mean of fewer than two rows has no standard error
+                report[f"{key}_ci"] = None
+                continue
             binned = {} if key in ("nll", "brier") else {"n_bins": n_bins}
             ci, pvalue = interval_and_pvalue(
                 y_true,

@@ -102,3 +102,36 @@ def score_terms(p, y_idx):
     :func:`nll_terms` and :func:`brier_terms`."""
     columns = as_columns(p)
     return nll_terms(columns, y_idx), brier_terms(columns, y_idx)
+
+
+def mean_standard_error(terms, w=None):
+    """Standard error of the (weighted) mean of per-row ``terms``: the
+    unbiased variance of the rows (reliability weights: the biased weighted
+    variance over ``1 - sum(wn^2)``) times ``sum(wn^2)``, ``wn`` the
+    normalised weights; the textbook ``std(ddof=1) / sqrt(n)`` for equal
+    weights. ``1 - sum(wn^2)`` is summed as ``sum_i wn_i (1 - wn_i)``, with
+    the largest weight's ``1 - wn`` from the other weights, so that one
+    dominant weight (an effective number of rows just above 1) does not
+    cancel to 0. Fewer than two rows with positive weight have no standard
+    error: a ValueError."""
+    terms = np.asarray(terms, dtype=np.float64)
+    if w is not None:
+        w = np.asarray(w, dtype=np.float64)
+        positive = w > 0
+        terms, w = terms[positive], w[positive]
+    if terms.shape[0] < 2:
+        raise ValueError(
+            "The standard error of a mean needs at least two rows with positive weight."
+        )
+    if w is None:
+        return float(np.std(terms, ddof=1) / np.sqrt(terms.shape[0]))
+    w = w / w.max()  # no overflow at any scale
+    total = w.sum()
+    wn = w / total
+    mean = np.dot(wn, terms)
+    biased = np.dot(wn, (terms - mean) ** 2)
+    top = int(np.argmax(w))
+    rest = total - w  # no cancellation: only the largest can exceed total / 2
+    rest[top] = np.sum(np.delete(w, top))
+    one_minus_sum_sq = np.dot(wn, rest) / total
+    return float(np.sqrt(biased / one_minus_sum_sq * np.dot(wn, wn)))

@@ -1,0 +1,86 @@
+"""The uncertainty guide names, for every calibration error of the package,
+the population quantity it estimates (an interval is only meaningful for a
+named quantity)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs/user_guide/uncertainty.rst"
+
+ERRORS = [
+    "expected_calibration_error",
+    "adaptive_calibration_error",
+    "classwise_calibration_error",
+    "maximum_calibration_error",
+    "debiased_calibration_error",
+    "ece_sweep",
+    "smooth_calibration_error",
+    "kernel_calibration_error",
+]
+
+
+def _section(title):
+    text = GUIDE.read_text()
+    match = re.search(rf"\n{re.escape(title)}\n-+\n(.*?)\n[^\n]+\n-+\n", text, re.S)
+    assert match, f"no section {title!r} in {GUIDE.name}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_every_error_has_its_population_value(name):
+    assert f":func:`{name}`" in _section("What each error estimates")
+
+
+@pytest.mark.parametrize("norm", ["l2", "max"])
+def test_every_norm_of_the_binned_error_has_its_population_value(norm):
+    assert f'``norm="{norm}"``' in _section("What each error estimates")
+
+
+def _table(caption_start):
+    text = GUIDE.read_text()
+    at = text.index(f".. csv-table:: {caption_start}")
+    block = text[at:].split("\n\n", 2)[1]
+    rows = [
+        [cell.strip().strip('"') for cell in line.split('",')]
+        for line in block.splitlines()
+    ]
+    return rows
+
+
+def _percent(cell):
+    return float(cell.rstrip("%"))
+
+
+def test_prose_quotes_the_coverage_tables_ranges():
+    text = " ".join(GUIDE.read_text().split())
+    rows = _table("Coverage of nominal 95 %")
+    cover = [_percent(r[4]) for r in rows]
+    assert f"cover the truth in {min(cover):.0f}-{max(cover):.0f} %" in text
+    # the classwise simulation ignores the dependence of a row's classes: the
+    # guide says so and quotes what the classwise cells measured
+    classwise = [_percent(r[4]) for r in rows if r[0] == "classwise_ece"]
+    lo, hi = min(classwise), max(classwise)
+    assert "exactly one of a row's class outcomes is 1" in text
+    assert f"classwise cells of the coverage table below ({lo:g}-{hi:g} %)" in text
+
+
+def test_prose_quotes_the_comparison_tables_ranges():
+    text = " ".join(GUIDE.read_text().split())
+    rows = _table("compare_calibration on the ECE")
+    same = [_percent(r[3]) for r in rows if r[1] == r[2]]
+    assert f"rejects {min(same):.1f}-{max(same):.1f} % of the time" in text
+    cover = [_percent(r[4]) for r in rows]
+    assert f"in {min(cover):.0f}-{max(cover):.0f} % of the replications" in text
+    assert "conservative" in text
+
+
+def test_comparison_docstring_says_its_interval_is_conservative():
+    from sklcalib.metrics import compare_calibration
+
+    rows = _table("compare_calibration on the ECE")
+    cover = [_percent(r[4]) for r in rows]
+    doc = " ".join(compare_calibration.__doc__.split())
+    assert "conservative" in doc
+    assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in doc
