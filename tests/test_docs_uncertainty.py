@@ -66,21 +66,47 @@ def test_prose_quotes_the_coverage_tables_ranges():
     assert f"classwise cells of the coverage table below ({lo:g}-{hi:g} %)" in text
 
 
+def _comparison_rows():
+    rows = _table("compare_calibration on the ECE")
+    # n, A, B, true difference, rejected, raw swap rejected, coverage, width
+    return [
+        dict(
+            zip(
+                ("n", "a", "b", "truth", "rejected", "raw", "cover", "width"),
+                r,
+                strict=True,
+            )
+        )
+        for r in rows
+    ]
+
+
+# the two null cells the guide names as above nominal, each with its cause
+_EXCEPTIONS = {("1/2", "full"), ("c1.5", "1.5")}
+
+
 def test_prose_quotes_the_comparison_tables_ranges():
     text = " ".join(GUIDE.read_text().split())
-    rows = _table("compare_calibration on the ECE")
-    same = [_percent(r[3]) for r in rows if r[1] == r[2]]
-    assert f"rejects {min(same):.1f}-{max(same):.1f} % of the time" in text
-    cover = [_percent(r[4]) for r in rows]
-    assert f"in {min(cover):.0f}-{max(cover):.0f} % of the replications" in text
+    rows = _comparison_rows()
+    null = [r for r in rows if r["truth"] == "0"]
+    same = [
+        _percent(r["rejected"]) for r in null if (r["a"], r["b"]) not in _EXCEPTIONS
+    ]
+    assert f"told apart {min(same):.1f}-{max(same):.1f} % of the time" in text
+    raw = [_percent(r["raw"]) for r in null]
+    assert f"(the raw difference: up to {max(raw):.0f} %)" in text
+    for pair in _EXCEPTIONS:
+        cells = [_percent(r["rejected"]) for r in null if (r["a"], r["b"]) == pair]
+        assert f"{min(cells):.1f}-{max(cells):.1f} %" in text
+    cover = [_percent(r["cover"]) for r in rows]
+    assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in text
     assert "conservative" in text
 
 
 def test_comparison_docstring_says_its_interval_is_conservative():
     from sklcalib.metrics import compare_calibration
 
-    rows = _table("compare_calibration on the ECE")
-    cover = [_percent(r[4]) for r in rows]
+    cover = [_percent(r["cover"]) for r in _comparison_rows()]
     doc = " ".join(compare_calibration.__doc__.split())
     assert "conservative" in doc
     assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in doc
