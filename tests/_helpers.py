@@ -29,6 +29,10 @@ def local_dask_client(*, processes, **client_params):
         threads_per_worker=1,
         processes=processes,
         dashboard_address=None,
+        # the scheduler's HTTP routes still listen, on 8787 by default: a free
+        # port instead, or clusters of concurrent tests (xdist workers, other
+        # runs on the machine) warn "Port 8787 is already in use"
+        scheduler_kwargs={"dashboard_address": ":0"},
         **where,
     )
     client = distributed.Client(cluster, **client_params)
