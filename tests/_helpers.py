@@ -2,8 +2,22 @@
 that each test module imports what it uses by name)."""
 
 import contextlib
+import warnings
 
 import numpy as np
+
+
+def import_probmetrics_calibrators():
+    """``probmetrics.calibrators`` (the reference implementations of the
+    leader tests), imported without the DeprecationWarning of its dependency
+    pytorch-minimize (torchmin 0.1 calls ``torch.jit.script`` at import, which
+    torch deprecates): not ours to fix, and not news to the tests."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", "`torch.jit.script` is deprecated", DeprecationWarning
+        )
+        from probmetrics import calibrators
+    return calibrators
 
 
 def small_net(**params):
