@@ -15,11 +15,15 @@ Beds (the truth is computed by quadrature, not estimated):
   x2))``, ``A = Phi(k_a x1 / v)``, ``B = Phi(k_b x2 / v)``, ``v = sqrt(1 +
   1.5^2)``: A and B are calibrated for ``k = 1`` and equally miscalibrated
   for equal ``k``; ``k_a = 1`` against ``k_b = 1.5`` is a real difference.
+  Pairs equally calibrated but of different sharpness: the constant 1/2,
+  ``Phi(x1 / v)`` and ``Phi(x1 + x2)`` (all three calibrated), and a
+  constant with the population ECE of ``Phi(1.5 x / v)`` against it.
 
 For every cell: the coverage of the nominal interval of
 ``calibration_error_interval`` and of the percentile ``bootstrap_interval``
 (200 resamples), their mean widths, and the time per interval; for the
-comparison, the rejection rate at 5 % of ``compare_calibration``; with
+comparison, the rejection rate at 5 % of ``compare_calibration`` and of the
+swap test of the raw plug-in difference (the test before the debiasing); with
 ``--part bootstrap_se``, the percentile bootstrap's ``standard_error`` of the
 ECE against the estimator's true standard error; with ``--part sweep_bias``,
 the share of the 15-bin plug-in ECE's bias that ECE-sweep removes; with
@@ -29,16 +33,16 @@ bootstrap intervals of a calibrated model's ECE contain its true error 0.
 ``--part benchmark-marks``: the ``sklcalib benchmark`` table's brackets and
 marks on the paired-comparison bed with 3 seeds = 3 independent test sets of
 ``n`` rows: the size and power of the combined swap test (the mean of the
-per-seed ECE differences against the mean of independent per-seed swaps,
-499 swaps), how often a mark is given (the test rejects at 5 % *and* the
-interval of the mean difference of population ECEs excludes 0), that
-interval's coverage, and the old paired-bootstrap rule's mark rate (200
-resamples); then the coverage of the bracket (per seed
+per-seed ECE differences, each ECE debiased at zero gaps, against the mean of
+independent per-seed swaps, 499 swaps), how often a mark is given (the test
+rejects at 5 % *and* the interval of the mean difference of population ECEs
+excludes 0), that interval's coverage, and the old paired-bootstrap rule's
+mark rate (200 resamples); then the coverage of the bracket (per seed
 ``calibration_error_interval`` at ``1 - 0.05 / 3``, ends averaged) and of the
 old basic-bootstrap bracket. ``--part benchmark-cost``: rows shaped like the
-default run (its 9 datasets' test sizes and classes, 10 losses, 3 seeds),
-the number and CPU time of the report's comparisons, and the workers' CPU
-time for the intervals against the bootstraps they replace. Run::
+default run (its 9 datasets' test sizes and classes, 10 losses, 3 seeds), the
+number and CPU time of the report's comparisons, and the workers' CPU time for
+the intervals against the bootstraps they replace. Run::
 
     python benchmarks/bench_coverage.py [--reps 400] [--seed 0] [--part all]
         [--metrics ece,debiased_ece,classwise_ece]
@@ -118,12 +122,36 @@ def truth(metric, tau, n_bins=15):
 
 
 def comparison_bed(rng, n, k_a, k_b):
+    """``(y, A, B)`` of the paired-comparison bed. ``k_a``, ``k_b``: a number
+    ``k`` is ``Phi(k x / v)`` (of ``x1`` for A, ``x2`` for B), ``"1/2"`` the
+    constant 1/2 (calibrated: ``P(y = 1) = 1/2``), ``"full"`` ``Phi(x1 +
+    x2)`` (the truth itself: calibrated and as sharp as possible), ``"c<k>"``
+    the constant ``1/2 + ECE(Phi(k x / v))``: one bin, miscalibrated, with
+    the same population ECE as ``Phi(k x / v)``."""
     s = 1.5
     v = np.sqrt(1.0 + s * s)
     x1 = rng.normal(0.0, s, size=n)
     x2 = rng.normal(0.0, s, size=n)
     y = (rng.uniform(size=n) < ndtr(x1 + x2)).astype(int)
-    return y, ndtr(k_a * x1 / v), ndtr(k_b * x2 / v)
+    return y, _pair_model(k_a, x1, x2, v), _pair_model(k_b, x2, x1, v)
+
+
+def _pair_model(k, x, other, v):
+    if k == "1/2":
+        return np.full_like(x, 0.5)
+    if k == "full":
+        return ndtr(x + other)
+    if isinstance(k, str) and k.startswith("c"):
+        return np.full_like(x, 0.5 + comparison_truth(float(k[1:])))
+    return ndtr(float(k) * x / v)
+
+
+def _pair_truth(k):
+    if k in ("1/2", "full"):
+        return 0.0
+    if isinstance(k, str) and k.startswith("c"):
+        return comparison_truth(float(k[1:]))
+    return comparison_truth(float(k))
 
 
 def coverage_cell(metric, bed, n, tau, reps, seed, percentile=True, every=1):
@@ -235,14 +263,16 @@ def comparison_truth(k):
     return float(np.dot(w, np.abs(ndtr(k * z) - ndtr(z))))
 
 
-def rejection_rate(n, k_a, k_b, reps, seed, metric="ece"):
+def rejection_rate(n, k_a, k_b, reps, seed, metric="ece", with_raw=False):
     """(rejection rate at 5 %, coverage of the difference of population
-    errors, mean interval width, seconds per comparison)."""
+    errors, mean interval width, seconds per comparison), and with
+    ``with_raw`` the rejection rate of the swap test of the raw plug-in
+    difference (the test before the debiasing)."""
     from sklcalib.metrics import compare_calibration
 
     rng = np.random.default_rng(seed)
-    truth = comparison_truth(k_a) - comparison_truth(k_b)
-    rejected = covered = width = elapsed = 0.0
+    truth = _pair_truth(k_a) - _pair_truth(k_b)
+    rejected = covered = width = elapsed = raw = 0.0
     for r in range(reps):
         y, a, b = comparison_bed(rng, n, k_a, k_b)
         t0 = time.perf_counter()
@@ -251,7 +281,24 @@ def rejection_rate(n, k_a, k_b, reps, seed, metric="ece"):
         rejected += res.pvalue < 0.05
         covered += res.low <= truth <= res.high
         width += res.high - res.low
-    return rejected / reps, covered / reps, width / reps, elapsed / reps
+        if with_raw:
+            raw += _raw_swap_pvalue(y, a, b, metric, r) < 0.05
+    out = (rejected / reps, covered / reps, width / reps, elapsed / reps)
+    return (*out, raw / reps) if with_raw else out
+
+
+def _raw_swap_pvalue(y, a, b, metric, seed, n_resamples=1000):
+    """The swap test of the plug-in difference itself (compare_calibration's
+    before the debiasing): the same swaps, the raw difference."""
+    from sklcalib._utils._resampling import stream_seeds
+    from sklcalib.metrics import expected_calibration_error as ece
+    from sklcalib.metrics._bootstrap import swap_differences
+
+    rng = np.random.default_rng(stream_seeds(seed, 1)[0])
+    null = swap_differences(metric, y, a, b, n_resamples, rng, {})
+    diff = ece(y, a) - ece(y, b)
+    hits = np.count_nonzero(np.abs(null) >= abs(diff) - 1e-12)
+    return (1.0 + hits) / (1.0 + n_resamples)
 
 
 METRICS = ("ece", "debiased_ece", "classwise_ece")
@@ -269,12 +316,25 @@ def coverage_table(reps, seed, percentile=True, metrics=METRICS, every=1):
         )
 
 
+#: (A, B) of the comparison table: equally calibrated and exchangeable (equal
+#: k), equally calibrated of different sharpness (1/2, 1.0, full), equally
+#: miscalibrated of different sharpness (c1.5: a constant with the ECE of
+#: k = 1.5), and a real difference (1.0 against 1.5)
+COMPARISON_CELLS = (
+    (1.0, 1.0),
+    (1.5, 1.5),
+    ("1/2", 1.0),
+    (1.0, "full"),
+    ("1/2", "full"),
+    ("c1.5", 1.5),
+    (1.0, 1.5),
+)
+
+
 def comparison_table(reps, seed):
-    rows = []
     for n in (500, 2000):
-        for k_a, k_b in ((1.0, 1.0), (1.5, 1.5), (1.0, 1.5)):
-            rows.append((n, k_a, k_b, rejection_rate(n, k_a, k_b, reps, seed)))
-    return rows
+        for k_a, k_b in COMPARISON_CELLS:
+            yield n, k_a, k_b, rejection_rate(n, k_a, k_b, reps, seed, with_raw=True)
 
 
 def timing_table(repeats=5, n=10_000, k=10):
@@ -638,15 +698,18 @@ def main(argv=None):
         )
         print()
         print(
-            "| n | k_a | k_b | rejection rate | coverage of the difference "
-            "| width | ms / comparison |"
+            "| n | A | B | true difference | rejection rate | raw swap test "
+            "| coverage of the difference | width | ms / comparison |"
         )
-        print("|---|---|---|---|---|---|---|")
-        for n, k_a, k_b, (rate, cov, width, sec) in comparison_table(
+        print("|---|---|---|---|---|---|---|---|---|")
+        for n, k_a, k_b, (rate, cov, width, sec, raw) in comparison_table(
             args.reps, args.seed
         ):
+            truth = _pair_truth(k_a) - _pair_truth(k_b)
             print(
-                f"| {n} | {k_a} | {k_b} | {rate:.1%} | {cov:.1%} | {width:.4f} "
+                f"| {n} | {k_a} | {k_b} | {truth:.4f} | {rate:.1%} | {raw:.1%} "
+                f"| {cov:.1%} "
+                f"| {width:.4f} "
                 f"| {1000 * sec:.0f} |",
                 flush=True,
             )

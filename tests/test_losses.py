@@ -35,6 +35,16 @@ from sklcalib.losses import (
 )
 
 
+def _graph_nodes(loss):
+    """Names of the autograd nodes behind ``loss``."""
+    nodes, stack = set(), [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        nodes.add(type(node).__name__)
+        stack += [f for f, _ in node.next_functions if f is not None]
+    return nodes
+
+
 @pytest.fixture(autouse=True)
 def fused_on_every_batch(monkeypatch):
     # the training path takes the fused node from FUSED_MIN_ROWS rows on; the
@@ -883,6 +893,27 @@ def test_parameters_changed_in_place_are_checked_at_call():
         loss(torch.zeros(2, 3), torch.tensor([0, 1]))
 
 
+def test_parameters_changed_between_batches_are_checked():
+    # a forward skips the check only for the very (immutable) objects it last
+    # checked: a new value, or a mutable one changed in place, is checked again
+    logits, target = torch.zeros(2, 3), torch.tensor([0, 1])
+    loss = FocalLoss()
+    loss(logits, target)
+    loss.gamma = -1.0
+    with pytest.raises(ValueError, match="gamma"):
+        loss(logits, target)
+    loss.gamma = 2.0
+    loss(logits, target)
+    loss.reduction = "median"
+    with pytest.raises(ValueError, match="reduction"):
+        loss(logits, target)
+    flsd = SampleDependentFocalLoss(3.0, [[0.2, 5.0]])
+    flsd(logits, target)
+    flsd.thresholds[0][1] = -5.0  # in place: the same list object
+    with pytest.raises(ValueError, match=r"gamma|threshold"):
+        flsd(logits, target)
+
+
 @pytest.mark.parametrize(
     ("logits", "target", "name"),
     [
@@ -1068,11 +1099,7 @@ def test_mmce_training_path_is_one_node_and_exact_without_wrong_samples(normalis
     target = torch.tensor([0, 1, 0])
     criterion = MMCELoss(lam=1.0, normalisation=normalisation, reduction="sum")
     loss = criterion(logits, target)
-    nodes, stack = set(), [loss.grad_fn]
-    while stack:
-        node = stack.pop()
-        nodes.add(type(node).__name__)
-        stack += [f for f, _ in node.next_functions if f is not None]
+    nodes = _graph_nodes(loss)
     assert "_FusedMMCEBackward" in nodes
     (fused,) = torch.autograd.grad(loss, logits)
     composed = criterion._per_sample(logits, target).sum()
@@ -1090,13 +1117,25 @@ def test_small_batches_train_through_the_composed_graph(monkeypatch, n_rows):
     logits = torch.tensor(rng.standard_normal((n_rows, 4)), requires_grad=True)
     target = torch.from_numpy(rng.integers(0, 4, n_rows))
     loss = FocalLoss(gamma=2.0)(logits, target)
-    nodes, stack = set(), [loss.grad_fn]
-    while stack:
-        node = stack.pop()
-        nodes.add(type(node).__name__)
-        stack += [f for f, _ in node.next_functions if f is not None]
+    nodes = _graph_nodes(loss)
     assert ("_FusedFocalBackward" in nodes) == (n_rows >= 512)
     (got,) = torch.autograd.grad(loss, logits)
     composed = FocalLoss(gamma=2.0)._per_sample(logits, target).mean()
     (expected,) = torch.autograd.grad(composed, logits)
     torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [DualFocalLoss(), AdaFocalLoss(gamma_init=0.4), AdaDualFocalLoss(gamma_init=0.7)],
+    ids=repr,
+)
+def test_dual_and_binned_gamma_losses_take_the_fused_node_on_small_batches(
+    monkeypatch, criterion
+):
+    # their composed graphs cost more than the fused node at any batch size
+    monkeypatch.setattr(_base, "FUSED_MIN_ROWS", 512)
+    logits = torch.randn(8, 4, dtype=torch.float64, requires_grad=True)
+    loss = criterion(logits, torch.tensor([0, 1, 2, 3, 0, 1, 2, 3]))
+    nodes = _graph_nodes(loss)
+    assert "_FusedFocalBackward" in nodes

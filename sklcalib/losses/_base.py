@@ -1,6 +1,10 @@
 """Shared pieces of the criteria: parameter checks, input checks, reductions and
 the :class:`CalibrationLoss` base class."""
 
+import functools
+import inspect
+import operator
+
 import torch
 from torch import nn
 
@@ -66,6 +70,20 @@ def check_input(logits, target):
             f"in [{int(lo)}, {int(hi)}]."
         )
     return target.long()
+
+
+# values whose identity fixes their value (tuples may hold mutable objects)
+_IMMUTABLE = frozenset({int, float, bool, str, type(None)})
+
+
+@functools.cache
+def _init_params(cls):
+    """The constructor's parameter names of a criterion class."""
+    return tuple(
+        name
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    )
 
 
 def reduce(loss, reduction):
@@ -135,19 +153,43 @@ class CalibrationLoss(nn.Module):
             losses for ``"none"``.
         """
         target = check_input(logits, target)
-        self._check_params()
+        if not self._params_unchanged():
+            self._check_params()
+            self._remember_params()
         if logits.requires_grad:
             loss = self._fused_per_sample(logits, target)
         else:
             loss = self._per_sample(logits, target)
         return reduce(loss, self.reduction)
 
+    # Hyper-parameters are checked at every forward (a schedule may change them
+    # between batches), unless they are the very objects last checked and
+    # immutable: the check is Python work that, inside a training step, costs
+    # about 4 % of a small network's step.
+    def _params_unchanged(self):
+        last = self.__dict__.get("_checked_params")
+        if last is None:
+            return False
+        values = self._param_values()
+        return len(values) == len(last) and all(map(operator.is_, values, last))
+
+    def _remember_params(self):
+        values = self._param_values()
+        if all(type(v) in _IMMUTABLE for v in values):
+            self.__dict__["_checked_params"] = values
+
+    def _param_values(self):
+        return tuple(self.__dict__.get(name) for name in _init_params(type(self)))
+
     def _fused_per_sample(self, logits, target):
         """The per-sample losses on the training path (logits with gradient):
         the same values as ``_per_sample``, with a cheaper backward where a
         subclass has one (``_fused_spec`` from :data:`FUSED_MIN_ROWS` rows on,
         or an override of this method)."""
-        spec = self._fused_spec() if logits.shape[0] >= FUSED_MIN_ROWS else None
+        min_rows = self._fused_min_rows
+        if min_rows is None:
+            min_rows = FUSED_MIN_ROWS
+        spec = self._fused_spec() if logits.shape[0] >= min_rows else None
         if spec is None:
             return self._per_sample(logits, target)
         return fused_focal(logits, target, spec)
@@ -156,6 +198,9 @@ class CalibrationLoss(nn.Module):
         """A :class:`~sklcalib.losses._autograd.FocalSpec` for the fused training
         path, or None to differentiate ``_per_sample`` with autograd."""
         return None
+
+    #: rows from which the fused node is used; None: :data:`FUSED_MIN_ROWS`
+    _fused_min_rows = None
 
     def _per_sample(self, logits, target):  # pragma: no cover - abstract
         raise NotImplementedError
