@@ -2,8 +2,22 @@
 that each test module imports what it uses by name)."""
 
 import contextlib
+import warnings
 
 import numpy as np
+
+
+def import_probmetrics_calibrators():
+    """``probmetrics.calibrators`` (the reference implementations of the
+    leader tests), imported without the DeprecationWarning of its dependency
+    pytorch-minimize (torchmin 0.1 calls ``torch.jit.script`` at import, which
+    torch deprecates): not ours to fix, and not news to the tests."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore", "`torch.jit.script` is deprecated", DeprecationWarning
+        )
+        from probmetrics import calibrators
+    return calibrators
 
 
 def small_net(**params):
@@ -29,6 +43,10 @@ def local_dask_client(*, processes, **client_params):
         threads_per_worker=1,
         processes=processes,
         dashboard_address=None,
+        # the scheduler's HTTP routes still listen, on 8787 by default: a free
+        # port instead, or clusters of concurrent tests (xdist workers, other
+        # runs on the machine) warn "Port 8787 is already in use"
+        scheduler_kwargs={"dashboard_address": ":0"},
         **where,
     )
     client = distributed.Client(cluster, **client_params)

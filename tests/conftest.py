@@ -24,6 +24,56 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+# --- the suite does not warn ------------------------------------------------
+# pytest's summary lists failures, errors and skips only (-rfEs); a warning a
+# test provokes on purpose is asserted with pytest.warns or filtered at that
+# test by message and category (@pytest.mark.filterwarnings). Any other warning
+# fails the run, listed under "warnings that fail the run", so that the
+# warnings summary stays empty. --allow-warnings turns the check off (e.g. to
+# see what a dependency's new release deprecates before filtering it).
+_WARNINGS = []
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--allow-warnings",
+        action="store_true",
+        help="do not fail the run when a test warns (tests/conftest.py)",
+    )
+
+
+def pytest_warning_recorded(warning_message, when, nodeid, location):
+    # with pytest-xdist the controller receives every worker's warnings too
+    _WARNINGS.append(
+        f"{nodeid or when}: {warning_message.category.__name__}: "
+        f"{str(warning_message.message)[:120]}"
+    )
+
+
+def _checks_warnings(config):
+    return not hasattr(config, "workerinput") and not config.getoption(
+        "allow_warnings", False
+    )
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _WARNINGS and _checks_warnings(session.config) and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not (_WARNINGS and _checks_warnings(config)):
+        return
+    terminalreporter.section("warnings that fail the run", sep="=", red=True)
+    for line in _WARNINGS[:50]:
+        terminalreporter.line(line)
+    terminalreporter.line(
+        f"{len(_WARNINGS)} warning(s): assert the expected ones with pytest.warns "
+        "or filter them at the test that provokes them (by message and "
+        "category); --allow-warnings lets them pass"
+    )
+
+
 def pytest_configure(config):
     # One intra-op thread per test process: CI has two cores and pytest-xdist
     # already runs two processes; more threads only fight over the cores (the

@@ -76,7 +76,7 @@ def test_binary_1d_and_string_labels():
     labels = np.array(["no", "yes"])
     acc = CalibrationAccumulator(labels=labels)
     acc.update(labels[y[:200]], p[:200, 1]).update(labels[y[200:]], p[200:, 1])
-    _assert_same(acc.compute(), calibration_report(labels[y], p[:, 1]))
+    _assert_same(acc.compute(), calibration_report(labels[y], p[:, 1], labels=labels))
 
 
 def test_a_piece_may_miss_classes_and_weigh_zero():

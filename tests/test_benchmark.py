@@ -274,6 +274,7 @@ def test_same_numbers_on_a_scheduler_address(sequential_run, tmp_path):
         threads_per_worker=1,
         host="127.0.0.1",
         dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": ":0"},  # not 8787: see _helpers
     ) as cluster:
         argv = [*TINY, "--scheduler", cluster.scheduler_address, "--no-plots"]
         assert main([*argv, "--out", str(tmp_path)]) == 0

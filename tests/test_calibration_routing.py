@@ -182,7 +182,11 @@ def test_kfold_on_sorted_labels_still_names_the_calibration_split(data):
     order = np.argsort(y, kind="stable")
     # each test split of unshuffled KFold(3) holds one class only: the
     # calibrator cannot be fitted on it, and the error says why
-    with pytest.raises(ValueError, match=r"at least two classes|classes"):
+    # (the training splits lack classes too, and that is said first)
+    with (
+        pytest.raises(ValueError, match=r"at least two classes|classes"),
+        pytest.warns(UserWarning, match=r"a training split lacks class"),
+    ):
         CalibratedClassifier(
             LogisticRegression(), TemperatureScaler(), cv=KFold(3)
         ).fit(X[order], y[order])

@@ -192,7 +192,9 @@ def test_calibrator_grid_search_and_calibrated_classifier_on_dask(client):
 
     X, y = make_classification(n_samples=300, n_features=5, random_state=2)
     model = CalibratedClassifier(
-        NetClassifier(module__hidden_units=(8,), max_epochs=3, random_state=0),
+        # lr=0.05: at the default 1e-3 three epochs leave the net untrained and
+        # TemperatureScaler ran to its bound T = 1e4 on its uninformative logits
+        NetClassifier(module__hidden_units=(8,), max_epochs=3, lr=0.05, random_state=0),
         calibrator=TemperatureScaler(),
         cv=3,
     )

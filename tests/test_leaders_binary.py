@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import assert_weights_are_repeated_rows
+from _helpers import assert_weights_are_repeated_rows, import_probmetrics_calibrators
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize
@@ -45,9 +45,7 @@ def probmetrics_calibrators():
     pytest.importorskip(
         "probmetrics", reason="probmetrics 1.3 (the test extra) is the reference"
     )
-    from probmetrics import calibrators
-
-    return calibrators
+    return import_probmetrics_calibrators()  # torchmin's warning filtered
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -56,7 +54,8 @@ def test_quadratic_equals_probmetrics_unpenalised(probmetrics_calibrators, seed)
     p = _float32_probabilities(s)
     ours = QuadraticScaler(reg_quadratic=0.0).fit(s, y)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # their penalty=None
+        # probmetrics passes penalty=None to scikit-learn's LogisticRegression
+        warnings.filterwarnings("ignore", "'penalty' was deprecated", FutureWarning)
         theirs = probmetrics_calibrators.BinaryLogisticCalibrator(type="quadratic")
         theirs.fit(_two_columns(p), y)
     s_test = 2 * np.random.default_rng(seed + 10).normal(size=500)
@@ -156,7 +155,7 @@ def test_beta_equals_probmetrics_where_unconstrained(probmetrics_calibrators, se
     p = p.astype(np.float32).astype(np.float64)
     ours = BetaScaler().fit(p, y)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
+        warnings.filterwarnings("ignore", "'penalty' was deprecated", FutureWarning)
         theirs = probmetrics_calibrators.BinaryLogisticCalibrator(type="beta")
         theirs.fit(_two_columns(p), y)
     c, a, minus_b = theirs.cal_.coef_.ravel()

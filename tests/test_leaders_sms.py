@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from _helpers import assert_weights_are_repeated_rows
+from _helpers import assert_weights_are_repeated_rows, import_probmetrics_calibrators
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import log_softmax, softmax
@@ -73,10 +73,8 @@ def probmetrics_calibrators():
     pytest.importorskip(
         "probmetrics", reason="probmetrics 1.3 (the test extra) is the reference"
     )
-    from probmetrics.calibrators import SMSCalibrator as TheirSMS
-    from probmetrics.calibrators import SVSCalibrator as TheirSVS
-
-    return TheirSMS, TheirSVS
+    calibrators = import_probmetrics_calibrators()  # torchmin's warning filtered
+    return calibrators.SMSCalibrator, calibrators.SVSCalibrator
 
 
 @pytest.mark.parametrize(("n", "k", "seed"), [(300, 3, 0), (1500, 5, 1), (800, 2, 2)])

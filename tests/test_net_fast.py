@@ -273,8 +273,11 @@ def test_read_only_and_tensor_inputs(data):
 def test_shuffled_or_dropped_validation_batches_take_skorchs_loop(data):
     X, y = data
     params = {"iterator_valid__shuffle": True, "iterator_valid__drop_last": True}
-    fast = net_(**params).fit(X, y)
-    general = net_(dataset=RowDataset, **params).fit(X, y)
+    # skorch warns of iterator_valid__shuffle=True at initialisation: the point here
+    with pytest.warns(UserWarning, match="You set iterator_valid__shuffle=True"):
+        fast = net_(**params).fit(X, y)
+    with pytest.warns(UserWarning, match="You set iterator_valid__shuffle=True"):
+        general = net_(dataset=RowDataset, **params).fit(X, y)
     # 60 validation rows, batches of 32, the last one dropped
     assert fast.history[:, "valid_batch_count"] == [1, 1, 1]
     assert _batches(fast, "valid_loss") == _batches(general, "valid_loss")

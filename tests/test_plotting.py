@@ -15,6 +15,13 @@ from sklcalib.metrics import (
 )
 from sklcalib.plotting import ReliabilityDisplay, clopper_pearson
 
+# the fixture's string labels stand for any labels and their sorted order is
+# the columns' order by construction: the warning that labels= was not given
+# (tested in test_metrics_label_order.py) is expected here
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:y_true holds string labels and labels was not given:UserWarning"
+)
+
 
 @pytest.fixture(scope="module")
 def data():

@@ -130,7 +130,9 @@ def test_sample_weight_reaches_the_metric(iris):
     X, y = iris
     model = GaussianNB().fit(X, y)
     w = np.random.default_rng(0).random(len(y))
-    expected = -expected_calibration_error(y, model.predict_proba(X), sample_weight=w)
+    expected = -expected_calibration_error(
+        y, model.predict_proba(X), sample_weight=w, labels=model.classes_
+    )
     assert ece_scorer(model, X, y, sample_weight=w) == pytest.approx(expected)
 
 
