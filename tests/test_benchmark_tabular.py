@@ -328,3 +328,32 @@ def test_help_lists_only_the_calibrators_this_installation_has(capsys, monkeypat
     text = " ".join(capsys.readouterr().out.split())
     assert "ghost" not in text
     assert ", ".join(tabular.available_calibrators()) in text
+
+
+def test_frozen_scores_are_computed_once_per_array():
+    # every calibrator of the table asks the frozen model for the same arrays'
+    # scores: the model is asked once per array, each caller gets a copy, and
+    # the wrapper has exactly the model's score methods
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.tree import DecisionTreeClassifier
+
+    from sklcalib.benchmark.tabular import _FrozenWithScores
+
+    X, y = np.random.default_rng(0).normal(size=(60, 3)), np.arange(60) % 2
+    calls = []
+
+    class Counting(DecisionTreeClassifier):
+        def predict_proba(self, X):
+            calls.append(id(X))
+            return super().predict_proba(X)
+
+    model = Counting(max_depth=2, random_state=0).fit(X, y)
+    frozen = _FrozenWithScores(model)
+    first = frozen.predict_proba(X)
+    first[:] = -1.0  # a caller's own copy
+    np.testing.assert_array_equal(frozen.predict_proba(X), model.predict_proba(X))
+    assert calls.count(id(X)) == 2  # the wrapper's one call and the check's
+    assert not hasattr(frozen, "decision_function")
+    assert hasattr(_FrozenWithScores(GaussianNB().fit(X, y)), "predict_proba")
+    known = _FrozenWithScores(model, {id(X): np.zeros((60, 2))})
+    np.testing.assert_array_equal(known.predict_proba(X), 0.0)

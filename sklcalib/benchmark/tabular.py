@@ -20,6 +20,8 @@ import math
 import time
 
 import numpy as np
+from sklearn.frozen import FrozenEstimator
+from sklearn.utils.metaestimators import available_if
 
 from sklcalib import calibration, metrics, plotting
 from sklcalib._utils._metric_display import DISPLAY
@@ -257,7 +259,6 @@ def run_boosting(
     >>> rows[0]["nll_change"]
     0.0
     """
-    from sklearn.frozen import FrozenEstimator
     from threadpoolctl import threadpool_limits
 
     data = _subsample_train(_load_dataset(dataset, random_state=seed), max_train)
@@ -302,7 +303,7 @@ def run_boosting(
             raw = np.asarray(model.predict_proba(data.X_test))
             raw_losses = _row_log_loss(data.y_test, raw)
             add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
-            frozen = FrozenEstimator(model)
+            frozen = _FrozenWithScores(model, {id(data.X_test): raw})
             for name in calibrators:
                 calibrator = make_calibrator(name)
                 if data.n_classes > 2 and not _handles_multiclass(calibrator):
@@ -318,6 +319,45 @@ def run_boosting(
                 proba = np.asarray(calibrated.predict_proba(data.X_test))
                 add(model_name, name, proba, time.perf_counter() - start, raw_losses)
     return rows
+
+
+class _FrozenWithScores(FrozenEstimator):
+    """A ``FrozenEstimator`` that asks its model for the scores of an array once.
+
+    Every calibrator of the table fits on the same validation array and
+    predicts the same test array: computed once, a boosted model's scores are
+    not recomputed for each of a dozen calibrators (on diamonds one call costs
+    more than most calibrators' fits). Keyed by the array object (each entry
+    keeps it alive, so its id is not reused); every call gets its own copy.
+    ``known`` holds scores already computed, ``{id(X): predict_proba(X)}``.
+    """
+
+    def __init__(self, estimator, known=None):
+        super().__init__(estimator)
+        self.known = known
+
+    def _scores(self, method, X):
+        memo = self.__dict__.setdefault("_memo", {})
+        key = (method, id(X))
+        if key not in memo:
+            if method == "predict_proba" and (self.known or {}).get(id(X)) is not None:
+                memo[key] = (X, self.known[id(X)])
+            else:
+                memo[key] = (X, getattr(self.estimator, method)(X))
+        held, scores = memo[key]
+        if held is not X:  # an id reused by another object: not ours
+            scores = getattr(self.estimator, method)(X)
+        return np.array(scores, copy=True)
+
+    @available_if(lambda self: hasattr(self.estimator, "predict_proba"))
+    def predict_proba(self, X):
+        """The model's ``predict_proba(X)``, computed once per array."""
+        return self._scores("predict_proba", X)
+
+    @available_if(lambda self: hasattr(self.estimator, "decision_function"))
+    def decision_function(self, X):
+        """The model's ``decision_function(X)``, computed once per array."""
+        return self._scores("decision_function", X)
 
 
 def _handles_multiclass(calibrator):

@@ -246,7 +246,7 @@ def calibration_report(
         "mce": error_from_stats(uniform, "max"),
         "smooth_ece": smooth,
         "nll": _weighted_mean(nll, w),
-        "brier": max(_weighted_mean(brier, w), 0.0),
+        "brier": _weighted_mean(brier, w),  # a mean of squares: no clamp needed
         "accuracy": accuracy,
         "error": 1.0 - accuracy,
         "s99_fraction": s99_fraction,
