@@ -40,7 +40,7 @@ with extra_imports("sklcalib.net"):
 
 # the criteria and callbacks need torch and skorch too (the same extra)
 from sklcalib.callbacks import AdaFocalUpdater, FiniteLossCheck
-from sklcalib.losses import CRITERIA, get_criterion
+from sklcalib.losses import CRITERIA, CalibrationLoss, get_criterion
 
 __all__ = ["MLP", "NetClassifier"]
 
@@ -121,6 +121,22 @@ class MLP(torch.nn.Module):
             The output of the last ``Linear`` layer, without nonlinearity.
         """
         return self.layers(X)
+
+
+def _takes_encoded_batches(criterion):
+    """Whether the training loop may call a criterion's ``_loss`` on its own
+    batches (skipping ``forward``'s input check): a sklcalib criterion whose
+    ``forward`` is the base class's and that no forward hook observes."""
+    from torch.nn.modules import module as torch_module
+
+    return (
+        isinstance(criterion, CalibrationLoss)
+        and type(criterion).forward is CalibrationLoss.forward
+        and not criterion._forward_hooks
+        and not criterion._forward_pre_hooks
+        and not getattr(torch_module, "_global_forward_hooks", True)
+        and not getattr(torch_module, "_global_forward_pre_hooks", True)
+    )
 
 
 def _check_positive_int(value, name):
@@ -979,8 +995,27 @@ class NetClassifier(NeuralNetClassifier):
             and isinstance(self.module_, torch.nn.Module)
         ):
             criterion = self.criterion_
+            encoder = getattr(self, "label_encoder_", None)
+            if encoder is None or not _takes_encoded_batches(criterion):
+
+                def loss_of(y_pred, y_true, X, training):
+                    return criterion(y_pred, y_true)
+
+                return self.module_, loss_of
+
+            # the targets are the label encoder's, int64 in [0, n_classes): a
+            # batch whose logits have that many columns needs no input check
+            n_classes = len(encoder.classes_)
 
             def loss_of(y_pred, y_true, X, training):
+                if (
+                    y_pred.ndim == 2
+                    and y_pred.shape[1] >= n_classes
+                    and y_pred.is_floating_point()
+                    and y_true.dtype == torch.int64
+                    and y_true.shape == y_pred.shape[:1]
+                ):
+                    return criterion._loss(y_pred, y_true)
                 return criterion(y_pred, y_true)
 
             return self.module_, loss_of

@@ -106,10 +106,12 @@ def test_in_memory_data_takes_the_fast_path_and_datasets_the_general_one(data):
         assert isinstance(loader, torch.utils.data.DataLoader)
 
 
+@pytest.mark.parametrize("criterion", ["ce", "focal", "mmce"])
 @pytest.mark.parametrize("shuffle", [True, False])
-def test_fast_path_equals_skorchs_path(data, shuffle):
+def test_fast_path_equals_skorchs_path(data, shuffle, criterion):
+    # sklcalib's criteria get the encoded batches without the input check
     X, y = data
-    params = {"iterator_train__shuffle": shuffle}
+    params = {"iterator_train__shuffle": shuffle, "criterion": criterion}
     fast = net_(**params).fit(X, y)
     general = net_(dataset=RowDataset, **params).fit(X, y)
     assert not isinstance(
@@ -282,3 +284,21 @@ def test_shuffled_or_dropped_validation_batches_take_skorchs_loop(data):
     assert fast.history[:, "valid_batch_count"] == [1, 1, 1]
     assert _batches(fast, "valid_loss") == _batches(general, "valid_loss")
     assert len(fast.predict_proba(X)) == 288  # what skorch's loader yields
+
+
+def test_a_module_narrower_than_the_classes_still_gets_the_input_check(data):
+    # the fast loop skips the criterion's input check only for logits with a
+    # column per class: a module with too few outputs gets the clear error
+    X, y = data
+    net = net_(criterion="focal", module__n_classes=2)
+    with pytest.raises(ValueError, match="target must lie in"):
+        net.fit(X, y)
+
+
+def test_a_hook_on_the_criterion_is_still_called(data):
+    X, y = data
+    seen = []
+    net = net_(criterion="focal", max_epochs=1).fit(X, y)
+    net.criterion_.register_forward_hook(lambda *args: seen.append(1))
+    net.partial_fit(X, y)
+    assert len(seen) >= len(y) * 0.8 // 32  # one call per training batch at least

@@ -152,7 +152,14 @@ class CalibrationLoss(nn.Module):
             A scalar for ``reduction="mean"`` or ``"sum"``, the (N,) per-sample
             losses for ``"none"``.
         """
-        target = check_input(logits, target)
+        return self._loss(logits, check_input(logits, target))
+
+    def _loss(self, logits, target):
+        """``forward`` after :func:`check_input`: for a batch whose logits are
+        (N, K) floats and whose targets are int64 in ``[0, K)``. NetClassifier's
+        training loop calls it for its own batches, whose targets it encoded
+        at fit: the per-batch input check is Python work that costs about 5 %
+        of a small network's training step."""
         if not self._params_unchanged():
             self._check_params()
             self._remember_params()
