@@ -91,12 +91,12 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 4 min 6 s wall, 472 CPU-seconds (10 losses, 9 datasets,
+# `sklcalib benchmark`: 3 min 48 s wall, 450 CPU-seconds (10 losses, 9 datasets,
 # 3 seeds)
 _DEFAULT_WALL = "about 4 minutes"
-# `sklcalib benchmark --quick`: 29 s wall, 52 CPU-seconds
+# `sklcalib benchmark --quick`: 29 s wall, 54 CPU-seconds
 _QUICK_WALL = "about 30 seconds"
-# `sklcalib benchmark --suite tabular`: 4 min 47 s wall, 542 CPU-seconds
+# `sklcalib benchmark --suite tabular`: 4 min 32 s wall, 516 CPU-seconds
 # (10 sets, 10 losses, 3 seeds, 3 base models, every calibrator and auto)
 _TABULAR_WALL = "about 5 minutes"
 
