@@ -284,3 +284,14 @@ def test_a_split_missing_a_class_is_named():
         CalibratedClassifier(
             LogisticRegression(), LogisticRegression(), cv=[(index, no_two)]
         ).fit(X, y)
+
+
+def test_check_calibration_docstring_states_the_warning_rule():
+    # the parameter's description and the warning's own docstring give one rule
+    from sklcalib.calibration import CalibratedClassifier, CalibrationWarning
+
+    text = " ".join(CalibratedClassifier.__doc__.split())
+    rule = " ".join(CalibrationWarning.__doc__.split())
+    for phrase in ("two standard errors of the paired fold differences", "1 %"):
+        assert phrase in rule
+        assert phrase in text[text.index("check_calibration :") :]
