@@ -20,6 +20,7 @@ from sklcalib._utils._validation import (
     check_prob_values,
     check_targets,
     is_dask_array,
+    warn_assumed_string_order,
 )
 
 from ._statistics import classwise_statistics, score_terms, uniform_top_label_statistics
@@ -331,6 +332,8 @@ def stream_statistics(
     if labels is None:
         classes = unique_values(y)
         check_found_classes(classes, n_columns, p.ndim)
+        # as the in-memory path: say which column order string labels assume
+        warn_assumed_string_order(np.asarray(classes))
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
     parts = tuple(parts)
