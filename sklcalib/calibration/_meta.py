@@ -233,7 +233,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         calibration set is small for the calibrator's flexibility, and when
         the calibrator's cross-validated log-loss on the calibration scores
         (the out-of-fold scores in ensemble mode) is worse than the raw
-        scores' by more than two standard errors of the paired fold
+        scores' by more than the two-sided 95 % Student quantile (folds - 1
+        degrees of freedom) times the standard error of the paired fold
         differences and by more than 1 % of the raw log-loss (the rule of
         :class:`~sklcalib.calibration.CalibrationWarning`). Costs ``cv`` more fits of
         the calibrator (not of the estimator). Not done for "auto" and
