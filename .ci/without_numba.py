@@ -13,6 +13,7 @@ import numpy as np
 from sklcalib._utils._optional import is_installed
 from sklcalib.metrics import (
     bootstrap_interval,
+    calibration_error_interval,
     calibration_report,
     calibration_test,
     compare_calibration,
@@ -35,7 +36,11 @@ p = rng.dirichlet(np.ones(3), size=n)
 y = rng.integers(0, 3, n)
 ci = bootstrap_interval("ece", y, p, random_state=0)
 print(ci.estimate, ci.low, ci.high)
-p, y = p[:7000], y[:7000]  # the report command crashed from about 6 000 rows
+print(calibration_error_interval(y, p, random_state=0))
+print(compare_calibration(y, p, p**2 / (p**2).sum(1, keepdims=True)).pvalue)
+# the report command crashed from about 6 000 rows: well above that, 10 classes
+p = rng.dirichlet(np.ones(10), size=30000)
+y = rng.integers(0, 10, 30000)
 p1 = rng.uniform(size=10**6)
 print(kernel_calibration_error(rng.uniform(size=10**6) < p1, p1))
 with tempfile.TemporaryDirectory() as tmp:
