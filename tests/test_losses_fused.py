@@ -295,3 +295,31 @@ def test_adafocal_state_checked_again_when_a_buffer_is_replaced():
     criterion.gammas = torch.ones(3, dtype=torch.float64)  # 3 bins, n_bins=4
     with pytest.raises(ValueError, match="n_bins"):
         criterion(logits, target)
+
+
+def test_row_min_finds_the_first_minimum_as_torch_does():
+    from sklcalib.losses._autograd import INDEX_BY_VALUE, row_min
+
+    rng = np.random.default_rng(7)
+    n, k = INDEX_BY_VALUE // 50 + 1, 50  # above the size that uses the values
+    key = torch.tensor(np.round(rng.standard_normal((n, k)), 1))
+    key[:5] = float("inf")  # rows with no finite minimum
+    key[5:10, 3:7] = -1e30  # ties at the minimum
+    key[10, 0] = key[10, -1] = -1e31
+    want_value, want_index = key.min(1, keepdim=True)
+    value, index = row_min(key.clone(), scratch=True)
+    torch.testing.assert_close(value, want_value, rtol=0, atol=0)
+    finite = torch.isfinite(want_value).squeeze(1)
+    assert torch.equal(index[finite], want_index[finite])
+    assert index.min() >= 0 and index.max() < k
+
+
+@pytest.mark.parametrize("name", ["focal 3", "fcl", "dual 5", "mbls", "mdca", "mmce"])
+def test_a_retained_graph_gives_the_same_gradient_twice(name):
+    # the backward writes the gradient over the saved log-probabilities; a
+    # second backward through the same graph recomputes them
+    logits, target = _tie_free(8, n=8, k=5)
+    loss = CRITERIA[name](logits, target)
+    (first,) = torch.autograd.grad(loss, logits, retain_graph=True)
+    (second,) = torch.autograd.grad(loss, logits)
+    torch.testing.assert_close(first, second, rtol=0, atol=0)

@@ -151,6 +151,49 @@ def batch_grad(grad, reduction, n):
 # ---------------------------------------------------------------------------
 
 
+#: from this many entries on, the first index of a row minimum is found from
+#: its value: torch's min with indices over the last dimension is a scalar loop
+#: (4096 x 100: 750 µs, against 85 µs for the value alone)
+INDEX_BY_VALUE = 1 << 14
+
+
+def _descending(n, like):
+    key = ("descending", n, like.dtype, like.device)
+    weights = _CONSTANTS.get(key)
+    if weights is None:
+        with torch.inference_mode(False):
+            weights = torch.arange(n, 0, -1, dtype=like.dtype, device=like.device)
+        _CONSTANTS[key] = weights
+    return weights
+
+
+def first_one(mask):
+    """Index (N, 1) of the first 1 of each row of the 0/1 float ``mask``, which
+    it overwrites: the ones weighted K, K-1, ..., 1, whose largest weight names
+    the first one (exact, the weights are integers). A row without a 1 gets
+    the last index."""
+    n_classes = mask.shape[1]
+    weights = mask.mul_(_descending(n_classes, mask)).amax(1, keepdim=True)
+    return weights.neg_().add_(n_classes).long().clamp_(max=n_classes - 1)
+
+
+def row_min(key, *, scratch=False):
+    """``key.min(1, keepdim=True)``: each row's minimum and the index of its
+    first occurrence, (N, 1) each (no NaN in ``key``).
+
+    On large inputs the index comes from the value: the positions equal to it,
+    weighted K, K-1, ..., 1, whose largest weight names the first one. Exact,
+    as the weights are integers. ``scratch=True``: ``key`` may be overwritten.
+    """
+    if key.numel() < INDEX_BY_VALUE:
+        return key.min(1, keepdim=True)
+    value = key.amin(1, keepdim=True)
+    # no position equal to an infinite minimum (inf - inf is NaN): the last
+    # index, the row is unused
+    mask = key.sub_(value) if scratch else torch.sub(key, value)
+    return value, first_one(mask.eq_(0))
+
+
 def dual_index(logits, target):
     """The largest logit strictly below the target's per row: its index (N, 1),
     and whether there is one (N, 1); no gradient.
@@ -160,14 +203,28 @@ def dual_index(logits, target):
     exact ties of probabilities). ``1 / (z_k - z_t)`` is < 0 exactly for the
     classes strictly below the target (a difference of distinct floats is never
     0) and smallest for the closest one, +inf for ties (the target included) and
-    > 0 above, so the row minimum picks the class, and its sign says whether
-    there is one. Three passes over the (N, K) logits.
+    > 0 above, so the row minimum picks the class (the first of equal ones),
+    and its sign says whether there is one. A difference so small that its
+    reciprocal overflows counts as the largest finite value.
     """
     target = target.reshape(-1, 1)
     logits = logits.detach()
     key = torch.sub(logits, logits.gather(1, target)).reciprocal_()
-    values, index = key.min(1, keepdim=True)
+    key.clamp_(min=-torch.finfo(key.dtype).max)
+    values, index = row_min(key, scratch=True)
     return index, torch.signbit(values)
+
+
+def consume_logp(ctx):
+    """``exp`` of the node's saved log-probabilities, computed in their place:
+    the backward's (N, K) gradient without a new (N, K) allocation (on large
+    batches a fresh one costs as much as a pass over it). A second backward
+    through the same graph (``retain_graph=True``) recomputes them."""
+    logp = ctx.logp
+    ctx.logp = None
+    if logp is None:
+        logp = log_softmax(ctx.saved_tensors[0].detach())
+    return logp.exp_()
 
 
 def dual_logp(logits, logp, target):
@@ -327,7 +384,7 @@ class FocalFastNode(torch.autograd.Function):
         weight = base.pow(gamma)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.parts = (logp, t1, logp_t, p_t_1, base, weight)
+        ctx.logp, ctx.parts = logp, (t1, logp_t, p_t_1, base, weight)
         ctx.gamma, ctx.sign = gamma, sign
         return reduce_rows(torch.mul(weight, logp_t), reduction, -1.0)
 
@@ -335,11 +392,11 @@ class FocalFastNode(torch.autograd.Function):
     def backward(ctx, grad):
         if torch.is_grad_enabled():
             return (reference_gradient(ctx, grad),) + (None,) * 5
-        logp, t1, logp_t, p_t_1, base, weight = ctx.parts
+        t1, logp_t, p_t_1, base, weight = ctx.parts
         y, factor = focal_slope(logp_t, base, weight, ctx.gamma, ctx.sign)
-        g = row_grad(grad, ctx.reduction, logp.shape[0])
+        g = row_grad(grad, ctx.reduction, t1.shape[0])
         m = torch.addcmul(weight, y, logp_t.exp(), value=-factor).mul_(g)
-        out = logp.exp()
+        out = consume_logp(ctx)
         out.scatter_(1, t1, p_t_1)
         return (out.mul_(m),) + (None,) * 5
 
@@ -390,8 +447,14 @@ class FocalNode(torch.autograd.Function):
                 weight = base.pow(gamma)
                 rows = torch.mul(weight, logp_t).neg_()
         if plan.lam:
-            p = logp.exp()
-            others = torch.mul(p, p).scatter_(1, t1, 0.0).sum(1, keepdim=True)
+            # p in the log-probabilities' memory (the backward reads p only);
+            # S_o = Σ_(k≠t) p_k² as the squared norm with p_t set to 0 a moment
+            p = logp.exp_()
+            others = torch.linalg.vector_norm(
+                p.scatter_(1, t1, 0.0), dim=1, keepdim=True
+            )
+            others.square_()
+            p.scatter_(1, t1, p_t)
             sq = torch.addcmul(others, p_t_1, p_t_1)
             if rows is None:
                 rows = sq if plan.lam == 1.0 else torch.mul(sq, plan.lam)
@@ -399,7 +462,8 @@ class FocalNode(torch.autograd.Function):
                 rows = torch.add(rows, sq, alpha=plan.lam)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction, ctx.plan = reference, reduction, plan
-        ctx.parts = (logp, t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight)
+        ctx.logp = None if plan.lam else logp  # with λ the backward reads p
+        ctx.parts = (t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight)
         ctx.squares = (p, sq, others)
         return reduce_rows(rows, reduction)
 
@@ -407,10 +471,10 @@ class FocalNode(torch.autograd.Function):
     def backward(ctx, grad):
         if torch.is_grad_enabled():
             return reference_gradient(ctx, grad), None, None, None, None
-        logp, t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
+        t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
-        g = row_grad(grad, ctx.reduction, logp.shape[0])
-        # k (see the module docstring) and the target's entry
+        g = row_grad(grad, ctx.reduction, t1.shape[0])
+        # k (see the module docstring) and the target's entry, times G
         k = y_pj = None
         if plan.focal:
             y, factor = focal_slope(logp_t, base, weight, gamma, sign)
@@ -425,18 +489,21 @@ class FocalNode(torch.autograd.Function):
         if plan.lam:
             p, sq, others = ctx.squares
             two_lam = 2.0 * plan.lam
-            # 2λ·(p_t - S) = -2λ·(p_t·(1 - p_t) ... ) written without S
+            # 2λ·(p_t - S) = -2λ·(p_t·(1 - p_t) + S_o): written without S
             shift = torch.addcmul(others, p_t, p_t_1).mul_(-two_lam)
             k = shift if k is None else k.add_(shift)
             lam_t = torch.mul(p_t, sq).mul_(-two_lam)
-            at_target = lam_t if plan.focal is False else at_target.add_(lam_t)
-            out = torch.add(k, p, alpha=two_lam).mul_(p)
+            at_target = lam_t if not plan.focal else at_target.add_(lam_t)
+            # G·p ⊙ (2λ·p + k), the (N, K) operand first (a broadcast (N, 1)
+            # first operand takes a slow path)
+            out = torch.mul(p, torch.mul(g, constant(two_lam, p)))
+            out.add_(k.mul_(g)).mul_(p)
         else:
-            out = logp.exp().mul_(k)
-        out.scatter_(1, t1, at_target)
+            out = consume_logp(ctx).mul_(k.mul_(g))
+        out.scatter_(1, t1, at_target.mul_(g))
         if y_pj is not None:
-            out.scatter_add_(1, j, y_pj.neg_())
-        return out.mul_(g), None, None, None, None
+            out.scatter_add_(1, j, y_pj.mul_(g).neg_())
+        return out, None, None, None, None
 
 
 # ---------------------------------------------------------------------------
@@ -459,16 +526,25 @@ class MarginNode(torch.autograd.Function):
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         logp_t = logp.gather(1, t1)
-        top, argmax = logits.max(1, keepdim=True)
-        excess = torch.sub(top, logits).sub_(margin).relu_()
+        if logits.numel() < INDEX_BY_VALUE:
+            top, argmax = logits.max(1, keepdim=True)
+        else:
+            # torch's max with indices is a scalar loop: the value here, the
+            # index in the backward (as row_min does)
+            top, argmax = logits.amax(1, keepdim=True), None
+        excess = torch.sub(top - margin, logits).relu_()
         if class_mean:
             penalty = excess.mean(1, keepdim=True)
         else:
             penalty = excess.sum(1, keepdim=True)
         rows = penalty.mul_(alpha).sub_(logp_t)
+        # what the backward needs of the excess: where it is > 0, how often
+        above = excess.sign_()
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.parts = (logp, t1, logp_t, argmax, excess)
+        ctx.logp, ctx.above = logp, above
+        ctx.parts = (t1, logp_t, top, argmax, above.sum(1, keepdim=True))
+        ctx.margin = margin
         ctx.alpha = alpha / logits.shape[1] if class_mean else alpha
         return reduce_rows(rows, reduction)
 
@@ -476,14 +552,20 @@ class MarginNode(torch.autograd.Function):
     def backward(ctx, grad):
         if torch.is_grad_enabled():
             return (reference_gradient(ctx, grad),) + (None,) * 6
-        logp, t1, logp_t, argmax, excess = ctx.parts
-        g = row_grad(grad, ctx.reduction, logp.shape[0])
-        out = logp.exp()
+        t1, logp_t, top, argmax, count = ctx.parts
+        g = row_grad(grad, ctx.reduction, t1.shape[0])
+        out = consume_logp(ctx)
         out.scatter_(1, t1, torch.expm1(logp_t))
-        # the distances above the margin: 1 where the relu's output is > 0
-        above = excess.sign_()
+        above, ctx.above = ctx.above, None
+        if above is None:  # a second backward: the first one spent it
+            logits = ctx.saved_tensors[0].detach()
+            above = torch.sub(top - ctx.margin, logits).relu_().sign_()
         out.sub_(above, alpha=ctx.alpha)
-        out.scatter_add_(1, argmax, above.sum(1, keepdim=True).mul_(ctx.alpha))
+        if argmax is None:
+            # the first largest logit, in the spent mask's memory
+            logits = ctx.saved_tensors[0].detach()
+            argmax = first_one(torch.eq(logits, top, out=above))
+        out.scatter_add_(1, argmax, torch.mul(count, ctx.alpha))
         return (out.mul_(g),) + (None,) * 6
 
 
@@ -515,19 +597,20 @@ class MDCANode(torch.autograd.Function):
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         logp_t = logp.gather(1, t1)
+        p_t_1 = torch.expm1(logp_t)  # p_t - 1, exact near p_t = 1
         weight = base = None
         if gamma:
-            base = torch.expm1(logp_t).neg_()
+            base = p_t_1.neg()
             weight = base.pow(gamma)
             rows = torch.mul(weight, logp_t).neg_()
         else:
             rows = logp_t.neg()
-        p = logp.exp()
+        p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
         rows = torch.add(rows, value * beta)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.parts = (p, t1, logp_t, gap, base, weight)
+        ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
         ctx.gamma, ctx.beta = gamma, beta
         return reduce_rows(rows, reduction)
 
@@ -535,22 +618,25 @@ class MDCANode(torch.autograd.Function):
     def backward(ctx, grad):
         if torch.is_grad_enabled():
             return (reference_gradient(ctx, grad),) + (None,) * 5
-        p, t1, logp_t, gap, base, weight = ctx.parts
+        p, t1, logp_t, p_t_1, gap, base, weight = ctx.parts
         n, n_classes = p.shape
         g = row_grad(grad, ctx.reduction, n)
-        # the base loss's per-row coefficient m: ∂L_i/∂z_i = m·(p_i - e_t)
+        p_t = logp_t.exp()
+        # G·m, with ∂L_i/∂z_i = m·(p_i - e_t) for the base loss
         if ctx.gamma:
             y, factor = focal_slope(logp_t, base, weight, ctx.gamma, 1.0)
-            m = torch.addcmul(weight, y, logp_t.exp(), value=-factor)
+            gm = torch.addcmul(weight, y, p_t, value=-factor).mul_(g)
         else:
-            m = None
+            gm = g
         scale = ctx.beta / n / n_classes
-        v = gap.sign_().mul_(batch_grad(grad, ctx.reduction, n) * scale)
-        # ∂L/∂z = p ⊙ (G·m + v - p·v) - G·m·e_t
-        gm = g.expand(n, 1) if m is None else m.mul_(g)
-        shift = torch.sub(gm, p @ v.unsqueeze(1))
-        out = torch.add(shift, v).mul_(p)
-        out.scatter_add_(1, t1, gm.neg())
+        v = gap.sign().mul_(batch_grad(grad, ctx.reduction, n) * scale)
+        # ∂L/∂z = p ⊙ (v + G·m - p·v), and the target's entry in closed form
+        # G·m·(p_t - 1) + p_t·(v_t - p·v), without the difference near p_t = 1
+        out = torch.mul(p, v)
+        pv = out.sum(1, keepdim=True)
+        out.addcmul_(p, torch.sub(gm, pv))
+        at_target = torch.sub(v.take(t1), pv).mul_(p_t).addcmul_(p_t_1, gm)
+        out.scatter_(1, t1, at_target)
         return (out,) + (None,) * 5
 
 
@@ -643,7 +729,7 @@ class MMCENode(torch.autograd.Function):
         rows = logp.gather(1, t1).neg_().add_(torch.sqrt(total.clamp(min=0.0)) * lam)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.parts = (logp, t1, *parts)
+        ctx.logp, ctx.parts = logp, (t1, *parts)
         ctx.lam, ctx.bandwidth = lam, options[1]
         return reduce_rows(rows, reduction)
 
@@ -651,10 +737,10 @@ class MMCENode(torch.autograd.Function):
     def backward(ctx, grad):
         if torch.is_grad_enabled():
             return (reference_gradient(ctx, grad),) + (None,) * 5
-        logp, t1, pred, correct, conf, scale, w, diff, kernel, kw, total = ctx.parts
-        n = logp.shape[0]
+        t1, pred, correct, conf, scale, w, diff, kernel, kw, total = ctx.parts
+        n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)
-        out = logp.exp()
+        out = consume_logp(ctx)
         index, src = t1, None
         if total > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r

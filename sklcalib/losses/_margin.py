@@ -112,8 +112,10 @@ class MbLSLoss(CalibrationLoss):
         alpha = float(self.alpha)
         if alpha == 0.0:
             return -logp_t
-        distance = logits.max(dim=1, keepdim=True).values - logits
-        penalty = torch.relu(distance - float(self.margin))
+        # max(0, (max_k z_k - m) - z_j): the margin taken from the largest
+        # logit once per row
+        top = logits.max(dim=1, keepdim=True).values
+        penalty = torch.relu((top - float(self.margin)) - logits)
         if self.class_reduction == "mean":
             penalty = penalty.mean(dim=1)
         else:
