@@ -21,7 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d, validate_data
 
 from sklcalib._utils._optional import extra_imports
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._validation import as_numpy, check_scalar
 
 with extra_imports("sklcalib.net"):
     import torch
@@ -438,9 +438,11 @@ class NetClassifier(FastLoop, NeuralNetClassifier):
     # input validation
     # ------------------------------------------------------------------
     def _validate_X(self, X, reset):
+        # a torch tensor (one that requires grad, or on a GPU, included) as
+        # the array it holds: the net trains on a float32 copy either way
         X = validate_data(
             self,
-            X,
+            as_numpy(X),
             reset=reset,
             dtype=(np.float64, np.float32),
             ensure_all_finite=True,
@@ -475,7 +477,7 @@ class NetClassifier(FastLoop, NeuralNetClassifier):
                 f"{type(self).__name__} requires y to be passed, but the target y "
                 "is None."
             )
-        y = column_or_1d(y, warn=True)
+        y = column_or_1d(as_numpy(y), warn=True)
         X = self._validate_X(X, reset=reset)
         if y.shape[0] != X.shape[0]:
             raise ValueError(
@@ -488,7 +490,7 @@ class NetClassifier(FastLoop, NeuralNetClassifier):
             if classes is None:
                 classes = self.classes
             if classes is not None and len(classes):
-                encoder.fit(np.asarray(classes))
+                encoder.fit(np.asarray(as_numpy(classes)))
             else:
                 encoder.fit(y)
             n_classes = len(encoder.classes_)
@@ -698,6 +700,29 @@ class NetClassifier(FastLoop, NeuralNetClassifier):
 
         self._seeded_call(_partial_fit)
         return self
+
+    def score(self, X, y, sample_weight=None):
+        """Return the mean accuracy on ``X`` against ``y``.
+
+        scikit-learn's ``ClassifierMixin.score``; torch tensors (those that
+        require grad, or live on a GPU, included) are taken as the arrays
+        they hold, as ``fit`` takes them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Input data, with the features seen at ``fit``.
+        y : array-like of shape (n_samples,)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+
+        Returns
+        -------
+        score : float
+            Accuracy of ``predict(X)`` against ``y``.
+        """
+        return super().score(X, as_numpy(y), sample_weight=as_numpy(sample_weight))
 
     # ------------------------------------------------------------------
     # prediction
