@@ -134,9 +134,7 @@ def bins_cells(beds, sizes):
 
 def share_cells(sizes):
     for share in (0.86, 0.96, 0.99, 1.0 - 1e-6):
-        bed = _beds.sharp_net(
-            share, name=f"sharp_net_{min(share, 1.0):.2f}", n_bins=15
-        )
+        bed = _beds.sharp_net(share, name=f"sharp_net_{min(share, 1.0):.2f}", n_bins=15)
         for n in sizes:
             yield bed, n, (SPECS[0], SPECS[1], SPECS[4])
 
