@@ -303,7 +303,9 @@ def test_adafocal_trains_on_the_datasets_validation_split():
     from sklcalib.callbacks import AdaFocalUpdater
 
     data = _dataset("wine")
-    kwargs = dict(seed=0, epochs=2, batch_size=32, lr=1e-3, hidden_units=(8,))
+    kwargs = dict(
+        seed=0, epochs=2, batch_size=32, lr=1e-3, hidden_units=(8,), patience=None
+    )
     assert _build_net("ce", data, **kwargs).train_split is None
     net = _build_net("adafocal", data, **kwargs)
     net.fit(data.X_train, data.y_train)
