@@ -450,7 +450,7 @@ class ReliabilityDisplay:
                 ref_line=ref_line,
             )
         y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
-        check_prob_values(p)
+        p = check_prob_values(p)
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:

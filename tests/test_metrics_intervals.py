@@ -351,7 +351,7 @@ def test_mean_interval_needs_two_rows_and_corrects_few_effective_rows(metric):
     # error of a mean of essentially one row is about one row's spread, at
     # any scale of the dominant weight (the correction n / (n - 1) used to be
     # capped at n_eff >= 2, and 1 - sum(w^2) cancels in floating point)
-    from sklcalib.metrics._plans import brier_score, negative_log_likelihood
+    from sklcalib.metrics._scoring_rules import brier_score, negative_log_likelihood
 
     func = negative_log_likelihood if metric == "nll" else brier_score
     terms = np.array(

@@ -119,7 +119,7 @@ def test_resampled_indices_are_uniform(monkeypatch):
     ],
 )
 def test_interval_agrees_with_scipy_bootstrap(metric, method):
-    from sklcalib.metrics._plans import METRICS
+    from sklcalib.metrics._registry import METRICS
 
     y, p = _data(3, n=250, k=3, calibrated=False, sharpen=2.0)
     func = METRICS[metric]
@@ -559,7 +559,7 @@ def test_equal_mass_consistency_test_shares_its_bins(
     # consistency test of the adaptive ECE (and of quantile-binned ECE/MCE)
     # adds each draw's outcomes to fixed groups, with the null distribution of
     # recomputing the metric on the same draws
-    from sklcalib.metrics._plans import resolve_metric
+    from sklcalib.metrics._registry import resolve_metric
 
     if compiled:
         monkeypatch.setattr(resampling, "_COMPILED_MIN_WORK", 0)

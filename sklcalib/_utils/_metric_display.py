@@ -1,7 +1,7 @@
 """How tables show the metrics of the registry: one label and one percent flag
 per metric, for the benchmark tables, the tabular report and ``sklcalib
 report`` (in ``_utils`` so that those packages may import it; the registry of
-the functions is ``sklcalib.metrics._plans.METRICS``, with the same keys).
+the functions is ``sklcalib.metrics._registry.METRICS``, with the same keys).
 """
 
 from typing import NamedTuple

@@ -808,7 +808,7 @@ def _checked(path, y, scores, classes, kind):
             raise InputFileError(problem)
         try:
             # the library's one definition of a probability matrix
-            check_prob_values(scores, name="probabilities")
+            scores = check_prob_values(scores, name="probabilities")
         except ValueError as exc:
             hint = (
                 "if these are logits, pass --logits"

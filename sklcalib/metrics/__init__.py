@@ -20,11 +20,11 @@ from ._calibration_error import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ._calibration_report import calibration_report
 from ._consistency import CalibrationTestResult, calibration_test
 from ._debiased import debiased_calibration_error
 from ._intervals import calibration_error_interval
 from ._kernel import kernel_calibration_error
-from ._report import calibration_report
 from ._scorers import (
     CALIBRATION_SCORERS,
     adaptive_ece_scorer,

@@ -13,6 +13,7 @@ from sklcalib._utils._resampling import (
     stream_seeds,
     uniform_indices,
 )
+from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
 from sklcalib._utils._swap import (
     ece_and_bias,
     swap_products,
@@ -30,7 +31,9 @@ from sklcalib._utils._validation import (
     check_targets,
 )
 
-from ._plans import bootstrap_plan, resolve_metric
+from ._plans import bootstrap_plan
+from ._registry import resolve_metric
+from ._scoring_rules import scoring_rule_inputs
 
 METHODS = ("percentile", "basic", "bca")
 _JACKKNIFE_CHUNK = 4096  # rows left out per vectorised jackknife batch
@@ -448,8 +451,8 @@ def _debiased_swap_test(
         y_true, y_prob_a, params.get("labels"), params.get("sample_weight")
     )
     pb = check_targets(y_true, y_prob_b, params.get("labels"))[1]
-    check_prob_values(pa)
-    check_prob_values(pb)
+    pa = check_prob_values(pa)
+    pb = check_prob_values(pb)
     ra = top_label_rows(*top_label(pa, y_idx), n_bins, w)
     rb = top_label_rows(*top_label(pb, y_idx), n_bins, w)
     bias_a = float(ece_and_bias(ra.sums, ra.total, n_bins)[1])
@@ -617,16 +620,12 @@ def compare_calibration(
 
 
 def _paired_mean_se(metric, y_true, y_prob_a, y_prob_b, params):
-    from ._plans import _true_class_probability
-    from ._statistics import brier_terms as _brier_terms
-    from ._statistics import mean_standard_error
-    from ._statistics import nll_terms as _nll_terms
-
-    terms = _nll_terms if metric == "nll" else _brier_terms
-    ca, y_idx, w = _true_class_probability(
+    """Standard error of the mean per-row score difference of the two models."""
+    terms = row_log_loss if metric == "nll" else row_brier
+    ca, y_idx, w = scoring_rule_inputs(
         y_true, y_prob_a, params.get("labels"), params.get("sample_weight")
     )
-    cb, _, _ = _true_class_probability(
+    cb, _, _ = scoring_rule_inputs(
         y_true, y_prob_b, params.get("labels"), params.get("sample_weight")
     )
     return mean_standard_error(terms(ca, y_idx) - terms(cb, y_idx), w)

@@ -328,6 +328,6 @@ def classwise_calibration_error(
         stats = acc.classwise_statistics()
     else:
         y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-        check_prob_values(p)
+        p = check_prob_values(p)
         stats = classwise_statistics(p, y_idx, n_bins, strategy, w)
     return float(np.mean([error_from_stats(s, norm) for s in stats]))

@@ -203,7 +203,7 @@ def debiased_calibration_error(
     n_bins = check_n_bins(n_bins)
     check_option(mode, "mode", MODES)
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
     if mode == "top_label":
         conf, correct = top_label(p, y_idx)
         total = max(debiased_square_error(conf, correct, n_bins, w), 0.0)

@@ -426,7 +426,7 @@ def kernel_calibration_error(
     check_option(estimator, "estimator", ESTIMATORS)
     block_size = check_scalar(block_size, "block_size", integer=True, low=2)
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
     n = p.shape[0]
     if n < 2:
         raise ValueError("y_prob has one row: the SKCE needs at least two samples.")

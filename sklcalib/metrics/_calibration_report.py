@@ -4,6 +4,7 @@ import numpy as np
 
 from sklcalib._utils._binning import calibration_gaps, error_from_stats
 from sklcalib._utils._resampling import stream_seeds
+from sklcalib._utils._scores import row_scores, weighted_mean
 from sklcalib._utils._validation import any_dask, check_n_bins
 
 from ._accumulator import stream_statistics
@@ -13,7 +14,7 @@ from ._debiased import debiased_calibration_error
 from ._intervals import INTERVAL_METRICS, interval_and_pvalue
 from ._kernel import kernel_calibration_error
 from ._smooth import smooth_ece_fixed_point
-from ._statistics import classwise_statistics, score_terms
+from ._statistics import classwise_statistics
 from ._sweep import sweep_error
 from .binning import _bin_statistics
 
@@ -82,10 +83,6 @@ def verdict(report, confidence_level):
     else:
         kind = "under-confident"
     return f"{kind}: {ece} ({p_text}, n = {n})"
-
-
-def _weighted_mean(values, w):
-    return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
 
 
 def calibration_report(
@@ -214,16 +211,16 @@ def calibration_report(
             for stats in classwise_statistics(p, y_idx, n_bins, "uniform", w)
         ]
     )
-    nll, brier = score_terms(p, y_idx)
+    nll, brier = row_scores(p, y_idx)
     n = y_idx.shape[0]
 
     confident = conf >= S99_THRESHOLD
-    accuracy = _weighted_mean(correct, w)
-    s99_fraction = _weighted_mean(confident, w)
+    accuracy = weighted_mean(correct, w)
+    s99_fraction = weighted_mean(confident, w)
     if confident.any():
         w99 = None if w is None else w[confident]
         s99_accuracy = (
-            _weighted_mean(correct[confident], w99)
+            weighted_mean(correct[confident], w99)
             if w99 is None or w99.sum() > 0
             else None
         )
@@ -245,8 +242,8 @@ def calibration_report(
         "classwise_ece": float(classwise),
         "mce": error_from_stats(uniform, "max"),
         "smooth_ece": smooth,
-        "nll": _weighted_mean(nll, w),
-        "brier": _weighted_mean(brier, w),  # a mean of squares: no clamp needed
+        "nll": weighted_mean(nll, w),
+        "brier": weighted_mean(brier, w),  # a mean of squares: no clamp needed
         "accuracy": accuracy,
         "error": 1.0 - accuracy,
         "s99_fraction": s99_fraction,
