@@ -695,7 +695,13 @@ def positive_weight_rows(w, *arrays):
 
 
 def check_targets(
-    y_true, y_prob, labels=None, sample_weight=None, *, allow_zero_weight=False
+    y_true,
+    y_prob,
+    labels=None,
+    sample_weight=None,
+    *,
+    allow_zero_weight=False,
+    keep_zero_weight=False,
 ):
     """Validate the metric inputs; the values of ``y_prob`` are checked by
     the caller (:func:`check_prob_values`, or the fused kernel in the same
@@ -709,7 +715,8 @@ def check_targets(
     Rows of weight 0 are dropped (after their labels are checked and the
     classes found): weight 0 is the same as no row everywhere. With
     ``allow_zero_weight`` (one piece of a larger input) they are kept, and
-    the piece may weigh 0 in all.
+    the piece may weigh 0 in all; with ``keep_zero_weight`` they are kept for
+    a caller that drops them itself along with other arrays of its rows.
 
     String labels found in ``y_true`` (no ``labels``) are matched to the
     columns in sorted order only when the data show it
@@ -747,7 +754,7 @@ def check_targets(
         classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)
     w = check_sample_weight(sample_weight, y.shape[0], allow_zero_sum=allow_zero_weight)
-    if not allow_zero_weight:
+    if not (allow_zero_weight or keep_zero_weight):
         y_idx, p, w = positive_weight_rows(w, y_idx, p)
     if labels is None and _is_text(classes):
         p = check_prob_values(p)
