@@ -275,15 +275,15 @@ def test_report_verdict_in_words_and_consistent_with_its_interval():
     calibrated = rng.uniform(size=500) < p
     report = calibration_report(calibrated, p, random_state=0, labels=[False, True])
     assert report["calibration_pvalue"] > 0.05
-    assert report["verdict"].startswith("no evidence of miscalibration (p = ")
-    assert "n = 500" in report["verdict"] and report["ece_ci"][0] == 0.0
+    assert report.verdict.startswith("no evidence of miscalibration (p = ")
+    assert "n = 500" in report.verdict and report["ece_ci"][0] == 0.0
     over = rng.uniform(size=500) < p**3
     report = calibration_report(over, p, random_state=0, labels=[False, True])
-    assert report["verdict"].startswith("over-confident: ECE ")
-    assert "(p < 0.001, n = 500)" in report["verdict"]
+    assert report.verdict.startswith("over-confident: ECE ")
+    assert "(p < 0.001, n = 500)" in report.verdict
     under = rng.uniform(size=500) < p**0.3
     report = calibration_report(under, p, random_state=0, labels=[False, True])
-    assert report["verdict"].startswith("under-confident")
+    assert report.verdict.startswith("under-confident")
     # 0 is in the ECE's interval whenever the test does not reject at 5 %
     for seed in range(20):
         y = np.random.default_rng(seed).uniform(size=500) < p**1.3
@@ -292,7 +292,7 @@ def test_report_verdict_in_words_and_consistent_with_its_interval():
             assert r["ece_ci"][0] == 0.0
         assert r["ece_ci"][0] <= r["ece"] <= r["ece_ci"][1]
     off = calibration_report(over, p, confidence_level=None, labels=[False, True])
-    assert "verdict" not in off and "ece_ci" not in off
+    assert off.verdict is None and "ece_ci" not in off
 
 
 def test_verdict_never_contradicts_its_interval():
@@ -304,10 +304,10 @@ def test_verdict_never_contradicts_its_interval():
     for seed in range(30):
         y = np.random.default_rng(seed).uniform(size=400) < p**1.25
         r = calibration_report(y, p, random_state=seed, labels=[False, True])
-        words = r["verdict"].split(" (")[0].split(":")[0]
+        words = r.verdict.split(" (")[0].split(":")[0]
         seen.add(words)
         if r["ece_ci"][0] <= 0.0:
-            assert not words.endswith("confident"), r["verdict"]
+            assert not words.endswith("confident"), r.verdict
         if words.endswith("confident"):
             assert r["calibration_pvalue"] < 0.05 and r["ece_ci"][0] > 0.0
     assert len(seen) >= 2  # the bed spans more than one verdict

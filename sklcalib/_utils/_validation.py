@@ -449,7 +449,7 @@ def row_sum_message(name, tol, dtype, row, total, decimals=None, n_classes=2):
     return f"{text}); row {row} sums to {float(total)!r}."
 
 
-def _logits_hint(name):
+def logits_hint(name):
     return (
         f" {name} must hold probabilities: if these are logits or decision "
         "scores, pass their softmax (scipy.special.softmax(scores, axis=1)) "
@@ -478,12 +478,12 @@ def check_prob_values(p, name="y_prob"):
         # scikit-learn's wording first: its estimator checks look for it
         raise ValueError(
             f"Negative values in data: {name} contains negative values, min "
-            f"{p.min()}." + _logits_hint(name)
+            f"{p.min()}." + logits_hint(name)
         )
     if np.any(p > 1):
         raise ValueError(
             f"{name} contains values greater than 1: max {p.max()}."
-            + _logits_hint(name)
+            + logits_hint(name)
         )
     if p.ndim != 2 or p.shape[1] < 2:
         return p

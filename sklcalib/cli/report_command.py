@@ -287,7 +287,8 @@ def _fill(text, indent=""):
 def _verdict_lines(reports):
     lines = []
     for title, report in reports.items():
-        verdict = report.get("verdict")
+        # the report's verdict is its text form, not a key
+        verdict = getattr(report, "verdict", None) or report.get("verdict")
         if verdict:
             label = "verdict" if len(reports) == 1 else f"verdict ({title})"
             lines.append(_fill(f"{label}: {' '.join(str(verdict).split())}"))
@@ -296,7 +297,11 @@ def _verdict_lines(reports):
 
 def _json_ready(value):
     if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
+        out = {str(k): _json_ready(v) for k, v in value.items()}
+        verdict = getattr(value, "verdict", None)  # a CalibrationReport's words
+        if isinstance(verdict, str):
+            out["verdict"] = verdict
+        return out
     if isinstance(value, list | tuple | np.ndarray):
         return [_json_ready(v) for v in value]
     if isinstance(value, np.integer):

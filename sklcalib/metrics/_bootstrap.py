@@ -28,6 +28,7 @@ from sklcalib._utils._validation import (
     check_n_resamples,
     check_option,
     check_prob_values,
+    check_sample_weight,
     check_targets,
 )
 
@@ -110,19 +111,25 @@ class _Resampler:
         self.named = isinstance(metric, str)
         self.params = dict(params)
         self.y_true = np.asarray(y_true)
-        self.y_prob = np.asarray(y_prob)
+        self.y_prob = np.asanyarray(y_prob)  # keeps the bfloat16 mark
         if self.plan is not None:
             p = self.plan
             self.total = full_sums(p.codes, p.values, p.n_cells)
         elif self.named and "labels" not in self.params:
-            # a resample may miss a class: fix the columns' labels once
-            self.params["labels"] = self._labels()
+            # a resample may miss a class: fix the columns' labels once (as
+            # the metric finds them, string order checked)
+            w = self.params.get("sample_weight")
+            self.params["labels"] = check_targets(y_true, y_prob, None, w)[2]
+        w = self.params.get("sample_weight")
+        if w is not None and self.plan is None:
+            # a row of weight 0 is no row: resamples are drawn from the others
+            keep = np.asarray(w, dtype=np.float64) > 0
+            if not np.all(keep):
+                self.y_true, self.y_prob = self.y_true[keep], self.y_prob[keep]
+                self.params["sample_weight"] = np.asarray(w)[keep]
         # the metric's own value (a plan's sums agree to rounding)
         self.estimate = float(self.func(self.y_true, self.y_prob, **self.params))
         self.n = self.y_true.shape[0]
-
-    def _labels(self):
-        return np.unique(self.y_true)
 
     def _subset(self, rows):
         params = dict(self.params)
@@ -576,9 +583,9 @@ def compare_calibration(
         )
     func = resolve_metric(metric)
     params = dict(metric_params)
-    w = params.get("sample_weight")
-    if w is not None and not np.sum(np.asarray(w, dtype=np.float64)) > 0:
-        raise ValueError("sample_weight sums to zero: the metrics are undefined.")
+    if params.get("sample_weight") is not None:
+        # the one weight check: names NaN, negative and all-zero weights
+        check_sample_weight(params["sample_weight"], np.shape(y_prob_a)[0])
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
     diff = float(func(y_true, y_prob_a, **params) - func(y_true, y_prob_b, **params))
     if _debiased_ece(metric, params):
