@@ -101,7 +101,7 @@ def test_in_memory_companions_and_labels(scheduler):
     streamed = expected_calibration_error(dy, dp[:, 0])
     assert streamed == pytest.approx(expected, rel=1e-12)
     # string labels: the column order cannot be checked block by block
-    with pytest.raises(ValueError, match="string labels.*labels="):
+    with pytest.raises(ValueError, match=r"string labels.*labels="):
         expected_calibration_error(np.array(["a", "b"])[yb - 7], dp[:, 0])
 
 

@@ -278,9 +278,9 @@ def test_one_hot_y_true_is_named():
 @pytest.mark.parametrize("name", ["ece", "report", "interval", "compare", "skce"])
 def test_logits_get_a_softmax_hint(name):
     y, p = _drawn()
-    with pytest.raises(ValueError, match="negative values.*logits.*softmax"):
+    with pytest.raises(ValueError, match=r"negative values.*logits.*softmax"):
         ENTRY_POINTS[name](y, np.log(p))
-    with pytest.raises(ValueError, match="greater than 1.*logits.*softmax"):
+    with pytest.raises(ValueError, match=r"greater than 1.*logits.*softmax"):
         ENTRY_POINTS[name](y, 3.0 + np.log(p) - np.log(p).min())
 
 
@@ -290,13 +290,13 @@ def test_logits_get_the_hint_on_the_fused_path(monkeypatch):
     pytest.importorskip("numba")
     monkeypatch.setattr(statistics, "_FUSED_MIN_SIZE", 0)
     y, p = _drawn()
-    with pytest.raises(ValueError, match="negative values.*softmax"):
+    with pytest.raises(ValueError, match=r"negative values.*softmax"):
         metrics.expected_calibration_error(y, np.log(p))
 
 
 def test_one_column_of_many_labels_says_how_it_was_read():
     y, p = _drawn()
-    with pytest.raises(ValueError, match="one column.*probability of the second"):
+    with pytest.raises(ValueError, match=r"one column.*probability of the second"):
         metrics.expected_calibration_error(y, p[:, :1])
 
 

@@ -80,7 +80,7 @@ def test_an_order_the_data_cannot_tell_is_an_error_naming_labels():
     rng = np.random.default_rng(3)
     p = rng.dirichlet(np.ones(3), size=12)  # too few rows to tell
     y = np.array(["a", "b", "c"])[(rng.uniform(size=(12, 1)) > p.cumsum(1)).sum(1)]
-    with pytest.raises(ValueError, match="cannot tell.*labels=estimator.classes_"):
+    with pytest.raises(ValueError, match=r"cannot tell.*labels=estimator.classes_"):
         metrics.expected_calibration_error(y, p)
     metrics.expected_calibration_error(y, p, labels=["a", "b", "c"])
 
@@ -110,7 +110,7 @@ def test_dask_string_labels_need_labels():
     y, p = _animals()
     sorted_p = p[:, np.argsort(FILE_ORDER)]
     dp = da.from_array(sorted_p, chunks=(100, 3))
-    with pytest.raises(ValueError, match="dask arrays.*labels="):
+    with pytest.raises(ValueError, match=r"dask arrays.*labels="):
         metrics.expected_calibration_error(da.from_array(y, chunks=100), dp)
     assert metrics.expected_calibration_error(
         y, dp, labels=["bird", "cat", "dog"]
