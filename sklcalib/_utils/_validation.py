@@ -482,8 +482,7 @@ def check_prob_values(p, name="y_prob"):
         )
     if np.any(p > 1):
         raise ValueError(
-            f"{name} contains values greater than 1: max {p.max()}."
-            + logits_hint(name)
+            f"{name} contains values greater than 1: max {p.max()}." + logits_hint(name)
         )
     if p.ndim != 2 or p.shape[1] < 2:
         return p
