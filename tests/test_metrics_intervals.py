@@ -256,12 +256,33 @@ def test_result_reprs_are_short():
     assert "<1000 values>" in repr(objects[0])
 
 
-def test_zero_weight_resamples_raise_instead_of_nan():
+@pytest.mark.parametrize("metric", ["ece", "adaptive_ece"])  # plan, recomputed
+def test_zero_weight_rows_are_never_resampled(metric):
+    # a row of weight 0 is no row: resamples are drawn from the others (they
+    # used to draw zero-weight rows, and a third of these resamples held no
+    # weight at all)
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 12, 0.7)
+    w = np.r_[np.ones(6), np.zeros(6)]
+    with_zeros = bootstrap_interval(metric, y, p, sample_weight=w, random_state=0)
+    without = bootstrap_interval(
+        metric, y[:6], p[:6], sample_weight=w[:6], random_state=0
+    )
+    assert with_zeros.estimate == without.estimate
+    np.testing.assert_allclose(
+        with_zeros.bootstrap_distribution, without.bootstrap_distribution
+    )
+
+
+def test_resamples_without_a_finite_value_raise_instead_of_nan():
     rng = np.random.default_rng(0)
     y, p = bed.binary_bed(rng, 3, 0.7)
-    w = np.array([1.0, 0.0, 0.0])  # a third of the resamples draw no weight
+
+    def nan_on_repeats(y_true, y_prob):
+        return np.nan if len(np.unique(y_prob)) < len(y_prob) else 0.0
+
     with pytest.raises(ValueError, match="resamples give no finite value"):
-        bootstrap_interval("ece", y, p, sample_weight=w, n_resamples=50)
+        bootstrap_interval(nan_on_repeats, y, p, n_resamples=50)
 
 
 # --- the report's verdict -------------------------------------------------------

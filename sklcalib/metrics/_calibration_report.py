@@ -43,6 +43,7 @@ DASK_MISSING = (
     "skce",
     "calibration_pvalue",
     "confidence_gap_ci",
+    "verdict",
     *(f"{key}_ci" for key in CI_METRICS),
 )
 #: share of the ECE that must be of one sign for the verdict to name that
@@ -75,7 +76,7 @@ class CalibrationReport(dict):
                 stacklevel=2,
             )
             return self.verdict
-        if key in self.unavailable or key == "verdict":
+        if key in self.unavailable:
             raise KeyError(
                 f"{key!r} is not available on dask input: it needs all samples "
                 "at once (equal-mass bins, a sort, or resampling); compute it "
