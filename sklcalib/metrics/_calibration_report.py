@@ -218,11 +218,10 @@ def calibration_report(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as
+        :func:`~sklcalib.metrics.expected_calibration_error` takes them.
     n_bins : int, default=15
         Number of bins of the binned metrics.
     labels : array-like of shape (n_classes,), default=None

@@ -367,12 +367,11 @@ def kernel_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`. A 1-D binary
-        ``y_prob`` counts as the two columns ``[1 - p, p]``.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as
+        :func:`~sklcalib.metrics.expected_calibration_error` takes them; a
+        1-D binary ``y_prob`` counts as the two columns ``[1 - p, p]``.
     bandwidth : float or "median", default="median"
         The kernel bandwidth ``nu > 0``. ``"median"``: the median distance
         between the rows of ``y_prob``, the usual heuristic, on at most 2000

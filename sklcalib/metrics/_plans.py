@@ -19,6 +19,7 @@ from sklcalib._utils._binning import (
     quantile_groups,
     top_label,
     uniform_edges,
+    weighted_bin_sums,
 )
 from sklcalib._utils._binning import binned_error as error_of_bins
 from sklcalib._utils._scores import as_columns, row_brier, row_log_loss
@@ -302,14 +303,11 @@ def consistency_plan(name, y_true, y_prob, params):
     # (class, bin) are fixed, the drawn class adds its weight to its cell
     columns = columns.astype(np.float64)
     cells = bin_index(columns, edges) + every * n_bins
-    wc = np.ones(n) if w is None else w
-    fixed_count = np.bincount(
-        cells.ravel(), weights=np.repeat(wc, n_classes), minlength=n_classes * n_bins
-    )
-    fixed_conf = np.bincount(
+    fixed_count, fixed_conf = weighted_bin_sums(
         cells.ravel(),
-        weights=(wc[:, None] * columns).ravel(),
-        minlength=n_classes * n_bins,
+        n_classes * n_bins,
+        None if w is None else np.repeat(w, n_classes),
+        columns.ravel(),
     )
     values = (
         _row_values(w, np.zeros((n, n_classes)))[..., :1]
