@@ -288,7 +288,7 @@ def _verdict_lines(reports):
     lines = []
     for title, report in reports.items():
         # the report's verdict is its text form, not a key
-        verdict = getattr(report, "verdict", None) or report.get("verdict")
+        verdict = report.get("verdict") or getattr(report, "verdict", None)
         if verdict:
             label = "verdict" if len(reports) == 1 else f"verdict ({title})"
             lines.append(_fill(f"{label}: {' '.join(str(verdict).split())}"))

@@ -54,10 +54,34 @@ DIRECTION_SHARE = 0.75
 class CalibrationReport(dict):
     """The result of :func:`calibration_report`: a dict of numbers.
 
-    ``str(report)`` (what ``print`` shows) is the table of ``sklcalib
-    report``, opened by the verdict in words, :attr:`verdict`. The verdict
-    is no longer a key: ``report["verdict"]`` still returns it, with a
-    ``FutureWarning``.
+    The keys are those listed by :func:`calibration_report`. ``str(report)``
+    (what ``print`` shows) is the table of ``sklcalib report``, opened by the
+    verdict in words, :attr:`verdict`. The verdict is no longer a key:
+    ``report["verdict"]`` still returns it, with a ``FutureWarning``.
+
+    Attributes
+    ----------
+    verdict : str or None
+        The conclusion in words, read from the report's own rows (None
+        without intervals).
+    confidence_level : float or None
+        The level of the intervals (None: the report has none).
+    unavailable : tuple of str
+        The keys a report of dask arrays cannot hold; asking for one raises a
+        ``KeyError`` that says why.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.metrics import calibration_report
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.dirichlet(np.ones(3), size=300)
+    >>> y = (rng.uniform(size=(300, 1)) > p.cumsum(axis=1)).sum(axis=1)
+    >>> report = calibration_report(y, p, random_state=0)  # y drawn from p
+    >>> report.verdict
+    'no evidence of miscalibration (p = 0.31, n = 300); ECE 6.9 % [0.0, 9.8] at 95%'
+    >>> round(report["ece"], 3), report["n_samples"]
+    (0.069, 300)
     """
 
     #: the level of the intervals (None: the report has none)
@@ -86,8 +110,10 @@ class CalibrationReport(dict):
 
     @property
     def verdict(self):
-        """The conclusion in words (None without intervals): see
-        :func:`verdict`."""
+        """The conclusion in words, read from the report's own rows.
+
+        None when the report has no intervals (``confidence_level=None``).
+        """
         if "calibration_pvalue" not in self or self.confidence_level is None:
             return None
         return verdict(self, self.confidence_level)
