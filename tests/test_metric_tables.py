@@ -62,7 +62,7 @@ def test_cli_report_rows_use_the_registry_labels():
 
     for key, label, percent in TABLE_ROWS:
         name = REPORT_NAME.get(key, key)
-        if name in DISPLAY and key != "ece":  # "ECE, 15 bins (%)" names the bins
+        if name in DISPLAY:
             assert (label, percent) == (
                 DISPLAY[name].label(long=True),
                 DISPLAY[name].percent,
