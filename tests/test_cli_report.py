@@ -60,9 +60,7 @@ def test_csv_table_matches_calibration_report(capsys, scores_csv, data):
     status, out, err = _run(capsys, scores_csv)
     assert status == 0, err
     assert "3000 samples, 3 classes (cat, dog, bird), probabilities" in out
-    assert _value(out, "ECE (%)") == pytest.approx(
-        100 * want["ece"], abs=0.006
-    )
+    assert _value(out, "ECE (%)") == pytest.approx(100 * want["ece"], abs=0.006)
     assert _value(out, "NLL") == pytest.approx(want["nll"], abs=6e-5)
     assert _value(out, "accuracy (%)") == pytest.approx(
         100 * want["accuracy"], abs=0.006
