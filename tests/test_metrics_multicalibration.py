@@ -5,11 +5,17 @@ test_metrics_cumulative_references.py)."""
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sklcalib._utils._segment_audit as segment_audit
 from sklcalib._utils._segment_audit import gap_interval
 from sklcalib._utils._segments import build_segments
-from sklcalib.metrics import MulticalibrationAudit, multicalibration_audit
+from sklcalib.metrics import (
+    MulticalibrationAudit,
+    cumulative_calibration_test,
+    multicalibration_audit,
+)
 
 
 def _frame(n, seed):
@@ -303,3 +309,47 @@ def test_dask_is_refused():
     p = da.from_array(np.array([0.2, 0.6, 0.7, 0.4]), chunks=2)
     with pytest.raises(ValueError, match=r"y_prob.compute\(\)"):
         multicalibration_audit(np.array([0, 1, 1, 0]), p, np.zeros(4))
+
+
+@given(st.integers(0, 2**31), st.sampled_from(["auto", "top_label", "classwise"]))
+@settings(max_examples=25)
+def test_a_segments_numbers_are_those_of_its_rows(seed, mode):
+    # every segment's statistic, sigma and gap are those of the cumulative
+    # test run on its rows alone, and they do not depend on the row order
+    rng = np.random.default_rng(seed)
+    n = 300
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = (prob.cumsum(1) < rng.uniform(size=(n, 1))).sum(1).clip(max=2)
+    group = rng.integers(0, 3, n)
+    kwargs = {"mode": mode, "labels": [0, 1, 2], "n_resamples": 5, "min_rows": 1}
+    audit = multicalibration_audit(y, prob, group, random_state=0, **kwargs)
+    perm = rng.permutation(n)
+    shuffled = multicalibration_audit(
+        y[perm], prob[perm], group[perm], random_state=0, **kwargs
+    )
+    for key in ("statistic", "sigma", "gap", "gap_low", "gap_high", "mean_prob"):
+        np.testing.assert_allclose(audit.table[key], shuffled.table[key], atol=1e-12)
+    n_col = 3 if mode == "classwise" else 1
+    for i, name in enumerate(audit.table["segment"][::n_col]):
+        rows = np.ones(n, bool) if name == "all rows" else group == int(name[3:])
+        ref = cumulative_calibration_test(
+            y[rows], prob[rows], mode=mode, labels=[0, 1, 2]
+        )
+        got = audit.table["statistic"][i * n_col : (i + 1) * n_col]
+        np.testing.assert_allclose(got, np.ravel(ref.statistic), atol=1e-12)
+        got = audit.table["sigma"][i * n_col : (i + 1) * n_col]
+        np.testing.assert_allclose(got, np.ravel(ref.sigma), atol=1e-12)
+
+
+def test_mixed_type_and_boolean_columns():
+    mixed = np.array([1, "a", 1, "a", 2.5] * 10, dtype=object)
+    segset = build_segments(mixed, 50, max_depth=1, min_rows=1)
+    sizes = dict(zip(segset.names, segset.sizes(), strict=True))
+    assert sizes == {"all rows": 50, "x0=1": 20, "x0=a": 20, "x0=2.5": 10}
+    flags = pd.DataFrame({"mobile": np.arange(50) % 5 == 0})
+    segset = build_segments(flags, 50, max_depth=1, min_rows=1)
+    assert dict(zip(segset.names, segset.sizes(), strict=True)) == {
+        "all rows": 50,
+        "mobile=False": 40,
+        "mobile=True": 10,
+    }
