@@ -245,9 +245,8 @@ def coverage(sims, n=10**4, delta=0.05):
     print(".. csv-table::")
     print('   :header: "interval", "nominal", "covers the true gap"')
     print()
-    print(
-        f'   "per-segment gap interval (pointwise)", "95 %", "{100 * np.mean(pointwise):.1f} %"'
-    )
+    share = 100 * np.mean(pointwise)
+    print(f'   "per-segment gap interval (pointwise)", "95 %", "{share:.1f} %"')
     low, high = _band(worst_covered, sims)
     print(
         f'   "worst segment\'s interval (simultaneous)", "95 %", '
