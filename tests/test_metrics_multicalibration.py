@@ -259,7 +259,16 @@ def test_result_reads_well():
     assert isinstance(audit, MulticalibrationAudit)
     assert repr(audit).startswith("MulticalibrationAudit(pvalue=")
     text = str(audit)
-    assert "family-wise p-value" in text and audit.worst.segment in text
+    assert "family-wise p = " in text and audit.worst.segment in text
+    assert text.splitlines()[0].endswith(audit.verdict())
+    import json
+
+    entries = audit.report_entries(3)
+    assert json.loads(json.dumps(entries))["n_segments"] == audit.n_segments
+    assert entries["multicalibration_pvalue"] == audit.pvalue
+    assert [r["segment"] for r in entries["worst_segments"]] == [
+        r.segment for r in audit.worst_segments(3)
+    ]
     table = audit.to_frame()
     assert len(table) == audit.n_segments
     assert list(table.columns) == [c for c in audit.table]
