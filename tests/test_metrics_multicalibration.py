@@ -362,3 +362,54 @@ def test_mixed_type_and_boolean_columns():
         "mobile=False": 40,
         "mobile=True": 10,
     }
+
+
+_FORK_AFTER_AUDIT = """
+import multiprocessing
+import numba
+import numpy as np
+import sklcalib._utils._segment_audit as segment_audit
+from sklcalib.metrics import multicalibration_audit
+
+
+@numba.njit(parallel=True)
+def parallel_sum(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i]
+    return total
+
+
+def child_work():  # what a dask worker does: run a parallel kernel
+    assert parallel_sum(np.ones(1000)) == 1000.0
+
+
+segment_audit._COMPILED_MIN_WORK = 0
+rng = np.random.default_rng(0)
+p = rng.uniform(size=500)
+multicalibration_audit(rng.uniform(size=500) < p, p, rng.integers(0, 3, 500),
+                       n_resamples=20, random_state=0)
+child = multiprocessing.get_context("fork").Process(target=child_work)
+child.start()
+child.join(60)
+raise SystemExit(child.exitcode)
+"""
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="fork() exists on POSIX only",
+)
+def test_a_process_forks_safely_after_a_compiled_audit():
+    # a parallel numba kernel would start OpenMP threads, after which fork()
+    # aborts the child (dask's LocalCluster, multiprocessing): the audit's
+    # kernel is serial. In a fresh interpreter: another test's parallel
+    # kernel must not decide the outcome.
+    pytest.importorskip("numba", reason="the compiled path is the fast extra")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_AFTER_AUDIT], capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
