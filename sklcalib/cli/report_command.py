@@ -26,7 +26,10 @@ import sklcalib.calibration as calibration
 from sklcalib._utils._memory import (
     PEAK_FACTOR,
     PEAK_FACTOR_SELECTION,
+    PEAK_FIXED,
     data_limit,
+    human_size,
+    memory_budget,
     parse_size,
 )
 from sklcalib._utils._metric_display import DISPLAY
@@ -713,12 +716,31 @@ def _read(path, args):
 
 def _limit(args):
     """The memory a file's scores may take: ``--max-bytes``, or what this
-    process may still allocate over the command's peak per byte of data (more
-    with ``--calibrate auto``; two files share it with ``--fit-on``)."""
+    process may still allocate over the report's peak per byte of data (two
+    files share it with ``--fit-on``)."""
     if args.max_bytes is not None:
         return data_limit(args.max_bytes)
-    factor = PEAK_FACTOR_SELECTION if args.calibrate == "auto" else PEAK_FACTOR
-    return data_limit(peak_factor=factor * (2 if args.fit_on is not None else 1))
+    files = 2 if args.fit_on is not None else 1
+    return data_limit(peak_factor=PEAK_FACTOR * files)
+
+
+def _check_selection_memory(args, fit_pred):
+    """Refuse ``--calibrate auto`` before its fits when they would not fit in
+    what this process may still allocate: its matrix-type candidates take
+    memory in proportion to the rows times the square of the classes."""
+    if args.calibrate != "auto" or args.max_bytes is not None:
+        return
+    budget = memory_budget()
+    n, k = fit_pred.scores.shape
+    need = PEAK_FIXED + PEAK_FACTOR_SELECTION * n * k * k * 8
+    if budget is not None and need > budget.available:
+        raise InputFileError(
+            f"--calibrate auto on {n} rows of {k} classes would take about "
+            f"{human_size(need)} of memory (its matrix-type candidates grow with "
+            "the square of the classes), more than this process may still "
+            f"allocate ({human_size(budget.available)}: {budget.reason}); fit on "
+            "fewer rows (--fit-fraction) or name one calibrator"
+        )
 
 
 def _split(pred, fraction, seed):
@@ -764,6 +786,8 @@ def run_report(args, parser):
                 }
                 fit_pred, pred = _split(pred, split["fit_fraction"], split["seed"])
                 split.update(n_fit=len(fit_pred.y), n_report=len(pred.y))
+        if fit_pred is not None:
+            _check_selection_memory(args, fit_pred)
         before = _report(pred, args)
         before["mce_bin_count"] = mce_bin_count(pred.y, pred.proba, args.n_bins)
         after = calibrator = None
