@@ -25,7 +25,7 @@ from sklcalib.benchmark.tabular import auto_check, available_calibrators, run_bo
 
 def main(datasets, seeds=(0, 1)):
     # the netcal beta adapter is slow and optional; the native beta is kept
-    calibrators = [c for c in available_calibrators() if c != "beta"]
+    calibrators = [c for c in available_calibrators() if c != "beta_netcal"]
     rows = []
     start = time.time()
     for ds in datasets:

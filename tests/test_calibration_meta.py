@@ -179,8 +179,8 @@ def test_invalid_input_is_named(data):
     model = LogisticRegression()
     with pytest.raises(ValueError, match="ensemble"):
         CalibratedClassifier(model, ensemble="sometimes").fit(X, y)
-    with pytest.raises(ValueError, match="calibrator"):
-        CalibratedClassifier(model, calibrator="temperature").fit(X, y)
+    with pytest.raises(ValueError, match="calibrator: unknown name 'temp'"):
+        CalibratedClassifier(model, calibrator="temp").fit(X, y)
     with pytest.raises(ValueError, match="estimator"):
         CalibratedClassifier(None).fit(X, y)
     rare = y.copy()

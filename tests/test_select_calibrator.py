@@ -136,20 +136,6 @@ def test_probabilities_and_logits_give_the_same_choice():
     assert by_proba.name == select_calibrator(3 * logit, y, response="logits").name
 
 
-def test_leaders_are_found_by_name_when_present(monkeypatch):
-    monkeypatch.setattr(
-        calibration, "SplineCalibrator", IsotonicCalibrator, raising=False
-    )
-    logit, y = _binary(800, 7)
-    sel = select_calibrator(logit, y, response="logits")
-    assert "spline" in sel.cv_results["candidate"]
-    monkeypatch.delattr(calibration, "SplineCalibrator")
-    sel = select_calibrator(logit, y, response="logits")
-    assert "spline" not in sel.cv_results["candidate"]
-    with pytest.raises(ValueError, match="does not have"):
-        select_calibrator(logit, y, candidates=["spline"], response="logits")
-
-
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

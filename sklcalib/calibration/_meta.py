@@ -22,6 +22,7 @@ from sklcalib._utils._validation import check_sample_weight
 
 from ._base import LOGITS, PROBABILITIES, softmax_rows
 from ._prior import PriorCorrection
+from ._registry import AUTO, CALIBRATORS, PASSTHROUGH, canonical_name
 from ._select import (
     _Inputs,
     _select,
@@ -29,9 +30,6 @@ from ._select import (
     calibration_size_warning,
 )
 from ._temperature import TemperatureScaler
-
-PASSTHROUGH = "passthrough"
-AUTO = "auto"
 
 
 def _needs_logits(calibrator):
@@ -193,10 +191,12 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The classifier to calibrate. Wrap an already fitted classifier in
         ``sklearn.frozen.FrozenEstimator`` to calibrate it on the data given
         to ``fit`` without refitting it.
-    calibrator : calibrator instance, "auto", "passthrough" or None, \
-            default=None
+    calibrator : calibrator instance, str or None, default=None
         The calibrator; cloned for each fit, never modified. None means a
-        fresh :class:`~sklcalib.calibration.TemperatureScaler`.
+        fresh :class:`~sklcalib.calibration.TemperatureScaler`. A name of
+        :data:`~sklcalib.calibration.CALIBRATORS` (``"temperature"``,
+        ``"platt"``, ``"isotonic"``, ``"beta"``, ``"sms"``, ...; scikit-learn's
+        ``"sigmoid"`` is ``"platt"``) means a fresh calibrator of that class.
         ``"passthrough"`` means no calibration: the estimator is fitted on
         all the data and its own ``predict_proba`` is returned, so that a
         search can compare calibrators with none. ``"auto"`` chooses among
@@ -354,6 +354,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "check_calibration must be True or False; got "
                 f"{self.check_calibration!r}."
             )
+        return calibrator
 
     def _calibrator(self):
         """The calibrator to clone: None is a fresh TemperatureScaler."""
@@ -362,10 +363,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self.calibrator, str):
             if self.calibrator in (PASSTHROUGH, AUTO):
                 return self.calibrator
-            raise ValueError(
-                'calibrator must be a calibrator, "auto", "passthrough" or None; '
-                f"got {self.calibrator!r}."
-            )
+            return CALIBRATORS[canonical_name(self.calibrator)].estimator()
         return self.calibrator
 
     def get_metadata_routing(self):
@@ -427,7 +425,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
             The fitted classifier.
         """
-        self._check_params()
+        spec = self._check_params()
         check_classification_targets(y)
         X, y = indexable(X, y)
         y = np.asarray(y)
@@ -447,7 +445,6 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         est_params, split_params = self._routed_params(
             sample_weight, w, fit_params, frozen
         )
-        spec = self._calibrator()
         methods = self._methods(spec)
 
         if isinstance(spec, str) and spec == PASSTHROUGH:

@@ -18,7 +18,6 @@ The rule, in one place (:func:`select_calibrator` documents it for users):
 """
 
 import math
-import sys
 import warnings
 from dataclasses import dataclass, field
 
@@ -32,14 +31,9 @@ from sklcalib._utils._validation import check_option, check_sample_weight, check
 from sklcalib.metrics import expected_calibration_error
 
 from ._base import LOGITS, PROBABILITIES, softmax_rows
-
-PASSTHROUGH = "passthrough"
+from ._registry import CALIBRATORS, PASSTHROUGH, canonical_name, spec_of
 
 _EPS = np.finfo(np.float64).eps
-# non-parametric calibrators (isotonic, Venn–ABERS) counted as this many
-# parameters per one-vs-rest column by the size rule: an isotonic fit on a few
-# hundred rows has tens of steps
-_NONPARAMETRIC = 20
 
 
 class CalibrationWarning(UserWarning):
@@ -74,70 +68,25 @@ class CalibrationWarning(UserWarning):
     """
 
 
-#: candidate name -> (class name in sklcalib.calibration, problems it applies
-#: to, parameters per class as a function of the number of classes K). Names
-#: whose class this version lacks are left out (the benchmark leaders arrive
-#: in their own modules).
-CANDIDATES = {
-    "temperature": ("TemperatureScaler", "any", lambda k: 1),
-    "platt": ("PlattScaler", "binary", lambda k: 2),
-    "quadratic": ("QuadraticScaler", "binary", lambda k: 3),
-    # the name the report and benchmark commands give BetaScaler ("beta" there
-    # is netcal's BetaCalibrator)
-    "beta_native": ("BetaScaler", "binary", lambda k: 3),
-    "vector": ("VectorScaler", "multiclass", lambda k: 2),
-    "svs": ("SVSCalibrator", "multiclass", lambda k: 2),
-    "sms": ("SMSCalibrator", "multiclass", lambda k: k + 1),
-    "dirichlet": ("DirichletCalibrator", "multiclass", lambda k: k + 1),
-    "spline": ("SplineCalibrator", "any", lambda k: 10),
-    "isotonic": ("IsotonicCalibrator", "any", lambda k: _NONPARAMETRIC),
-    "venn_abers": ("VennAbersCalibrator", "any", lambda k: _NONPARAMETRIC),
-}
-
-#: parameters per class of other calibrators (an explicit instance given to
-#: select_calibrator or checked by CalibratedClassifier), by class name
-_PARAMETERS_BY_CLASS = {
-    "MatrixScaler": lambda k: k + 1,
-    "HistogramBinningCalibrator": lambda k: 15,
-    "BBQCalibrator": lambda k: _NONPARAMETRIC,
-    "ENIRCalibrator": lambda k: _NONPARAMETRIC,
-    "BetaCalibrator": lambda k: 3,
-    "EnsembleTemperatureScaler": lambda k: 3,
-    "ScalingBinningCalibrator": lambda k: 10,
-    **{cls: n for cls, _, n in CANDIDATES.values()},
-}
-
-
-def _calibration_module():
-    """The package this module belongs to, sklcalib.calibration, whose public
-    names say which calibrators this version has (looked up by name, so that
-    calibrators added in their own modules join the candidates). Read from
-    ``sys.modules``, not imported: the package imports this module, and is
-    always loaded before any function here runs."""
-    return sys.modules[__package__]
-
-
 def default_candidates(n_classes):
     """Names of the default candidates for a problem with ``n_classes``
-    classes that this installation has, in the order of :data:`CANDIDATES`."""
-    calibration = _calibration_module()
-    kind = "binary" if n_classes == 2 else "multiclass"
+    classes that this installation has, in the order of the registry."""
     return [
         name
-        for name, (cls, applies, _) in CANDIDATES.items()
-        if applies in ("any", kind) and hasattr(calibration, cls)
+        for name, spec in CALIBRATORS.items()
+        if spec.candidate and spec.available and spec.applies_to(n_classes)
     ]
 
 
 def parameters_per_class(calibrator, n_classes):
     """Parameters per class that the size rule counts for ``calibrator``
-    (an instance or a candidate name); None when unknown."""
+    (an instance or a registry name); None when unknown."""
     if isinstance(calibrator, str):
         if calibrator == PASSTHROUGH:
             return 0
-        return CANDIDATES[calibrator][2](n_classes)
-    count = _PARAMETERS_BY_CLASS.get(type(calibrator).__name__)
-    return None if count is None else count(n_classes)
+        return CALIBRATORS[canonical_name(calibrator)].n_parameters(n_classes)
+    spec = spec_of(calibrator)
+    return None if spec is None else spec.n_parameters(n_classes)
 
 
 def _needs_logits(calibrator):
@@ -220,7 +169,7 @@ def _make_candidate(name):
         return clone(name)
     if name == PASSTHROUGH:
         return PASSTHROUGH
-    return getattr(_calibration_module(), CANDIDATES[name][0])()
+    return CALIBRATORS[canonical_name(name, "candidates")].estimator()
 
 
 def _candidate_name(candidate):
@@ -235,26 +184,15 @@ def _check_candidates(candidates, n_classes):
             "candidates must be a list of names and/or calibrator instances; "
             f"got {candidates!r}."
         )
-    calibration = _calibration_module()
     out = []
     for c in candidates:
         if isinstance(c, str):
-            if c != PASSTHROUGH and c not in CANDIDATES:
-                raise ValueError(
-                    f"candidates: unknown name {c!r}; valid names are "
-                    f"{', '.join([PASSTHROUGH, *CANDIDATES])}."
-                )
             if c != PASSTHROUGH:
-                cls, applies, _ = CANDIDATES[c]
-                if not hasattr(calibration, cls):
+                c = canonical_name(c, "candidates")
+                spec = CALIBRATORS[c]
+                if not spec.applies_to(n_classes):
                     raise ValueError(
-                        f"candidates: {c!r} needs sklcalib.calibration.{cls}, "
-                        "which this version does not have."
-                    )
-                kind = "binary" if n_classes == 2 else "multiclass"
-                if applies not in ("any", kind):
-                    raise ValueError(
-                        f"candidates: {c!r} is for {applies} problems; y has "
+                        f"candidates: {c!r} is for binary problems; y has "
                         f"{n_classes} classes."
                     )
         elif not (hasattr(c, "fit") and hasattr(c, "predict_proba")):

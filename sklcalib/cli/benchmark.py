@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from sklcalib import calibration
 from sklcalib.benchmark.outputs import LATEST, run_folder
 from sklcalib.benchmark.report import (
     markdown_report,
@@ -25,7 +26,6 @@ from sklcalib.benchmark.report import (
 from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
 from sklcalib.benchmark.summary import terminal_summary
 from sklcalib.benchmark.tabular import (
-    CALIBRATORS,
     MODELS,
     RAW,
     available_calibrators,
@@ -348,21 +348,35 @@ def _resolve(args, parser):
     return list(dict.fromkeys(datasets)), list(dict.fromkeys(losses)), seeds, epochs
 
 
+def _registry_name(name):
+    """The registry's name for ``name`` (or "auto"); None when unknown."""
+    if name == "auto":
+        return name
+    try:
+        return calibration.calibrator_spec(name).name
+    except ValueError:
+        return None
+
+
 def _resolve_boosting(args, parser, datasets):
     """Datasets and calibrators of the boosting runs; parser.error on bad names."""
 
     available = available_calibrators()
     if args.calibrators:
-        calibrators = list(dict.fromkeys(_csv_list(args.calibrators)))
-        unknown = [c for c in calibrators if c not in CALIBRATORS]
+        registry = calibration.CALIBRATORS
+        # aliases ("sigmoid") and earlier names ("beta_native") resolved
+        resolved = {c: _registry_name(c) for c in _csv_list(args.calibrators)}
+        unknown = [c for c, name in resolved.items() if name is None]
         if unknown:
             parser.error(
                 f"--calibrators: unknown calibrator(s) {', '.join(unknown)}; valid "
-                f"names are {', '.join(CALIBRATORS)}"
+                f"names are {', '.join([*registry, 'auto'])}"
             )
-        missing = [c for c in calibrators if c not in available]
+        calibrators = list(dict.fromkeys(resolved.values()))
+        installed = ["auto", *calibration.available_calibrators()]
+        missing = [c for c in calibrators if c not in installed]
         if missing:
-            extras = sorted({CALIBRATORS[c][2] for c in missing} - {None})
+            extras = sorted({registry[c].requires for c in missing} - {None})
             install = (
                 "; install " + ", ".join(f'pip install "sklcalib[{e}]"' for e in extras)
                 if extras

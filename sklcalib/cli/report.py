@@ -13,7 +13,6 @@ cannot be written gives a one-line error on stderr and exit status 2, never a
 traceback.
 """
 
-import inspect
 import json
 import math
 import sys
@@ -35,35 +34,7 @@ from sklcalib.cli.readers import (
 from sklcalib.metrics import bin_statistics, calibration_report
 from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
-__all__ = ["CALIBRATORS", "add_report_parser", "available_calibrators", "run_report"]
-
-#: ``--calibrate`` names: (class of sklcalib.calibration, the scores it takes).
-#: Names whose class this installation lacks are not offered.
-CALIBRATORS = {
-    "temperature": ("TemperatureScaler", "logits"),
-    "platt": ("PlattScaler", "logits"),
-    "vector": ("VectorScaler", "logits"),
-    "matrix": ("MatrixScaler", "logits"),
-    "ets": ("EnsembleTemperatureScaler", "logits"),
-    "histogram": ("HistogramBinningCalibrator", "probabilities"),
-    "isotonic": ("IsotonicCalibrator", "probabilities"),
-    "dirichlet": ("DirichletCalibrator", "probabilities"),
-    "scaling_binning": ("ScalingBinningCalibrator", "probabilities"),
-    "venn_abers": ("VennAbersCalibrator", "probabilities"),
-    "bbq": ("BBQCalibrator", "probabilities"),
-    "enir": ("ENIRCalibrator", "probabilities"),
-    "beta": ("BetaCalibrator", "probabilities"),
-    "sms": ("SMSCalibrator", "logits"),
-    "svs": ("SVSCalibrator", "logits"),
-    "quadratic": ("QuadraticScaler", "logits"),
-    "beta_native": ("BetaScaler", "probabilities"),
-    "spline": ("SplineCalibrator", "probabilities"),
-    # cross-validated choice among the calibrators, no calibration included
-    "auto": ("select_calibrator", "logits"),
-}
-
-#: ``--calibrate`` names for binary files only
-_BINARY_ONLY = ("platt", "quadratic", "beta_native")
+__all__ = ["add_report_parser", "available_calibrators", "run_report"]
 
 
 def _registry_row(key, metric=None):
@@ -92,13 +63,6 @@ TABLE_ROWS = (
 # ----------------------------------------------------------------------------
 # computing
 # ----------------------------------------------------------------------------
-#: class of sklcalib.calibration -> the optional package it needs
-NEEDS = {
-    "BBQCalibrator": "netcal",
-    "ENIRCalibrator": "netcal",
-    "BetaCalibrator": "netcal",
-}
-
 #: ``--confidence-level`` values that turn the intervals off
 NO_INTERVALS = "none"
 
@@ -106,38 +70,31 @@ NO_INTERVALS = "none"
 def _report(pred, args):
 
     kwargs = {"n_bins": args.n_bins, "labels": np.arange(len(pred.classes))}
-    parameters = inspect.signature(calibration_report).parameters
     if args.confidence_level == NO_INTERVALS:
-        if "confidence_level" in parameters:
-            kwargs["confidence_level"] = None
+        kwargs["confidence_level"] = None
     elif args.confidence_level is not None:
         kwargs["confidence_level"] = args.confidence_level
-    if "random_state" in parameters:
-        kwargs["random_state"] = 0  # the same file gives the same intervals
-    return calibration_report(pred.y, pred.proba, **kwargs)
+    # the same file gives the same intervals
+    return calibration_report(pred.y, pred.proba, random_state=0, **kwargs)
 
 
 def available_calibrators():
-    """The ``--calibrate`` names this installation can fit: the class exists
-    and the optional package it needs is installed."""
+    """The ``--calibrate`` names this installation can fit: those of
+    :func:`sklcalib.calibration.available_calibrators`, and ``"auto"``."""
 
-    return [
-        n
-        for n, (cls, _) in CALIBRATORS.items()
-        if hasattr(calibration, cls) and is_installed(NEEDS.get(cls, "numpy"))
-    ]
+    return [*calibration.available_calibrators(), "auto"]
 
 
 def _calibrate(name, fit_pred, pred):
     """Fit ``name`` on ``fit_pred``; return (calibrator, calibrated proba of pred)."""
 
-    cls_name, takes = CALIBRATORS[name]
     if fit_pred.classes != pred.classes:
         raise InputFileError(
             f"{fit_pred.path} has the classes {', '.join(fit_pred.classes)}, "
             f"{pred.path} {', '.join(pred.classes)}: they must be the same columns"
         )
-    if name in _BINARY_ONLY and len(pred.classes) != 2:
+    spec = None if name == "auto" else calibration.CALIBRATORS[name]
+    if spec is not None and not spec.applies_to(len(pred.classes)):
         raise InputFileError(
             f"{pred.path}: --calibrate {name} is for binary problems, this file "
             f"has {len(pred.classes)} classes; use temperature, vector or matrix"
@@ -151,7 +108,7 @@ def _calibrate(name, fit_pred, pred):
         )
 
     def scores(p):
-        return p.logits if takes == "logits" else p.proba
+        return p.logits if spec is None or spec.input == "logits" else p.proba
 
     if name == "auto":
         selection = calibration.select_calibrator(
@@ -159,15 +116,14 @@ def _calibrate(name, fit_pred, pred):
         )
         proba = selection.predict_proba(scores(pred))
         return selection, np.asarray(proba, dtype=float), []
-    calibrator = getattr(calibration, cls_name)()
+    calibrator = spec.estimator()
     # the calibrator's own warnings (too few rows for its flexibility, worse
     # than the raw scores on its cross-validated calibration data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", calibration.CalibrationWarning)
-        if hasattr(calibration, "check_calibrator"):
-            calibration.check_calibrator(
-                calibrator, scores(fit_pred), fit_pred.y, response=takes
-            )
+        calibration.check_calibrator(
+            calibrator, scores(fit_pred), fit_pred.y, response=spec.input
+        )
     notes = [
         str(w.message)
         for w in caught
@@ -507,23 +463,21 @@ def _check_options(args, parser):
             "--fit-on's predictions and evaluated on PATH's (fitting and "
             "evaluating on the same file flatters it)"
         )
-    if args.calibrate is not None and args.calibrate not in available_calibrators():
-        cls = CALIBRATORS.get(args.calibrate, (None,))[0]
-        if cls in NEEDS:
-            module = NEEDS[cls]
+    if args.calibrate is not None and args.calibrate != "auto":
+        try:
+            # an alias ("sigmoid") or an earlier version's name ("beta_native")
+            # becomes the registry's name
+            args.calibrate = calibration.calibrator_spec(args.calibrate).name
+        except ValueError:
+            parser.error(
+                f"--calibrate: unknown calibrator {args.calibrate!r}; valid names "
+                f"are {', '.join(available_calibrators())}"
+            )
+        module = calibration.CALIBRATORS[args.calibrate].requires
+        if module is not None and not is_installed(module):
             raise InputFileError(
                 f"--calibrate {args.calibrate} needs the optional dependency "
                 f'{module}: pip install "sklcalib[{EXTRAS.get(module, module)}]"'
-            )
-        parser.error(
-            f"--calibrate: unknown calibrator {args.calibrate!r}; valid names are "
-            f"{', '.join(available_calibrators())}"
-        )
-    if args.confidence_level not in (None, NO_INTERVALS):
-        if "confidence_level" not in inspect.signature(calibration_report).parameters:
-            parser.error(
-                "--confidence-level needs a sklcalib whose calibration_report "
-                "computes intervals (confidence_level=...)"
             )
     if args.plot and not is_installed("matplotlib"):
         raise InputFileError(
