@@ -177,16 +177,27 @@ def test_ensemble_false_needs_a_partition(data):
         ).fit(X, y)
 
 
-def test_kfold_on_sorted_labels_still_names_the_calibration_split(data):
+@pytest.mark.filterwarnings(
+    "ignore:TemperatureScaler has about:sklcalib.calibration.CalibrationWarning"
+)
+def test_kfold_on_sorted_labels_fits_as_scikit_learn_does(data):
     X, y, _ = data
     order = np.argsort(y, kind="stable")
-    # each test split of unshuffled KFold(3) holds one class only: the
-    # calibrator cannot be fitted on it, and the error says why
-    # (the training splits lack classes too, and that is said first)
+    # each test split of unshuffled KFold(3) on label-sorted rows holds one or
+    # two classes and each training split lacks some: scikit-learn's
+    # CalibratedClassifierCV fits, and so does CalibratedClassifier, saying why
+    # its probabilities are only partly calibrated
+    from sklearn.calibration import CalibratedClassifierCV
+
+    CalibratedClassifierCV(LogisticRegression(), cv=KFold(3)).fit(X[order], y[order])
     with (
-        pytest.raises(ValueError, match=r"at least two classes|classes"),
         pytest.warns(UserWarning, match=r"a training split lacks class"),
+        pytest.warns(UserWarning, match=r"a calibration split lacks class"),
     ):
-        CalibratedClassifier(
+        clf = CalibratedClassifier(
             LogisticRegression(), TemperatureScaler(), cv=KFold(3)
         ).fit(X[order], y[order])
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(y), len(np.unique(y)))
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)

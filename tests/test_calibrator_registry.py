@@ -50,6 +50,18 @@ def test_every_entry_is_a_public_class_and_reads_what_it_declares():
         "beta",
     }
     assert {s.requires for s in CALIBRATORS.values()} == {None, "netcal"}
+    # the default candidates: vector scaling, SVS, SMS and Dirichlet duplicate
+    # Platt scaling on two classes
+    binary = {n for n, s in CALIBRATORS.items() if s.is_candidate(2)}
+    multi = {n for n, s in CALIBRATORS.items() if s.is_candidate(3)}
+    assert binary == {
+        "temperature", "platt", "quadratic", "beta", "spline", "isotonic",
+        "venn_abers",
+    }  # fmt: skip
+    assert multi == {
+        "temperature", "vector", "svs", "sms", "dirichlet", "spline", "isotonic",
+        "venn_abers",
+    }  # fmt: skip
 
 
 def test_names_a_user_expects():
@@ -80,12 +92,10 @@ def test_the_cli_the_benchmark_and_the_selection_read_the_registry():
         y = (softmax(z, axis=1).cumsum(axis=1) > rng.random((600, 1))).argmax(axis=1)
         sel = select_calibrator(z, y, response="logits", cv=2)
         expected = [
-            n
-            for n, s in CALIBRATORS.items()
-            if s.candidate and s.available and s.applies_to(k)
+            n for n, s in CALIBRATORS.items() if s.available and s.is_candidate(k)
         ]
-        assert sel.cv_results["candidate"] == ["passthrough", *expected]
-        r = sel.cv_results
+        assert sel.cv_results_["candidate"] == ["passthrough", *expected]
+        r = sel.cv_results_
         params = dict(zip(r["candidate"], r["n_parameters"], strict=True))
         for n in expected:
             assert params[n] == CALIBRATORS[n].n_parameters(k)

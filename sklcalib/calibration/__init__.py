@@ -60,7 +60,7 @@ from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
 from ._select import (
     CalibrationWarning,
-    CalibratorSelection,
+    CalibratorSearchCV,
     check_calibrator,
     select_calibrator,
 )
@@ -82,7 +82,7 @@ __all__ = [
     "BetaScaler",
     "CalibratedClassifier",
     "CalibrationWarning",
-    "CalibratorSelection",
+    "CalibratorSearchCV",
     "CalibratorSpec",
     "DirichletCalibrator",
     "ENIRCalibrator",
@@ -106,3 +106,19 @@ __all__ = [
     "get_calibrator",
     "select_calibrator",
 ]
+
+
+def __getattr__(name):
+    # a name of an earlier version: select_calibrator returned a result
+    # object, CalibratorSelection; it returns the fitted search now
+    if name == "CalibratorSelection":
+        import warnings
+
+        warnings.warn(
+            "CalibratorSelection is deprecated and will be removed in a future "
+            "version; select_calibrator returns a fitted CalibratorSearchCV.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return CalibratorSearchCV
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

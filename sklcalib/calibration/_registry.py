@@ -58,9 +58,11 @@ class CalibratorSpec:
         ``n_parameters(n_classes)``: the parameters per class that the size
         rule of :func:`select_calibrator` and :class:`CalibrationWarning`
         counts (non-parametric methods count 20).
-    candidate : bool
+    candidate : {None, "any", "multiclass"}
         Among the default candidates of :func:`select_calibrator` and
-        ``calibrator="auto"`` (where it applies to the problem).
+        ``calibrator="auto"``: for every problem it applies to, for more than
+        two classes only (vector scaling, SVS, SMS and Dirichlet duplicate
+        Platt scaling on two), or not (None).
     requires : str or None
         The optional package it needs (installed with the extra of that
         name), None for the core install.
@@ -80,7 +82,7 @@ class CalibratorSpec:
     name: str
     estimator: type
     n_parameters: object
-    candidate: bool = False
+    candidate: str | None = None
     requires: str | None = None
     description: str = ""
 
@@ -102,6 +104,23 @@ class CalibratorSpec:
     def available(self):
         """Whether this installation has the optional package it needs."""
         return self.requires is None or is_installed(self.requires)
+
+    def is_candidate(self, n_classes):
+        """Tell whether it is a default candidate for ``n_classes`` classes.
+
+        Parameters
+        ----------
+        n_classes : int
+            Number of classes of the problem.
+
+        Returns
+        -------
+        candidate : bool
+            True when ``calibrator="auto"`` tries it on such a problem.
+        """
+        if self.candidate is None or not self.applies_to(n_classes):
+            return False
+        return self.candidate == "any" or n_classes > 2
 
     def applies_to(self, n_classes):
         """Tell whether it calibrates a problem with ``n_classes`` classes.
@@ -140,77 +159,77 @@ CALIBRATORS = MappingProxyType(
                 "temperature",
                 TemperatureScaler,
                 _constant(1),
-                candidate=True,
+                candidate="any",
                 description="softmax(z / T), one temperature",
             ),
             _spec(
                 "platt",
                 PlattScaler,
                 _constant(2),
-                candidate=True,
+                candidate="any",
                 description="sigmoid(a s + b) of the binary margin",
             ),
             _spec(
                 "quadratic",
                 QuadraticScaler,
                 _constant(3),
-                candidate=True,
+                candidate="any",
                 description="sigmoid(a + b s + c s^2), regularised",
             ),
             _spec(
                 "beta",
                 BetaScaler,
                 _constant(3),
-                candidate=True,
+                candidate="any",
                 description="beta calibration (Kull et al.), native",
             ),
             _spec(
                 "vector",
                 VectorScaler,
                 _constant(2),
-                candidate=True,
+                candidate="multiclass",
                 description="softmax(w * z + b)",
             ),
             _spec(
                 "svs",
                 SVSCalibrator,
                 _constant(2),
-                candidate=True,
+                candidate="multiclass",
                 description="structured vector scaling, regularised",
             ),
             _spec(
                 "sms",
                 SMSCalibrator,
                 _per_class_plus_bias,
-                candidate=True,
+                candidate="multiclass",
                 description="structured matrix scaling, regularised",
             ),
             _spec(
                 "dirichlet",
                 DirichletCalibrator,
                 _per_class_plus_bias,
-                candidate=True,
+                candidate="multiclass",
                 description="softmax(W log p + b), ODIR-regularised",
             ),
             _spec(
                 "spline",
                 SplineCalibrator,
                 _constant(10),
-                candidate=True,
+                candidate="any",
                 description="spline of the cumulative gap, one-vs-rest",
             ),
             _spec(
                 "isotonic",
                 IsotonicCalibrator,
                 _constant(NONPARAMETRIC),
-                candidate=True,
+                candidate="any",
                 description="isotonic regression, one-vs-rest",
             ),
             _spec(
                 "venn_abers",
                 VennAbersCalibrator,
                 _constant(NONPARAMETRIC),
-                candidate=True,
+                candidate="any",
                 description="inductive Venn-ABERS, one-vs-rest",
             ),
             _spec(
@@ -272,10 +291,10 @@ ALIASES = MappingProxyType({"sigmoid": "platt"})
 DEPRECATED_NAMES = MappingProxyType({"beta_native": "beta"})
 
 
-def canonical_name(name, argument="calibrator"):
+def canonical_name(name, argument="calibrator", special=()):
     """The registry name for ``name`` (an alias resolved, a deprecated name
-    resolved with a FutureWarning); ValueError naming ``argument`` for an
-    unknown name."""
+    resolved with a FutureWarning); ValueError naming ``argument`` (and the
+    ``special`` names the caller also takes) for an unknown name."""
     if name in CALIBRATORS:
         return name
     if name in ALIASES:
@@ -289,9 +308,10 @@ def canonical_name(name, argument="calibrator"):
             stacklevel=_outside_stacklevel(),
         )
         return new
+    names = [*special, *CALIBRATORS]
     raise ValueError(
-        f"{argument}: unknown name {name!r}; valid calibrator names are "
-        f"{', '.join(CALIBRATORS)} (aliases: {', '.join(ALIASES)})."
+        f"{argument}: unknown name {name!r}; valid names are "
+        f"{', '.join(names)} (aliases: {', '.join(ALIASES)})."
     )
 
 

@@ -136,8 +136,8 @@ def _calibrate(name, fit_pred, pred):
 
 def _fitted_parameters(calibrator):
     """Scalar fitted parameters worth printing (e.g. the temperature)."""
-    if hasattr(calibrator, "cv_results"):  # --calibrate auto: the chosen one's
-        calibrator = calibrator.calibrator
+    if isinstance(calibrator, calibration.CalibratorSearchCV):  # auto: the chosen
+        calibrator = calibrator.best_estimator_
         if calibrator is None:
             return {}
     out = {}
@@ -537,9 +537,10 @@ def run_report(args, parser):
                 "report": after,
                 "warnings": notes,
             }
-            if hasattr(calibrator, "cv_results"):  # --calibrate auto
-                out["calibration"]["chosen"] = calibrator.name
-                out["calibration"]["cv_results"] = calibrator.cv_results
+            if isinstance(calibrator, calibration.CalibratorSearchCV):  # auto
+                out["calibration"]["chosen"] = calibrator.best_candidate_
+                out["calibration"]["reason"] = calibrator.reason_
+                out["calibration"]["cv_results"] = calibrator.cv_results_
         if plot is not None:
             out["plot"] = str(plot[0])
         print(json.dumps(_json_ready(out), indent=2))
@@ -569,12 +570,11 @@ def run_report(args, parser):
             )
         )
     lines.append(format_table(reports))
-    if after is not None and hasattr(calibrator, "cv_results"):  # auto
+    if after is not None and isinstance(calibrator, calibration.CalibratorSearchCV):
         lines.append(
             _fill(
-                f"auto chose {calibrator.name} by 5-fold cross-validated log-loss "
-                f"on {args.fit_on} (no calibration kept unless a calibrator is "
-                "better by more than one standard error):"
+                f"auto chose {calibrator.best_candidate_} by 5-fold cross-validated "
+                f"log-loss on {args.fit_on} ({calibrator.reason_}):"
             )
         )
         lines.append(calibrator.summary())
