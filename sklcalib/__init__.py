@@ -89,6 +89,7 @@ _SUBMODULES = {
     "plotting",
     "diagnostics",
     "datasets",
+    "io",
     "benchmark",
 }
 

@@ -26,7 +26,7 @@ from sklcalib.calibration import (
     get_calibrator,
     select_calibrator,
 )
-from sklcalib.cli import report as cli_report
+from sklcalib.cli import report_command as cli_report
 
 ROOT = Path(__file__).resolve().parents[1] / "sklcalib"
 

@@ -321,7 +321,7 @@ def test_bad_file_no_traceback_through_python_dash_m(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--calibrate", "temperature"], "--calibrate and --fit-on go together"),
+        (["--fit-on", "x.csv"], "--fit-on goes with --calibrate NAME"),
         (["--calibrate", "magic", "--fit-on", "x.csv"], "unknown calibrator 'magic'"),
         (["--n-bins", "0"], "--n-bins"),
     ],
@@ -354,7 +354,9 @@ def test_intervals_follow_the_values_when_the_report_has_them(
             report["ece_ci"] = (report["ece"] - 0.01, report["ece"] + 0.02)
         return report
 
-    monkeypatch.setattr("sklcalib.cli.report.calibration_report", with_intervals)
+    monkeypatch.setattr(
+        "sklcalib.cli.report_command.calibration_report", with_intervals
+    )
     status, out, err = _run(capsys, scores_csv, "--confidence-level", "0.9")
     assert status == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("ECE, 15 bins"))

@@ -12,7 +12,7 @@ from scipy.special import softmax
 
 from sklcalib import calibration
 from sklcalib.calibration import CALIBRATORS
-from sklcalib.cli.report import available_calibrators
+from sklcalib.cli.report_command import available_calibrators
 
 LEADERS = {
     "sms": "SMSCalibrator",
