@@ -201,3 +201,31 @@ def test_kfold_on_sorted_labels_fits_as_scikit_learn_does(data):
     assert proba.shape == (len(y), len(np.unique(y)))
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.filterwarnings(
+    "ignore:TemperatureScaler has about:sklcalib.calibration.CalibrationWarning",
+    "ignore:a calibration split lacks:UserWarning",
+    "ignore:a training split lacks:UserWarning",
+)
+def test_kfold_with_a_class_in_one_fold_fits_as_scikit_learn_does(data):
+    # unshuffled KFold(5) with the rows of one class contiguous: that class is
+    # in one held-out part only, so the other parts lack it ("scores has 3
+    # columns but y has 2 classes" before); scikit-learn fits, and so do we,
+    # each part's calibrator on the classes it holds
+    X, y, _ = data
+    classes = np.unique(y)
+    rare = np.flatnonzero(y == classes[-1])
+    order = np.r_[np.setdiff1d(np.arange(len(y)), rare), rare]
+    X, y = X[order], y[order]
+    CalibratedClassifierCV(LogisticRegression(), cv=KFold(5)).fit(X, y)
+    clf = CalibratedClassifier(
+        LogisticRegression(), TemperatureScaler(), cv=KFold(5)
+    ).fit(X, y)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba)) and proba.min() > 0
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # the parts that hold the class calibrate it; the others keep the raw
+    # probability of the class and calibrate the rest
+    kinds = {type(c).__name__ for _, c in clf.calibrated_classifiers_}
+    assert kinds == {"PresentClasses", "TemperatureScaler"}

@@ -118,7 +118,13 @@ def test_separated_scores_keep_the_raw_probabilities():
     assert sel.best_candidate_ == "passthrough"
     assert "misclassif" in sel.reason_
     # without the guard temperature scaling separates: T near its lower bound
-    free = select_calibrator(z, y, response="logits", min_events_per_parameter=0)
+    free = select_calibrator(
+        z,
+        y,
+        candidates=["passthrough", "temperature"],
+        response="logits",
+        min_events_per_parameter=0,
+    )
     if free.best_candidate_ == "temperature":
         assert free.best_estimator_.temperature_ < 0.05
     # the binary analogue: a threshold (not 0) separates the classes

@@ -313,3 +313,34 @@ def test_the_guides_monte_carlo_table_is_the_committed_run():
     documented = [cells[i : i + width] for i in range(width, len(cells), width)]
     assert len(rows) == 24
     assert documented == rows
+
+
+def _montecarlo():
+    """benchmarks/auto_selection_montecarlo.py as a module."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks"
+    spec = importlib.util.spec_from_file_location(
+        "auto_selection_montecarlo", path / "auto_selection_montecarlo.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_monte_carlo_seeded_and_fast():
+    # the guide's Monte Carlo on a few seeds: small and separable sets never
+    # raise, never lose more than 0.01 nats to the raw scores and give no
+    # probability of exactly 0 or 1 (calibrated many-class scores keeping
+    # passthrough: test_calibrator_search.py)
+    mc = _montecarlo()
+    beds = [
+        ("calibrated, many classes", 20, 200, 0.0, 10),
+        ("sharp (margin 6)", 3, 44, 6.0, 10),
+        ("sharp (margin 6)", 2, 44, 6.0, 10),
+    ]
+    for row in mc.small_rows(4, beds):
+        *_, raised, _, _, largest, exact = row
+        assert raised == "0" and exact == "0", row
+        assert float(largest) <= 0.01, row
