@@ -461,7 +461,7 @@ class ReliabilityDisplay:
                 ref_line=ref_line,
             )
         y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
-        check_prob_values(p)
+        p = check_prob_values(p)
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
@@ -882,7 +882,7 @@ class CumulativeDisplay:
             sample_weight=sample_weight,
         )
         y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
-        check_prob_values(p)
+        p = check_prob_values(p)
         n_classes = 2 if p.ndim == 1 else p.shape[1]
         resolved = resolve_mode(mode, n_classes)
         if resolved != "classwise" and class_index is not None:

@@ -450,8 +450,10 @@ def multicalibration_audit(
     check_option(mode, "mode", MODES)
     level = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
-    y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    y_idx, p, classes, w = check_targets(
+        y_true, y_prob, labels, sample_weight, keep_zero_weight=True
+    )
+    p = check_prob_values(p)
     keep = None
     if w is not None and not np.all(w > 0):
         keep = w > 0
