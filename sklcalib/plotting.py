@@ -670,6 +670,8 @@ class CumulativeDisplay:
         The ±σ band.
     secant_ : matplotlib Line2D or None
         The secant over the score range asked for, if any.
+    top_ax_ : matplotlib secondary Axes
+        The top axis, the score at every fifth of the rows.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -811,15 +813,13 @@ class CumulativeDisplay:
         ax.set_xlim(0, 1)
         ax.set_xlabel(f"Share of rows, sorted by {what}")
         ax.set_ylabel("Cumulative (outcome - probability)")
-        if self.fraction.shape[0] > 1:
-            top = ax.secondary_xaxis(
-                "top",
-                functions=(
-                    lambda t: np.interp(t, self.fraction, self.scores),
-                    lambda v: np.interp(v, self.scores, self.fraction),
-                ),
-            )
-            top.set_xlabel(what.capitalize())
+        # the top axis reads the score at evenly spaced shares of the rows
+        ticks = np.linspace(0.0, 1.0, 6)
+        at = np.interp(ticks, x, np.concatenate([[self.scores[0]], self.scores]))
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(ticks, labels=[f"{v:.3g}" for v in at])
+        top.set_xlabel(what.capitalize())
+        self.top_ax_ = top
         ax.legend(loc="best")
         self.ax_ = ax
         self.figure_ = ax.figure
