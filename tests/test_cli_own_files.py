@@ -447,3 +447,18 @@ def test_auto_is_refused_before_its_fits_when_they_would_not_fit(
     assert "the cgroup memory limit" in err
     # a named calibrator is not held to it
     assert _run(capsys, path, "--calibrate", "temperature", "--no-intervals")[0] == 0
+
+
+def test_rows_in_the_unit_interval_never_get_a_logits_hint(capsys, tmp_path):
+    # rows in [0, 1] that do not sum to 1 are not logits either: the hint used
+    # to say "pass --logits", which turns such a file into a confident, wrong
+    # report
+    y, p = _draw(200, 13)
+    path = write_csv(tmp_path / "short.csv", y, 0.8 * p, CLASSES)
+    status, _, err = _run(capsys, path)
+    assert status == 2 and "sum to 1" in err
+    assert "logits" not in err
+    # values outside [0, 1] may be logits: there the hint stays
+    path = write_csv(tmp_path / "z.csv", y, np.log(p) + 1.0, CLASSES)
+    status, _, err = _run(capsys, path)
+    assert status == 2 and "--logits" in err
