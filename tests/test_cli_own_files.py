@@ -462,3 +462,11 @@ def test_rows_in_the_unit_interval_never_get_a_logits_hint(capsys, tmp_path):
     path = write_csv(tmp_path / "z.csv", y, np.log(p) + 1.0, CLASSES)
     status, _, err = _run(capsys, path)
     assert status == 2 and "--logits" in err
+
+
+def test_a_one_column_binary_table_says_what_to_give(capsys, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("y_true,dog\ncat,0.2\ndog,0.9\n")
+    status, _, err = _run(capsys, path)
+    assert status == 2
+    assert "one class column ('dog')" in err and "shape (n,)" in err
