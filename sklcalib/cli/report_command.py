@@ -710,7 +710,12 @@ def _read(path, args):
                     )
                 ) from None
             raise
-    notes = [f"{pred.path}: {' '.join(str(w.message).split())}" for w in caught]
+    notes = []
+    for w in caught:
+        if issubclass(w.category, UserWarning):  # what the reader tells the user
+            notes.append(f"{pred.path}: {' '.join(str(w.message).split())}")
+        else:  # a library's deprecation: through the usual filters
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return pred, notes
 
 
