@@ -32,7 +32,7 @@ from sklcalib._utils._memory import (
     memory_budget,
     parse_size,
 )
-from sklcalib._utils._metric_display import DISPLAY
+from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._optional import is_installed
 from sklcalib.io import (
     InputFileError,
@@ -74,27 +74,9 @@ CALIBRATORS = {
 _BINARY_ONLY = ("platt", "quadratic", "beta_native")
 
 
-def _registry_row(key, metric=None):
-    """A table row of a metric of the registry (``metric``: its registry
-    name where the report key differs)."""
-    shown = DISPLAY[metric or key]
-    return (key, shown.label(long=True), shown.percent)
-
-
-#: rows of the table: report key, label, shown in percent
-TABLE_ROWS = (
-    ("accuracy", "accuracy (%)", True),
-    ("ece", "ECE, 15 bins (%)", True),
-    ("ece_over", "  over-confident part (%)", True),
-    ("ece_under", "  under-confident part (%)", True),
-    *map(_registry_row, ("adaptive_ece", "classwise_ece", "mce", "smooth_ece")),
-    *map(_registry_row, ("debiased_ece", "ece_sweep")),
-    _registry_row("skce", "kernel_calibration_error"),
-    _registry_row("nll"),
-    _registry_row("brier"),
-    ("s99_fraction", "confidence >= 0.99 (% of samples)", True),
-    ("s99_accuracy", "  their accuracy (%)", True),
-)
+#: rows of the table: report key, label, shown in percent (the rows of the
+#: report's own text form)
+TABLE_ROWS = REPORT_ROWS
 
 
 # ----------------------------------------------------------------------------
@@ -370,7 +352,8 @@ def _fill(text, indent=""):
 def _verdict_lines(reports):
     lines = []
     for title, report in reports.items():
-        verdict = report.get("verdict")
+        # the report's verdict is its text form, not a key
+        verdict = report.get("verdict") or getattr(report, "verdict", None)
         if verdict:
             label = "verdict" if len(reports) == 1 else f"verdict ({title})"
             lines.append(_fill(f"{label}: {' '.join(str(verdict).split())}"))
@@ -379,7 +362,11 @@ def _verdict_lines(reports):
 
 def _json_ready(value):
     if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
+        out = {str(k): _json_ready(v) for k, v in value.items()}
+        verdict = getattr(value, "verdict", None)  # a CalibrationReport's words
+        if isinstance(verdict, str):
+            out["verdict"] = verdict
+        return out
     if isinstance(value, list | tuple | np.ndarray):
         return [_json_ready(v) for v in value]
     if isinstance(value, np.integer):
