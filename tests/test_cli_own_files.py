@@ -470,3 +470,48 @@ def test_a_one_column_binary_table_says_what_to_give(capsys, tmp_path):
     status, _, err = _run(capsys, path)
     assert status == 2
     assert "one class column ('dog')" in err and "shape (n,)" in err
+
+
+# ----------------------------------------------------------------------------
+# probabilities written with a few decimals (a spreadsheet, float_format)
+# ----------------------------------------------------------------------------
+def _rounded_csv(path, y, p, decimals):
+    lines = ["y_true," + ",".join(CLASSES)] + [
+        CLASSES[k] + "," + ",".join(f"{v:.{decimals}f}" for v in row)
+        for k, row in zip(y, p, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("decimals", [6, 4, 2])
+def test_rounded_probabilities_are_accepted_and_said(capsys, tmp_path, decimals):
+    # they were refused with a hint to pass --logits; calibrated labels drawn
+    # from p, so the report on the rounded file must match the exact one
+    y, p = _draw(2000, 12)
+    path = _rounded_csv(tmp_path / f"r{decimals}.csv", y, p, decimals)
+    status, out, err = _run(capsys, path, "--json", "--no-intervals")
+    assert status == 0, err
+    got = json.loads(out)
+    want = expected_calibration_error(y, p)
+    assert got["report"]["ece"] == pytest.approx(want, abs=3 * 10.0**-decimals)
+    assert any(f"{decimals} decimals" in note for note in got["notes"]), got["notes"]
+    status, out, _ = _run(capsys, path, "--no-intervals")
+    assert f"note: {path}" in out and "decimals" in out
+    with pytest.warns(
+        UserWarning, match=f"scores holds probabilities written with {decimals}"
+    ):
+        pred = read_predictions(path)
+    np.testing.assert_allclose(pred.scores.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_logits_is_refused_on_rounded_probabilities(capsys, tmp_path):
+    # --logits on a 2-decimal file gave a confident, wrong report (an ECE of
+    # 21.6 % where the truth is 6.8 %): refused now, as for exact rows
+    y, p = _draw(2000, 14)
+    path = _rounded_csv(tmp_path / "r2.csv", y, p, 2)
+    status, out, err = _run(capsys, path, "--logits")
+    assert status == 2 and out == ""
+    assert "these are probabilities" in err
+    with pytest.raises(InputFileError, match="these are probabilities"):
+        read_predictions(path, logits=True)

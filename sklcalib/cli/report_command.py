@@ -534,7 +534,9 @@ def add_report_parser(subparsers):
                 "string y_true class names. "
                 "npy: a structured array laid out like a table, or an (n, K + 1) "
                 "array: the true class index, then the K scores. Other names: "
-                "--y-true and --scores. Arrays of Python objects are refused "
+                "--y-true and --scores. Probabilities written with a few decimals "
+                "are accepted and renormalised, with a note. Arrays of Python "
+                "objects are refused "
                 "(allow_pickle=False: unpickling can run arbitrary code). "
                 "The same reader in Python: sklcalib.io.read_predictions.",
                 "Example: sklcalib report test.csv --calibrate temperature "
