@@ -325,7 +325,8 @@ def _checked(path, y, scores, classes, kind):
     ):
         raise InputFileError(
             f"{path}: logits=True (--logits), but every row lies in [0, 1] and "
-            "sums to 1: these are probabilities (their softmax would be almost "
+            "sums to 1 (within the rounding of its decimals, if written with "
+            "few): these are probabilities (their softmax would be almost "
             "uniform); drop it"
         )
     scores = np.asarray(scores, dtype=np.float64)
