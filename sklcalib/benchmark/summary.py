@@ -193,10 +193,10 @@ def _blocks(datasets, widths, room):
 
 
 #: the terminal output stays within this many columns
-WIDTH = 100
+_WIDTH = 100
 
 
-def plain_text(markdown, width=WIDTH):
+def plain_text(markdown, width=_WIDTH):
     """Markdown tables as aligned plain columns, for a terminal.
 
     ``**bold**`` loses its stars and the ``| --- |`` rule goes; a table wider
