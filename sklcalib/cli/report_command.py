@@ -495,7 +495,9 @@ def add_report_parser(subparsers):
                 "string y_true class names. "
                 "npy: a structured array laid out like a table, or an (n, K + 1) "
                 "array: the true class index, then the K scores. Other names: "
-                "--y-true and --scores. Arrays of Python objects are refused "
+                "--y-true and --scores. Probabilities written with a few decimals "
+                "are accepted and renormalised, with a note. Arrays of Python "
+                "objects are refused "
                 "(allow_pickle=False: unpickling can run arbitrary code). "
                 "The same reader in Python: sklcalib.io.read_predictions.",
                 "Example: sklcalib report test.csv --calibrate temperature "
@@ -662,7 +664,12 @@ def _read(path, args):
                     )
                 ) from None
             raise
-    notes = [f"{pred.path}: {' '.join(str(w.message).split())}" for w in caught]
+    notes = []
+    for w in caught:
+        if issubclass(w.category, UserWarning):  # what the reader tells the user
+            notes.append(f"{pred.path}: {' '.join(str(w.message).split())}")
+        else:  # a library's deprecation: through the usual filters
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return pred, notes
 
 
