@@ -92,7 +92,7 @@ def _check_validation(y_prob, y_true):
         )
     if not np.issubdtype(y_prob.dtype, np.floating):
         raise ValueError(f"y_prob must hold floating point values, got {y_prob.dtype}.")
-    check_prob_values(y_prob)  # row sums within sqrt(eps) of the input dtype
+    y_prob = check_prob_values(y_prob)  # rounded rows come back renormalised
     prob = y_prob.astype(np.float64)
     if y_true.ndim != 1 or y_true.shape[0] != prob.shape[0]:
         raise ValueError(
