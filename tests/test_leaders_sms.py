@@ -246,18 +246,18 @@ def test_rows_sum_to_one_and_are_finite(seed, k, scale, cls):
 def test_many_classes_use_lbfgs_and_agree_with_newton():
     """Above 1000 parameters (SMS with 32 classes) L-BFGS replaces Newton:
     forcing Newton on the same problem gives the same fit."""
-    import sklcalib.calibration._sms as sms_module
+    import sklcalib._utils._solvers as solvers
 
     z, y, _, _ = _problem(3000, 32, 14)
     y[:32] = np.arange(32)  # every class seen
     lbfgs = SMSCalibrator().fit(z, y)
     assert lbfgs.n_iter_ > 5  # quasi-Newton iterations, not Newton steps
-    limit = sms_module.NEWTON_MAX_PARAMS
+    limit = solvers.NEWTON_MAX_PARAMS
     try:
-        sms_module.NEWTON_MAX_PARAMS = 10**6
+        solvers.NEWTON_MAX_PARAMS = 10**6
         newton = SMSCalibrator().fit(z, y)
     finally:
-        sms_module.NEWTON_MAX_PARAMS = limit
+        solvers.NEWTON_MAX_PARAMS = limit
     np.testing.assert_allclose(
         lbfgs.predict_proba(z), newton.predict_proba(z), atol=1e-5
     )

@@ -2,7 +2,9 @@
 column, positive-class probabilities as ``[1 - p, p]``, a binary decision
 score as the logits ``[0, s]``, and the logarithm of probabilities floored
 at the smallest positive normal float64 (so that a zero probability gives a
-large negative number, not ``-inf``)."""
+large negative number, not ``-inf``); and the log-loss of logits, per row
+(binary) and as the weighted mean of a softmax with its derivatives, which
+every logit calibrator's fit minimises."""
 
 import numpy as np
 
@@ -13,9 +15,11 @@ TINY = np.finfo(np.float64).tiny
 def as_2d(X):
     """1-D scores as one column (numpy or dask, no copy); others unchanged.
 
-    Lists and objects with ``__array__`` become arrays first.
+    Lists, 1-D pandas Series and other objects with ``__array__`` become
+    arrays first.
     """
-    if getattr(X, "ndim", None) is None:
+    # a pandas Series has ndim but no reshape (a DataFrame stays one)
+    if getattr(X, "ndim", None) is None or (X.ndim == 1 and not hasattr(X, "reshape")):
         X = np.asarray(X)
     return X.reshape(-1, 1) if X.ndim == 1 else X
 
@@ -38,3 +42,30 @@ def binary_logits(scores):
 def log_floored(p):
     """``log p`` with ``p`` floored at :data:`TINY` (no ``-inf``)."""
     return np.log(np.maximum(p, TINY))
+
+
+def logistic_nll(t, y):
+    """Per-row NLL of ``sigmoid(t)`` for labels ``y`` in {0, 1}:
+    ``log(1 + e^t) - y t``, without overflow."""
+    return np.logaddexp(0.0, t) - y * t
+
+
+def softmax_nll_terms(logits, y_idx, weights, order=2):
+    """Weighted mean NLL of ``softmax(logits)`` and (``order > 0``) the
+    probabilities and the residual ``w_i (p_i - e_{y_i})``, the gradient of
+    the NLL in the logits.
+
+    ``weights`` sum to 1. In place on ``logits`` (a fresh product of the
+    caller), which saves passes over an (n, K) array on large inputs.
+    """
+    rows = np.arange(len(y_idx))
+    logits -= logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits)
+    total = exp.sum(axis=1)
+    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
+    if order == 0:
+        return nll
+    exp /= total[:, None]
+    residual = exp * weights[:, None]
+    residual[rows, y_idx] -= weights
+    return nll, exp, residual
