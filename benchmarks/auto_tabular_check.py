@@ -20,7 +20,8 @@ import sys
 import time
 import warnings
 
-from sklcalib.benchmark.tabular import auto_check, available_calibrators, run_boosting
+from sklcalib.benchmark.boosting_tables import auto_check
+from sklcalib.benchmark.tabular import available_calibrators, run_boosting
 
 
 def main(datasets, seeds=(0, 1)):

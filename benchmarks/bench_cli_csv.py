@@ -4,7 +4,7 @@ file into Python strings with the ``csv`` module (the earlier reader).
 A csv of ``--rows`` x ``--classes`` softmax probabilities (written with
 ``repr``, 17 significant digits) is read in a fresh child process per
 contender, so that each one's peak resident memory (``ru_maxrss``) is its own:
-``typed``: :func:`sklcalib.cli.readers.read_predictions` (numpy's streaming
+``typed``: :func:`sklcalib.io.read_predictions` (numpy's streaming
 ``loadtxt`` into float64, labels mapped to column indices as they are read);
 ``strings``: ``list(csv.reader(f))`` and a float64 conversion per column, as
 the earlier reader did. Each repeat runs both back to back, alternating which
@@ -32,7 +32,7 @@ import numpy as np
 CHILD = r"""
 import csv, resource, sys, time
 import numpy as np
-import sklcalib.cli.readers as readers
+import sklcalib.io as readers
 kind, path = sys.argv[1], sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()

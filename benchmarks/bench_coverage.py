@@ -480,7 +480,7 @@ def benchmark_cost(repeats=3):
     """The report's comparisons on rows shaped like the default run."""
     from scipy.special import softmax
 
-    from sklcalib.benchmark import report
+    from sklcalib.benchmark import tables as report
     from sklcalib.benchmark.runner import METRICS
     from sklcalib.metrics import (
         bootstrap_interval,

@@ -77,7 +77,7 @@ Z95 = 1.959963984540054
 @lru_cache(maxsize=4)
 def _dataset(name):
     from sklcalib.benchmark.runner import subsample_train
-    from sklcalib.cli.benchmark import NET_MAX_TRAIN
+    from sklcalib.cli.benchmark_command import NET_MAX_TRAIN
     from sklcalib.datasets import load_dataset
 
     return subsample_train(load_dataset(name, random_state=0), NET_MAX_TRAIN.get(name))
@@ -358,7 +358,7 @@ def docs_summary(summary):
 
 
 def main(argv=None):
-    from sklcalib.cli.benchmark import DEFAULT_EPOCHS, NET_MAX_TRAIN
+    from sklcalib.cli.benchmark_command import DEFAULT_EPOCHS, NET_MAX_TRAIN
     from sklcalib.datasets import TABULAR_DATASETS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -221,7 +221,7 @@ def _skip_generated(app, what, name, obj, skip, options):
 def _benchmark_substitutions():
     from sklcalib.benchmark import runner
     from sklcalib.benchmark.tabular import CALIBRATORS
-    from sklcalib.cli import benchmark as cli
+    from sklcalib.cli import benchmark_command as cli
     from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
     def literals(names):

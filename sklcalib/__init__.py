@@ -75,6 +75,7 @@ _SUBMODULES = {
     "plotting",
     "diagnostics",
     "datasets",
+    "io",
     "benchmark",
 }
 

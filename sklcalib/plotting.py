@@ -1,4 +1,5 @@
-"""Reliability diagrams in the style of scikit-learn's ``CalibrationDisplay``.
+"""Reliability diagrams in the style of scikit-learn's ``CalibrationDisplay``,
+and the binning-free plot of cumulative differences.
 
 :class:`ReliabilityDisplay` does for multiclass problems what
 ``sklearn.calibration.CalibrationDisplay`` does for binary ones (it is not a
@@ -7,6 +8,12 @@ against accuracy) or the diagram of one class, with per-bin Clopper–Pearson
 intervals (and optionally a bootstrap band), the gap to the diagonal and a
 histogram of the confidences. All its numbers come from
 :func:`sklcalib.metrics.bin_statistics`.
+
+:class:`CumulativeDisplay` plots the cumulative differences of outcomes and
+probabilities against the share of rows sorted by score (Arrieta-Ibarra,
+Gujral, Tannen, Tygert & Xu, 2022), the plot behind
+:func:`sklcalib.metrics.cumulative_calibration_test`: no bins, a ±σ band
+under calibration, and slopes that read as miscalibration.
 """
 
 import numpy as np
@@ -18,8 +25,11 @@ from ._utils._binning import (
     quantile_groups,
     top_label,
 )
+from ._utils._brownian import brownian_sf
+from ._utils._cumulative import cumulative_path, scaled
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
+from ._utils._score_columns import MODES, resolve_mode
 from ._utils._scores import as_columns
 from ._utils._validation import (
     STRATEGIES,
@@ -29,13 +39,14 @@ from ._utils._validation import (
     check_n_resamples,
     check_option,
     check_prob_values,
+    check_scalar,
     check_targets,
     is_dask_array,
     reject_dask,
 )
 from .metrics import CalibrationAccumulator, bin_statistics
 
-__all__ = ["ReliabilityDisplay", "share_histogram_axis"]
+__all__ = ["CumulativeDisplay", "ReliabilityDisplay", "share_histogram_axis"]
 
 KINDS = ("top-label", "classwise")
 BANDS = ("bootstrap",)
@@ -613,3 +624,342 @@ def _bin_index(conf, stats, strategy):
     if strategy == "uniform":
         return bin_index(conf64, stats.edges)
     return quantile_groups(conf64, stats.edges.shape[0] - 1)[0]
+
+
+class CumulativeDisplay:
+    """Cumulative differences of outcomes and probabilities (no bins).
+
+    Sort the rows by their score ``p`` and plot
+    ``C_k = sum_{i <= k} w_i (y_i - p_i) / sum_i w_i`` against the share of
+    the rows (by weight) up to row ``k`` (Arrieta-Ibarra, Gujral, Tannen,
+    Tygert & Xu, 2022). A calibrated model's path wanders inside its ±σ band
+    (the standard deviation of ``C_k`` under calibration, which grows from 0
+    like a Brownian motion's). The slope of the path is the miscalibration:
+    the secant between two points is the mean of ``y - p`` over the rows
+    between them, so a path rising by 0.01 over 20 % of the rows says the
+    model underestimates those rows by 0.01 / 0.2 = 5 points. The top axis
+    gives the score at each share of the rows. Build it with
+    :meth:`from_predictions` or :meth:`from_estimator`.
+
+    Parameters
+    ----------
+    fraction : ndarray of shape (m,)
+        Share of the total weight up to the end of each group of tied scores.
+    cumulative : ndarray of shape (m,)
+        ``C`` at those ends.
+    scores : ndarray of shape (m,)
+        The score of each group.
+    sd : ndarray of shape (m,)
+        The standard deviation of ``C`` there under calibration.
+    statistic : float, default=None
+        The Kuiper statistic (range of ``C``, with the starting 0).
+    pvalue : float, default=None
+        Its p-value (see :func:`~sklcalib.metrics.cumulative_calibration_test`).
+    estimator_name : str, default=None
+        Name of the path in the legend.
+    mode : str, default="binary"
+        ``"binary"``, ``"top_label"`` or ``"classwise"`` (axis labels).
+    class_label : object, default=None
+        The class of a ``"classwise"`` plot.
+
+    Attributes
+    ----------
+    line_ : matplotlib Line2D
+        The path.
+    band_ : matplotlib PolyCollection or None
+        The ±σ band.
+    secant_ : matplotlib Line2D or None
+        The secant over the score range asked for, if any.
+    ax_ : matplotlib Axes
+    figure_ : matplotlib Figure
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sklcalib.plotting import CumulativeDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = rng.uniform(size=2000) < np.where(p > 0.5, p - 0.1, p)
+    >>> display = CumulativeDisplay.from_predictions(y, p, secant=(0.5, 1.0))
+    >>> round(display.slope(0.5, 1.0), 2)  # overestimated by about 0.1 there
+    -0.1
+    >>> bool(display.pvalue < 0.01)
+    True
+    """
+
+    def __init__(
+        self,
+        fraction,
+        cumulative,
+        scores,
+        sd,
+        *,
+        statistic=None,
+        pvalue=None,
+        estimator_name=None,
+        mode="binary",
+        class_label=None,
+    ):
+        self.fraction = fraction
+        self.cumulative = cumulative
+        self.scores = scores
+        self.sd = sd
+        self.statistic = statistic
+        self.pvalue = pvalue
+        self.estimator_name = estimator_name
+        self.mode = mode
+        self.class_label = class_label
+
+    def _at(self, score):
+        """``(fraction, C)`` after every row with a score <= ``score``."""
+        k = int(np.searchsorted(self.scores, score, side="right"))
+        if k == 0:
+            return 0.0, 0.0
+        return float(self.fraction[k - 1]), float(self.cumulative[k - 1])
+
+    def slope(self, low, high):
+        """Return the mean miscalibration over a score range.
+
+        The mean of ``y - p`` (weighted) over the rows with a score in
+        ``(low, high]``: the slope of the path's secant between those scores.
+
+        Parameters
+        ----------
+        low, high : float
+            The score range, ``low < high``.
+
+        Returns
+        -------
+        slope : float
+            Positive where the model underestimates the outcome.
+        """
+        low = check_scalar(low, "low")
+        high = check_scalar(high, "high")
+        if not low < high:
+            raise ValueError(f"low must be below high, got low={low}, high={high}.")
+        f0, c0 = self._at(low)
+        f1, c1 = self._at(high)
+        if f1 <= f0:
+            raise ValueError(
+                f"No row has a score in ({low}, {high}]: the slope is undefined."
+            )
+        return (c1 - c0) / (f1 - f0)
+
+    def plot(self, *, ax=None, name=None, secant=None, show_band=True):
+        """Draw the plot.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Axes to draw on; a new figure is made if None.
+        name : str, default=None
+            Legend name; defaults to ``estimator_name``.
+        secant : tuple of float, default=None
+            A score range ``(low, high)``: draw the secant of the path over
+            the rows with a score in it, labelled with its slope (the mean
+            miscalibration there, see :meth:`slope`).
+        show_band : bool, default=True
+            Shade ±σ around 0, the standard deviation of the path under
+            calibration.
+
+        Returns
+        -------
+        display : CumulativeDisplay
+            ``self``, with the matplotlib artists stored.
+        """
+        plt = import_optional("matplotlib.pyplot", "CumulativeDisplay.plot")
+        if ax is None:
+            _, ax = plt.subplots()
+        name = self.estimator_name if name is None else name
+        label = "" if name is None else name
+        if self.statistic is not None:
+            text = f"Kuiper = {self.statistic:.4f}"
+            if self.pvalue is not None:
+                text += f", p = {self.pvalue:.3g}"
+            label = f"{label} ({text})" if label else text
+        x = np.concatenate([[0.0], self.fraction])
+        y = np.concatenate([[0.0], self.cumulative])
+        self.band_ = None
+        if show_band:
+            sd = np.concatenate([[0.0], self.sd])
+            self.band_ = ax.fill_between(
+                x, -sd, sd, color="tab:gray", alpha=0.25, label="±σ under calibration"
+            )
+        ax.axhline(0.0, color="k", linestyle=":", linewidth=1)
+        (self.line_,) = ax.plot(x, y, "-", label=label)
+        self.secant_ = None
+        if secant is not None:
+            low, high = secant
+            value = self.slope(low, high)
+            f0, c0 = self._at(low)
+            f1, c1 = self._at(high)
+            (self.secant_,) = ax.plot(
+                [f0, f1],
+                [c0, c1],
+                "o--",
+                color="tab:red",
+                label=f"slope over scores ({low:g}, {high:g}] = {value:+.3f}",
+            )
+        if self.mode == "top_label":
+            what = "confidence"
+        elif self.mode == "classwise":
+            what = f"probability of class {self.class_label}"
+        else:
+            what = "predicted probability"
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"Share of rows, sorted by {what}")
+        ax.set_ylabel("Cumulative (outcome - probability)")
+        if self.fraction.shape[0] > 1:
+            top = ax.secondary_xaxis(
+                "top",
+                functions=(
+                    lambda t: np.interp(t, self.fraction, self.scores),
+                    lambda v: np.interp(v, self.scores, self.fraction),
+                ),
+            )
+            top.set_xlabel(what.capitalize())
+        ax.legend(loc="best")
+        self.ax_ = ax
+        self.figure_ = ax.figure
+        return self
+
+    @classmethod
+    def from_predictions(
+        cls,
+        y_true,
+        y_prob,
+        *,
+        mode="auto",
+        class_index=None,
+        labels=None,
+        sample_weight=None,
+        ax=None,
+        name=None,
+        secant=None,
+        show_band=True,
+    ):
+        """Cumulative plot from true labels and predicted probabilities.
+
+        Parameters
+        ----------
+        y_true : array-like of shape (n_samples,)
+            True labels.
+        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Predicted probabilities, see
+            :func:`~sklcalib.metrics.cumulative_calibration_error`. Dask
+            arrays are refused (the rows are sorted together).
+        mode : {"auto", "top_label", "classwise"}, default="auto"
+            The positive class's probability (binary) or the top-label
+            confidence (multiclass), or the column ``class_index``.
+        class_index : int, default=None
+            The column of a ``"classwise"`` plot; the positive class (1) by
+            default for a binary problem.
+        labels : array-like of shape (n_classes,), default=None
+            The label of every column of ``y_prob``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights.
+        ax : matplotlib Axes, default=None
+            Axes to draw on.
+        name : str, default=None
+            Legend name.
+        secant : tuple of float, default=None
+            Score range of a secant to draw, see :meth:`plot`.
+        show_band : bool, default=True
+            Shade the ±σ band.
+
+        Returns
+        -------
+        display : CumulativeDisplay
+        """
+        check_option(mode, "mode", MODES)
+        reject_dask(
+            "the cumulative plot sorts all the rows by their score",
+            "Plot an in-memory sample of the rows (y_prob[idx].compute()).",
+            y_true=y_true,
+            y_prob=y_prob,
+            sample_weight=sample_weight,
+        )
+        y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
+        check_prob_values(p)
+        n_classes = 2 if p.ndim == 1 else p.shape[1]
+        resolved = resolve_mode(mode, n_classes)
+        if resolved != "classwise" and class_index is not None:
+            raise ValueError("class_index is only used with mode='classwise'.")
+        class_label = None
+        if resolved == "binary":
+            score = p if p.ndim == 1 else p[:, 1]
+            outcome = y_idx == 1
+        elif resolved == "top_label":
+            score, outcome = top_label(p, y_idx)
+        else:
+            if class_index is None and n_classes == 2:
+                class_index = 1
+            _check_class_index(class_index, n_classes)
+            score = as_columns(p)[:, class_index]
+            outcome = y_idx == class_index
+            class_label = classes[class_index]
+        score = np.ascontiguousarray(score)
+        path = cumulative_path(outcome, score, w)
+        kuiper = max(float(path.value.max()), 0.0) - min(float(path.value.min()), 0.0)
+        display = cls(
+            path.fraction,
+            path.value,
+            path.score,
+            path.sd,
+            statistic=kuiper,
+            pvalue=brownian_sf(scaled(kuiper, path.sigma), "kuiper"),
+            estimator_name=name,
+            mode=resolved,
+            class_label=class_label,
+        )
+        return display.plot(ax=ax, secant=secant, show_band=show_band)
+
+    @classmethod
+    def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
+        """Cumulative plot of a fitted classifier on ``X, y``.
+
+        Parameters
+        ----------
+        estimator : fitted classifier
+            Any classifier with ``predict_proba`` and ``classes_``.
+        X : array-like of shape (n_samples, n_features)
+            Input data.
+        y : array-like of shape (n_samples,)
+            True labels.
+        name : str, default=None
+            Legend name; defaults to the estimator's class name.
+        **kwargs
+            Passed to :meth:`from_predictions` (``labels`` is taken from
+            ``estimator.classes_``).
+
+        Returns
+        -------
+        display : CumulativeDisplay
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from sklearn.datasets import load_breast_cancer
+        >>> from sklearn.naive_bayes import GaussianNB
+        >>> from sklcalib.plotting import CumulativeDisplay
+        >>> X, y = load_breast_cancer(return_X_y=True)
+        >>> model = GaussianNB().fit(X, y)
+        >>> display = CumulativeDisplay.from_estimator(model, X, y)
+        >>> display.line_.get_label().startswith("GaussianNB (Kuiper = ")
+        True
+        """
+        if not hasattr(estimator, "predict_proba"):
+            raise ValueError(
+                f"estimator must have predict_proba; {type(estimator).__name__} "
+                "has not."
+            )
+        if "labels" in kwargs:
+            raise ValueError("labels are taken from estimator.classes_.")
+        y_prob = estimator.predict_proba(X)
+        name = type(estimator).__name__ if name is None else name
+        return cls.from_predictions(
+            y, y_prob, labels=estimator.classes_, name=name, **kwargs
+        )

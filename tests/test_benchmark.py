@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from sklcalib.benchmark.report import (
+from sklcalib.benchmark.runner import METRICS, derive_seed
+from sklcalib.benchmark.tables import (
     aggregate,
     markdown_report,
     read_csv,
@@ -16,9 +17,8 @@ from sklcalib.benchmark.report import (
     significance_marks,
     write_csv,
 )
-from sklcalib.benchmark.runner import METRICS, derive_seed
 from sklcalib.cli import main
-from sklcalib.cli.benchmark import _parse_seeds
+from sklcalib.cli.benchmark_command import _parse_seeds
 
 # Tiny settings shared by the end-to-end tests: one dataset, three losses,
 # two seeds, a few epochs.

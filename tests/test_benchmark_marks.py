@@ -14,7 +14,9 @@ import pytest
 from scipy.special import ndtr
 
 from sklcalib.benchmark import _paired
-from sklcalib.benchmark.report import (
+from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.tables import (
     _best_losses,
     _edge_counts,
     markdown_report,
@@ -22,8 +24,6 @@ from sklcalib.benchmark.report import (
     significance_marks,
     write_csv,
 )
-from sklcalib.benchmark.runner import METRICS
-from sklcalib.benchmark.summary import terminal_summary
 from sklcalib.metrics import (
     bootstrap_interval,
     calibration_error_interval,
@@ -305,7 +305,7 @@ def test_no_mark_for_equally_calibrated_models_of_different_sharpness():
         n=1000,
         seeds=(3, 4, 5),
     )
-    from sklcalib.benchmark.report import _comparisons
+    from sklcalib.benchmark.tables import _comparisons
 
     key = ("d", ("focal", "pre"), ("ce", "pre"))
     found = _comparisons(rows, {key}, 0.05)[key]

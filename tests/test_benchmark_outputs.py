@@ -19,11 +19,12 @@ from sklcalib.benchmark.chance import (
     majority_class_error,
     runs_at_chance,
 )
+from sklcalib.benchmark.figures import plot_curvature
 from sklcalib.benchmark.outputs import INCOMPLETE, discard_run, new_run_dir, run_folder
-from sklcalib.benchmark.report import markdown_report, plot_curvature
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.summary import terminal_summary
-from sklcalib.cli import benchmark as cli_benchmark
+from sklcalib.benchmark.tables import markdown_report
+from sklcalib.cli import benchmark_command as cli_benchmark
 from sklcalib.cli import main
 
 LONG_NAMES = [
@@ -334,9 +335,9 @@ def test_documented_csv_columns_are_the_written_ones(tmp_path):
     the order the files have them (it once missed the interval columns)."""
     import csv
 
-    from sklcalib.benchmark.report import write_csv
+    from sklcalib.benchmark.boosting_tables import write_boosting_csv
     from sklcalib.benchmark.runner import METRICS
-    from sklcalib.benchmark.tabular import write_boosting_csv
+    from sklcalib.benchmark.tables import write_csv
 
     write_csv([], tmp_path / "results.csv")
     with open(tmp_path / "results.csv", newline="") as fh:

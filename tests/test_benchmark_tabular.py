@@ -11,18 +11,20 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import brier_score_loss, log_loss
 
 from sklcalib.benchmark import tabular
+from sklcalib.benchmark.boosting_tables import (
+    auto_check,
+    boosting_markdown,
+    boosting_summary,
+    calibrator_scores,
+)
 from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
 from sklcalib.benchmark.tabular import (
     CALIBRATORS,
     RAW,
-    auto_check,
     available_calibrators,
-    boosting_markdown,
-    boosting_summary,
-    calibrator_scores,
     run_boosting,
 )
-from sklcalib.cli import benchmark as cli
+from sklcalib.cli import benchmark_command as cli
 from sklcalib.cli import main
 from sklcalib.cli.main import build_parser
 from sklcalib.datasets import TABULAR_DATASETS, load_dataset

@@ -39,8 +39,8 @@ def test_each_command_has_its_module():
         name: p.get_default("handler").__module__ for name, p in sub.choices.items()
     }
     assert handlers == {
-        "benchmark": "sklcalib.cli.benchmark",
-        "report": "sklcalib.cli.report",
+        "benchmark": "sklcalib.cli.benchmark_command",
+        "report": "sklcalib.cli.report_command",
     }
 
 

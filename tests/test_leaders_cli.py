@@ -11,7 +11,7 @@ from _report_files import write_csv
 from scipy.special import softmax
 
 from sklcalib import calibration
-from sklcalib.cli.report import CALIBRATORS, available_calibrators
+from sklcalib.cli.report_command import CALIBRATORS, available_calibrators
 
 LEADERS = {
     "sms": "SMSCalibrator",

@@ -167,7 +167,7 @@ def test_bad_input(data):
 def test_public_names():
     import sklcalib.plotting
 
-    public = ["ReliabilityDisplay", "share_histogram_axis"]
+    public = ["CumulativeDisplay", "ReliabilityDisplay", "share_histogram_axis"]
     assert sklcalib.plotting.__all__ == public
     namespace = {}
     exec("from sklcalib.plotting import *", namespace)

@@ -13,13 +13,20 @@ import pytest
 BENCHMARK_MODULES = [
     "sklcalib.benchmark",
     "sklcalib.benchmark.chance",
+    "sklcalib.benchmark.boosting_tables",
+    "sklcalib.benchmark.figures",
     "sklcalib.benchmark.outputs",
-    "sklcalib.benchmark.report",
     "sklcalib.benchmark.runner",
     "sklcalib.benchmark.summary",
+    "sklcalib.benchmark.tables",
     "sklcalib.benchmark.tabular",
 ]
-MODULES = ["sklcalib.datasets", "sklcalib.metrics.binning", *BENCHMARK_MODULES]
+MODULES = [
+    "sklcalib.datasets",
+    "sklcalib.io",
+    "sklcalib.metrics.binning",
+    *BENCHMARK_MODULES,
+]
 
 
 def _borrowed_public_names(module):

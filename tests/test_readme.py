@@ -188,7 +188,7 @@ def test_docs_front_page_names_every_calibrator_and_the_uncertainty_api():
 
 def test_stated_times_are_one_figure_per_thing(capsys):
     """README, ``--help`` and the docs quote the benchmark's times from one place."""
-    from sklcalib.cli import benchmark as cli
+    from sklcalib.cli import benchmark_command as cli
     from sklcalib.cli import main
 
     readme = (ROOT / "README.md").read_text()

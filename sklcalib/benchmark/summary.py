@@ -8,9 +8,9 @@ at or near chance, and where the files are.
 import textwrap
 
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
-from sklcalib.benchmark.report import _best_losses, _edge_counts, _ordered
-from sklcalib.benchmark.report import aggregate as _aggregate
-from sklcalib.benchmark.report import chance_counts as _chance_counts
+from sklcalib.benchmark.tables import _best_losses, _edge_counts, _ordered
+from sklcalib.benchmark.tables import aggregate as _aggregate
+from sklcalib.benchmark.tables import chance_counts as _chance_counts
 
 __all__ = ["terminal_summary"]
 

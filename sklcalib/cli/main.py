@@ -13,8 +13,8 @@ import errno
 import os
 import sys
 
-from sklcalib.cli.benchmark import add_benchmark_parser
-from sklcalib.cli.report import add_report_parser
+from sklcalib.cli.benchmark_command import add_benchmark_parser
+from sklcalib.cli.report_command import add_report_parser
 
 __all__ = ["build_parser", "main"]
 

@@ -21,9 +21,21 @@ from ._calibration_error import (
     maximum_calibration_error,
 )
 from ._consistency import CalibrationTestResult, calibration_test
+from ._cumulative import (
+    CumulativeTestResult,
+    SpiegelhalterTestResult,
+    cumulative_calibration_error,
+    cumulative_calibration_test,
+    spiegelhalter_test,
+)
 from ._debiased import debiased_calibration_error
 from ._intervals import calibration_error_interval
 from ._kernel import kernel_calibration_error
+from ._multicalibration import (
+    MulticalibrationAudit,
+    SegmentRow,
+    multicalibration_audit,
+)
 from ._report import calibration_report
 from ._scorers import (
     CALIBRATION_SCORERS,
@@ -49,6 +61,10 @@ __all__ = [
     "CalibrationComparison",
     "CalibrationTestResult",
     "ConfidenceInterval",
+    "CumulativeTestResult",
+    "MulticalibrationAudit",
+    "SegmentRow",
+    "SpiegelhalterTestResult",
     "adaptive_calibration_error",
     "adaptive_ece_scorer",
     "bin_statistics",
@@ -59,6 +75,8 @@ __all__ = [
     "classwise_calibration_error",
     "classwise_ece_scorer",
     "compare_calibration",
+    "cumulative_calibration_error",
+    "cumulative_calibration_test",
     "debiased_calibration_error",
     "debiased_ece_scorer",
     "ece_scorer",
@@ -71,6 +89,8 @@ __all__ = [
     "kernel_calibration_error_scorer",
     "maximum_calibration_error",
     "mce_scorer",
+    "multicalibration_audit",
     "smooth_calibration_error",
     "smooth_ece_scorer",
+    "spiegelhalter_test",
 ]

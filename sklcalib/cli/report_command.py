@@ -7,7 +7,7 @@ reliability diagram; ``--calibrate NAME --fit-on FILE`` fits a post-hoc
 calibrator on the predictions in one file and reports on another before and
 after it.
 
-The files are read by :mod:`sklcalib.cli.readers` (the layouts are
+The files are read by :func:`sklcalib.io.read_predictions` (the layouts are
 described there); a bad file, a missing optional dependency or a file that
 cannot be written gives a one-line error on stderr and exit status 2, never a
 traceback.
@@ -23,13 +23,13 @@ import warnings
 import numpy as np
 
 import sklcalib.calibration as calibration
+from sklcalib._utils._memory import parse_size
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib._utils._optional import is_installed
-from sklcalib.cli.readers import (
+from sklcalib.io import (
     InputFileError,
     Predictions,
     default_max_bytes,
-    parse_size,
     read_predictions,
 )
 from sklcalib.metrics import bin_statistics, calibration_report

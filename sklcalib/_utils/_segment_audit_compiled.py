@@ -1,0 +1,126 @@
+"""Compiled (numba) null draws of the segment audit (see ``_segment_audit``).
+
+Per resample: the outcomes of every row drawn from the same SplitMix64
+stream as the numpy path (draw ``i`` of resample ``b`` decides row ``i``),
+then one pass over every segment's members in score order, keeping the
+running sum, its maximum and minimum at the ends of tie groups: the work is
+the total membership, with no temporary array of it. Resamples run in
+parallel, each writing its own entries, so the result does not depend on the
+number of threads. Imported only for large problems.
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from ._optional import parallel_kernel_section
+
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_TO_UNIT = 2.0**-53
+
+
+@njit(inline="always")
+def _uniform(seed, t):
+    """Draw ``t`` (from 0) of the SplitMix64 stream of ``seed``, in [0, 1)."""
+    z = seed + np.uint64(t + 1) * _GAMMA
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * _TO_UNIT
+
+
+@njit(parallel=True, cache=True)
+def _null_kernel(
+    seeds,
+    draw_scores,
+    cumulative,
+    scores,
+    weight,
+    pos,
+    is_end,
+    indptr,
+    inv,
+    kuiper,
+    out_max,
+    out_gap,
+):
+    n_col, n = scores.shape
+    n_seg = indptr.shape[0] - 1
+    classwise = cumulative.shape[0] > 0
+    n_classes = cumulative.shape[1]
+    for b in prange(seeds.shape[0]):
+        seed = seeds[b]
+        drawn = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            u = _uniform(seed, i)
+            if classwise:
+                target = u * cumulative[i, n_classes - 1]
+                k = 0
+                while k < n_classes - 1 and cumulative[i, k] <= target:
+                    k += 1
+                drawn[i] = k
+            else:
+                drawn[i] = 1 if u < draw_scores[i] else 0
+        residual = np.empty(n)
+        best = 0.0
+        best_gap = 0.0
+        for c in range(n_col):
+            hit = c if classwise else 1
+            for i in range(n):
+                y = 1.0 if drawn[i] == hit else 0.0
+                residual[i] = weight[i] * (y - scores[c, i])
+            for s in range(n_seg):
+                run = 0.0
+                high = 0.0
+                low = 0.0
+                for k in range(indptr[s], indptr[s + 1]):
+                    run += residual[pos[c, k]]
+                    if is_end[c, k]:
+                        if run > high:
+                            high = run
+                        elif run < low:
+                            low = run
+                if kuiper:
+                    t = (high - low) * inv[s, c]
+                else:
+                    t = max(high, -low) * inv[s, c]
+                if t > best:
+                    best = t
+                g = abs(run) * inv[s, c]
+                if g > best_gap:
+                    best_gap = g
+        out_max[b] = best
+        out_gap[b] = best_gap
+
+
+def null_maxima_compiled(seeds, draws, scores, weight, layouts, indptr, inv, kuiper):
+    """``(max scaled statistic, max |gap| z)`` of every resample: (B,), (B,)."""
+    pos = np.ascontiguousarray(np.stack([lay.pos for lay in layouts]), dtype=np.int64)
+    is_end = np.ascontiguousarray(np.stack([lay.is_end for lay in layouts]))
+    draw_scores = (
+        np.zeros(0) if draws.scores is None else np.ascontiguousarray(draws.scores)
+    )
+    cumulative = (
+        np.zeros((0, 1))
+        if draws.cumulative is None
+        else np.ascontiguousarray(draws.cumulative)
+    )
+    out_max = np.zeros(seeds.shape[0])
+    out_gap = np.zeros(seeds.shape[0])
+    with parallel_kernel_section():
+        _null_kernel(
+            np.ascontiguousarray(seeds, dtype=np.uint64),
+            draw_scores,
+            cumulative,
+            np.ascontiguousarray(scores, dtype=np.float64),
+            np.ascontiguousarray(weight, dtype=np.float64),
+            pos,
+            is_end,
+            np.ascontiguousarray(indptr, dtype=np.int64),
+            np.ascontiguousarray(inv, dtype=np.float64),
+            bool(kuiper),
+            out_max,
+            out_gap,
+        )
+    return out_max, out_gap

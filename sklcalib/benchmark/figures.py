@@ -1,0 +1,233 @@
+"""The benchmark's figures: reliability diagrams of the nets and of the
+post-hoc calibrators, and calibration against curvature.
+
+A bare ``Figure`` (no pyplot): no GUI backend and no global figure state, so
+the command works headless and leaks no figures.
+"""
+
+import math
+
+import numpy as np
+
+from sklcalib import plotting
+from sklcalib._utils._optional import import_optional as _import_optional
+from sklcalib.benchmark.tables import _ordered
+from sklcalib.benchmark.tables import aggregate as _aggregate
+from sklcalib.benchmark.tables import chance_counts as _chance_counts
+from sklcalib.benchmark.tabular import RAW
+
+__all__ = ["plot_boosting_reliability", "plot_curvature", "plot_reliability"]
+
+
+def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
+    """Save a figure of ECE pre T against the Hessian trace, a panel per dataset.
+
+    One point per loss (means over seeds), labelled with the loss name, on a
+    grid of at most ``n_cols`` panels per line. Horizontal bars: the Hutchinson
+    standard error of the mean trace (the per-seed standard errors combined);
+    vertical bars: the standard deviation of the ECE over seeds. Losses with a
+    run at or near chance are drawn hollow and grey. A panel with a trace at or
+    below zero uses a symmetric-log axis (linear around 0) and says so: a
+    negative trace means the training loss is not at a local minimum there
+    (or, within its error bar, estimation noise). Positive traces spanning
+    more than two decades use a log axis.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`sklcalib.benchmark.runner.run_one`.
+    path : str or path-like
+        PNG file to write.
+    datasets, losses : list of str, optional
+        Display order; default: order of first appearance.
+    n_cols : int, default=3
+        Panels per line of the grid.
+
+    Returns
+    -------
+    fig : matplotlib.figure.Figure
+        The figure written (no pyplot state is kept).
+    """
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+
+    stats = _aggregate(rows)
+    chance = _chance_counts(rows)
+    datasets = _ordered([r["dataset"] for r in rows], datasets or [])
+    losses = _ordered([r["loss"] for r in rows], losses or [])
+    n_cols = max(1, min(n_cols, len(datasets)))
+    n_rows = math.ceil(len(datasets) / n_cols)
+    fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), layout="constrained")
+    axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
+    for ax, ds in zip(axes, datasets, strict=False):
+        points = _curvature_points(rows, stats, ds, losses)
+        for loss, x, x_se, y, y_sd in points:
+            collapsed = (ds, loss) in chance
+            # one colour per loss in every panel
+            color = "0.55" if collapsed else f"C{losses.index(loss) % 10}"
+            ax.errorbar(
+                x,
+                y,
+                xerr=None if math.isnan(x_se) else x_se,
+                yerr=None if math.isnan(y_sd) else y_sd,
+                fmt="o",
+                ms=5,
+                mfc="none" if collapsed else None,
+                color=color,
+                capsize=2,
+                lw=1,
+            )
+            label = f"{loss} (at chance)" if collapsed else loss
+            ax.annotate(
+                label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+            )
+        _curvature_axis(ax, [p[1] for p in points])
+        ax.set_title(ds)
+        ax.set_ylabel("test ECE pre T (%)")
+    for ax in axes[len(datasets) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        "Curvature at the end of training vs calibration (bars: Hutchinson "
+        "standard error, ECE std over seeds)",
+        fontsize=10,
+    )
+    fig.savefig(path, dpi=90)
+    return fig
+
+
+def _curvature_points(rows, stats, dataset, losses):
+    """``(loss, trace, trace_se, ece_pct, ece_sd_pct)`` with a finite trace."""
+    points = []
+    for loss in losses:
+        if (dataset, loss) not in stats:
+            continue
+        s = stats[dataset, loss]
+        x = s["hessian_trace"][0]
+        if not math.isfinite(x):
+            continue
+        # standard error of a mean of independent estimates
+        ses = np.array(
+            [
+                r.get("hessian_trace_se", math.nan)
+                for r in rows
+                if r["dataset"] == dataset and r["loss"] == loss
+            ],
+            dtype=float,
+        )
+        x_se = float(np.sqrt(np.sum(ses**2)) / len(ses))
+        points.append((loss, x, x_se, 100 * s["ece_pre"][0], 100 * s["ece_pre"][1]))
+    return points
+
+
+def _curvature_axis(ax, traces):
+    """Linear, log or symlog x axis for these traces (see plot_curvature)."""
+    traces = np.asarray(traces, dtype=float)
+    label = "Hessian trace of the training loss"
+    if traces.size == 0:
+        ax.text(0.5, 0.5, "no Hessian trace", ha="center", transform=ax.transAxes)
+    elif np.any(traces <= 0):
+        nonzero = np.abs(traces[traces != 0])
+        # a power of ten, so the linear region ends on a labelled tick, and at
+        # most three decades below the largest |trace|, so the ticks stay apart
+        decades = np.floor(np.log10(nonzero)) if nonzero.size else np.zeros(1)
+        linthresh = 10.0 ** max(decades.min(), decades.max() - 2)
+        ax.set_xscale("symlog", linthresh=linthresh)
+        ax.axvline(0.0, color="0.7", lw=0.8, zorder=0)
+        label += (
+            f"\n(symlog: linear within ±{linthresh:g}; < 0: not at a local minimum)"
+        )
+    elif traces.max() / traces.min() > 100:
+        ax.set_xscale("log")
+    ax.set_xlabel(label, fontsize=9)
+
+
+def plot_reliability(dataset, panels, path, *, n_cols=4):
+    """Save one figure with a reliability diagram per loss (before scaling).
+
+    Parameters
+    ----------
+    dataset : str
+        Dataset name, for the title.
+    panels : list of (loss, y_true, y_prob)
+        One panel per entry.
+    path : str or path-like
+        PNG file to write.
+    """
+    # A bare Figure (no pyplot): no GUI backend and no global figure state,
+    # so the command works headless and leaks no figures.
+    Figure = _import_optional("matplotlib.figure", "sklcalib benchmark").Figure
+
+    n_cols = min(n_cols, len(panels))
+    n_rows = math.ceil(len(panels) / n_cols)
+    fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
+    for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
+        displays.append(
+            plotting.ReliabilityDisplay.from_predictions(
+                y_true, y_prob, ax=ax, name=loss
+            )
+        )
+        ax.set_title(loss)
+        ax.legend(loc="upper left", fontsize=7)
+    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")
+    fig.savefig(path, dpi=90)
+
+
+def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
+    """Save a reliability figure of the booster on one dataset, a panel per model.
+
+    Binary sets show the positive class's probability against its frequency
+    (the classwise diagram of class 1: on rare positives the top-label
+    diagram only shows the majority class); multiclass sets the top-label
+    confidence against accuracy.
+
+    Parameters
+    ----------
+    dataset : str
+        Dataset name.
+    rows : list of dict
+        Rows of :func:`run_boosting` with ``return_proba=True`` (the first row
+        per calibrator is drawn).
+    path : str or path-like
+        PNG file to write.
+    calibrators : list of str, optional
+        Panels to draw (default: every calibrator of the rows, raw first).
+    dpi : int, default=90
+        Resolution of the PNG.
+    """
+    from matplotlib.figure import Figure
+
+    first = {}
+    for row in rows:
+        # the gradient-boosting model's panels (the models tabular users
+        # calibrate most)
+        if row["dataset"] == dataset and "proba" in row and row["model"] == "hgb":
+            first.setdefault(row["calibrator"], row)
+    names = [c for c in (calibrators or first) if c in first]
+    n_cols = min(4, len(names))
+    n_rows = math.ceil(len(names) / n_cols)
+    fig = Figure(figsize=(3.4 * n_cols, 3.3 * n_rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    displays = []
+    for ax, name in zip(axes, names, strict=False):
+        row = first[name]
+        binary = row["proba"].shape[1] == 2
+        display = plotting.ReliabilityDisplay.from_predictions(
+            row["y_test"],
+            row["proba"],
+            kind="classwise" if binary else "top-label",
+            ax=ax,
+            name="HGB" if name == RAW else f"HGB + {name}",
+        )
+        displays.append(display)
+        ax.set_title("raw" if name == RAW else name)
+        ax.legend(loc="upper left", fontsize=7)
+    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
+    for ax in axes[len(names) :]:
+        ax.set_visible(False)
+    what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"
+    fig.suptitle(f"{dataset}: gradient boosting, {what} reliability (test)")
+    fig.savefig(path, dpi=dpi)
