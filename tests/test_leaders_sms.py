@@ -87,6 +87,9 @@ def test_sms_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     assert ours.temperature_ == pytest.approx(their_temperature, rel=1e-6)
     # the same probabilities on new logits, to their optimiser's accuracy
     _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
+    # unit weights: the same fit (weights count rows: n of them)
+    unit = SMSCalibrator().fit(z, y, sample_weight=np.ones(n))
+    _assert_same_probabilities(unit, theirs, _problem(400, k, seed + 10)[0])
     # and the same problem, which we solve at least as well
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = _sms_strengths(n, k)
@@ -101,6 +104,8 @@ def test_svs_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     z, y, _, _ = _problem(n, k, seed)
     ours, theirs = _fit_both(SVSCalibrator, TheirSVS, z, y)
     _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
+    unit = SVSCalibrator().fit(z, y, sample_weight=np.ones(n))
+    _assert_same_probabilities(unit, theirs, _problem(400, k, seed + 10)[0])
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = (np.diag(np.full(k, k / n)), k / n)
     ours_value = _objective(x, y, np.diag(ours.coef_), ours.intercept_, *strengths)
