@@ -321,7 +321,7 @@ def test_bad_file_no_traceback_through_python_dash_m(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--calibrate", "temperature"], "--calibrate and --fit-on go together"),
+        (["--fit-on", "x.csv"], "--fit-on goes with --calibrate NAME"),
         (["--calibrate", "magic", "--fit-on", "x.csv"], "unknown calibrator 'magic'"),
         (["--n-bins", "0"], "--n-bins"),
     ],

@@ -5,7 +5,7 @@ read from a file, and :func:`sklcalib.metrics.calibration_report` is printed as
 a compact table (``--json``: as JSON). ``--plot FILE.png`` writes the
 reliability diagram; ``--calibrate NAME --fit-on FILE`` fits a post-hoc
 calibrator on the predictions in one file and reports on another before and
-after it.
+after it (without ``--fit-on``: on a seeded, stratified split of the one file).
 
 The files are read by :func:`sklcalib.io.read_predictions` (the layouts are
 described there); a bad file, a missing optional dependency or a file that
@@ -13,7 +13,7 @@ cannot be written gives a one-line error on stderr and exit status 2, never a
 traceback.
 """
 
-import inspect
+import dataclasses
 import json
 import math
 import sys
@@ -23,7 +23,12 @@ import warnings
 import numpy as np
 
 import sklcalib.calibration as calibration
-from sklcalib._utils._memory import parse_size
+from sklcalib._utils._memory import (
+    PEAK_FACTOR,
+    PEAK_FACTOR_SELECTION,
+    data_limit,
+    parse_size,
+)
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib._utils._optional import is_installed
 from sklcalib.io import (
@@ -104,16 +109,15 @@ NO_INTERVALS = "none"
 
 
 def _report(pred, args):
-
-    kwargs = {"n_bins": args.n_bins, "labels": np.arange(len(pred.classes))}
-    parameters = inspect.signature(calibration_report).parameters
+    kwargs = {
+        "n_bins": args.n_bins,
+        "labels": np.arange(len(pred.classes)),
+        "random_state": 0,  # the same file gives the same intervals
+    }
     if args.confidence_level == NO_INTERVALS:
-        if "confidence_level" in parameters:
-            kwargs["confidence_level"] = None
+        kwargs["confidence_level"] = None
     elif args.confidence_level is not None:
         kwargs["confidence_level"] = args.confidence_level
-    if "random_state" in parameters:
-        kwargs["random_state"] = 0  # the same file gives the same intervals
     return calibration_report(pred.y, pred.proba, **kwargs)
 
 
@@ -180,7 +184,7 @@ def _calibrate(name, fit_pred, pred):
 
 def _fitted_parameters(calibrator):
     """Scalar fitted parameters worth printing (e.g. the temperature)."""
-    if hasattr(calibrator, "cv_results"):  # --calibrate auto: the chosen one's
+    if _is_selection(calibrator):  # --calibrate auto: the chosen one's
         calibrator = calibrator.calibrator
         if calibrator is None:
             return {}
@@ -192,6 +196,82 @@ def _fitted_parameters(calibrator):
             ):
                 out[key] = float(value)
     return out
+
+
+def _is_selection(calibrator):
+    """Whether the fitted object is ``--calibrate auto``'s selection."""
+    return hasattr(calibrator, "cv_results")
+
+
+def selection_rows(cv_results):
+    """The candidates of ``--calibrate auto`` against the best, one dict each.
+
+    For each candidate evaluated: its mean fold log-loss, the mean and the
+    standard error (``sd / sqrt(folds)``) of its paired fold differences to
+    the candidate of lowest mean log-loss, whether that difference is within
+    one standard error, and its parameters per class: the selection keeps the
+    candidate with the fewest parameters among those within one standard error
+    of the best, so the table shows every number the choice was made from.
+    """
+    r = cv_results
+    folds = sorted(
+        (k for k in r if k.startswith("split") and k.endswith("_log_loss")),
+        key=lambda k: int(k[len("split") : -len("_log_loss")]),
+    )
+    losses = np.array([[r[k][i] for k in folds] for i in range(len(r["candidate"]))])
+    means = np.array(r["mean_log_loss"], dtype=float)
+    evaluated = np.isfinite(means)
+    best = int(np.nanargmin(np.where(evaluated, means, np.nan)))
+    rows = []
+    for i, name in enumerate(r["candidate"]):
+        row = {
+            "candidate": name,
+            "n_parameters": r["n_parameters"][i],
+            "status": r["status"][i],
+            "mean_log_loss": float(means[i]),
+            "vs_best": math.nan,
+            "vs_best_se": math.nan,
+            "within_one_se": bool(r["within_one_se"][i]),
+            "best": i == best,
+        }
+        if evaluated[i]:
+            d = losses[i] - losses[best]
+            row["vs_best"] = float(d.mean())
+            row["vs_best_se"] = float(d.std(ddof=1) / math.sqrt(len(d)))
+        rows.append(row)
+    order = sorted(
+        range(len(rows)),
+        key=lambda i: (not evaluated[i], rows[i]["mean_log_loss"], i),
+    )
+    return [rows[i] for i in order]
+
+
+def format_selection(cv_results):
+    """``selection_rows`` as a plain-text table."""
+    rows = selection_rows(cv_results)
+    lines = [
+        f"{'candidate':<16}{'params':>7}{'log-loss':>10}{'vs best':>19}"
+        f"{'within 1 SE':>13}  status"
+    ]
+    for row in rows:
+        name = row["candidate"][:15]
+        status = row["status"].split(":")[0]  # the reason is in the JSON
+        if math.isnan(row["mean_log_loss"]):
+            lines.append(f"{name:<16}{'':49}  {status}")
+            continue
+        params = row["n_parameters"]
+        params = f"{params:g}" if isinstance(params, int | float) else str(params)
+        diff = (
+            "best"
+            if row["best"]
+            else f"{row['vs_best']:+.4f} ± {row['vs_best_se']:.4f}"
+        )
+        within = "yes" if row["within_one_se"] else "no"
+        lines.append(
+            f"{name:<16}{params:>7}{row['mean_log_loss']:>10.4f}{diff:>19}"
+            f"{within:>13}  {status}"
+        )
+    return "\n".join(lines)
 
 
 def mce_bin_count(y, proba, n_bins):
@@ -354,7 +434,9 @@ def plot_target(path):
 def _plot(path, fmt, pred, proba_after, title_after):
     from matplotlib.figure import Figure
 
-    panels = [("before" if proba_after is not None else pred.path.name, pred.proba)]
+    # the file is named once, in the figure's title; the panels say what
+    # differs between them (before and after a calibrator)
+    panels = [("before" if proba_after is not None else "predictions", pred.proba)]
     if proba_after is not None:
         panels.append((title_after, proba_after))
     fig = Figure(figsize=(4.6 * len(panels), 4.2), layout="constrained")
@@ -364,16 +446,18 @@ def _plot(path, fmt, pred, proba_after, title_after):
         displays.append(
             ReliabilityDisplay.from_predictions(pred.y, proba, ax=ax, name=title)
         )
-        ax.set_title(title)
+        if proba_after is not None:
+            ax.set_title(title)
         ax.legend(loc="upper left", fontsize=7)
     share_histogram_axis(displays)  # before and after on one histogram scale
-    fig.suptitle(f"Reliability diagram: {pred.path.name}")
+    fig.suptitle(f"{pred.path.name}: reliability diagram")
     try:
         fig.savefig(path, format=fmt, dpi=100)
     except (OSError, ValueError) as exc:
         raise InputFileError(
             f"--plot {path}: cannot write the figure ({exc})"
         ) from None
+    return fig
 
 
 # ----------------------------------------------------------------------------
@@ -401,6 +485,32 @@ def _n_bins(text):
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _fraction(text):
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    return value
+
+
+def _seed(text):
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in [0, 2**32), got {text}"
+        )
     return value
 
 
@@ -433,11 +543,14 @@ def add_report_parser(subparsers):
                 "classes (the K names); integer y_true holds column indices, "
                 "string y_true class names. "
                 "npy: a structured array laid out like a table, or an (n, K + 1) "
-                "array: the true class index, then the K scores. Arrays of Python "
-                "objects are refused (allow_pickle=False: unpickling can run "
-                "arbitrary code).",
+                "array: the true class index, then the K scores. Other names: "
+                "--y-true and --scores. Arrays of Python objects are refused "
+                "(allow_pickle=False: unpickling can run arbitrary code). "
+                "The same reader in Python: sklcalib.io.read_predictions.",
                 "Example: sklcalib report test.csv --calibrate temperature "
-                "--fit-on val.csv --plot reliability.png",
+                "--fit-on val.csv --plot reliability.png; without --fit-on the "
+                "calibrator is fitted on a seeded, stratified half of PATH and the "
+                "report is on the other half.",
             )
         ),
     )
@@ -446,6 +559,20 @@ def add_report_parser(subparsers):
         "--logits",
         action="store_true",
         help="the class columns hold logits (softmax gives the probabilities)",
+    )
+    parser.add_argument(
+        "--y-true",
+        default="y_true",
+        metavar="NAME",
+        help="the column (csv, parquet, structured npy) or array (npz) of the "
+        "true classes (default: y_true)",
+    )
+    parser.add_argument(
+        "--scores",
+        metavar="NAMES",
+        help="the class columns of a table, comma separated, in the classes' "
+        "order (default: every column but --y-true); the array of the scores in "
+        "an npz (default: y_prob, else logits)",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the report as JSON instead"
@@ -459,13 +586,28 @@ def add_report_parser(subparsers):
     parser.add_argument(
         "--calibrate",
         metavar="NAME",
-        help="fit this post-hoc calibrator on --fit-on and report before/after: "
-        + ", ".join(available_calibrators()),
+        help="fit this post-hoc calibrator on --fit-on (or on a split of PATH) "
+        "and report before/after: " + ", ".join(available_calibrators()),
     )
     parser.add_argument(
         "--fit-on",
         metavar="FILE",
-        help="held-out predictions (same layout and classes) to fit --calibrate on",
+        help="held-out predictions (same layout and classes) to fit --calibrate "
+        "on; without it, --calibrate is fitted on --fit-fraction of PATH's rows "
+        "and the report is on the others",
+    )
+    parser.add_argument(
+        "--fit-fraction",
+        type=_fraction,
+        metavar="F",
+        help="without --fit-on: the share of PATH's rows --calibrate is fitted "
+        "on, a split stratified by class (default: 0.5)",
+    )
+    parser.add_argument(
+        "--split-seed",
+        type=_seed,
+        metavar="N",
+        help="without --fit-on: the seed of that split (default: 0)",
     )
     parser.add_argument(
         "--n-bins", type=_n_bins, default=15, help="bins of the binned metrics (15)"
@@ -488,10 +630,12 @@ def add_report_parser(subparsers):
         "--max-bytes",
         type=_max_bytes,
         metavar="SIZE",
-        help="refuse a file whose data would take more memory than SIZE (e.g. "
-        "500M, 2G), read from the file's header or zip directory before "
-        f"anything is decompressed (default: a quarter of this machine's "
-        f"memory, {default_max_bytes() / 2**30:.1f}G here)",
+        help="refuse a file whose scores would take more memory than SIZE in "
+        "float64 (e.g. 500M, 2G), read from the file's header or zip directory "
+        "before anything is decompressed (default: what this process may still "
+        "allocate, physical memory, ulimit -v and -d and its cgroup's limit "
+        f"included, less the report's fixed needs, divided by {PEAK_FACTOR} for "
+        f"its peak per byte of data: {default_max_bytes() / 2**30:.1f}G here)",
     )
     parser.set_defaults(handler=run_report, command_parser=parser)
     return parser
@@ -501,11 +645,20 @@ def _check_options(args, parser):
     """Usage errors (exit 2 through argparse) and the extras the options need."""
     from sklcalib._utils._optional import EXTRAS
 
-    if (args.calibrate is None) != (args.fit_on is None):
+    if args.calibrate is None:
+        for given, option in (
+            (args.fit_on, "--fit-on"),
+            (args.fit_fraction, "--fit-fraction"),
+            (args.split_seed, "--split-seed"),
+        ):
+            if given is not None:
+                parser.error(f"{option} goes with --calibrate NAME")
+    elif args.fit_on is not None and (
+        args.fit_fraction is not None or args.split_seed is not None
+    ):
         parser.error(
-            "--calibrate and --fit-on go together: a calibrator is fitted on "
-            "--fit-on's predictions and evaluated on PATH's (fitting and "
-            "evaluating on the same file flatters it)"
+            "--fit-fraction and --split-seed split PATH when there is no "
+            "--fit-on; with --fit-on the calibrator is fitted on that file"
         )
     if args.calibrate is not None and args.calibrate not in available_calibrators():
         cls = CALIBRATORS.get(args.calibrate, (None,))[0]
@@ -519,12 +672,6 @@ def _check_options(args, parser):
             f"--calibrate: unknown calibrator {args.calibrate!r}; valid names are "
             f"{', '.join(available_calibrators())}"
         )
-    if args.confidence_level not in (None, NO_INTERVALS):
-        if "confidence_level" not in inspect.signature(calibration_report).parameters:
-            parser.error(
-                "--confidence-level needs a sklcalib whose calibration_report "
-                "computes intervals (confidence_level=...)"
-            )
     if args.plot and not is_installed("matplotlib"):
         raise InputFileError(
             "--plot needs the optional dependency matplotlib: "
@@ -532,20 +679,96 @@ def _check_options(args, parser):
         )
 
 
+def _read(path, args):
+    """Read a file with the options' layout; the reader's warnings (rows
+    renormalised, ...) become notes of the report."""
+    names = None
+    if args.scores is not None:
+        names = [n.strip() for n in args.scores.split(",") if n.strip()]
+        if len(names) == 1 and str(path).lower().endswith(".npz"):
+            names = names[0]  # an archive's one array of scores
+    limit = _limit(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            pred = read_predictions(
+                path,
+                logits=args.logits,
+                y_true=args.y_true,
+                scores=names,
+                max_bytes=limit.max_bytes,
+            )
+        except InputFileError as exc:
+            if args.max_bytes is None and str(exc).endswith("refused before reading"):
+                # the reader saw a number: say where the default comes from
+                raise InputFileError(
+                    str(exc).replace(
+                        "(max_bytes, --max-bytes)", f"({limit.explanation})"
+                    )
+                ) from None
+            raise
+    notes = [f"{pred.path}: {' '.join(str(w.message).split())}" for w in caught]
+    return pred, notes
+
+
+def _limit(args):
+    """The memory a file's scores may take: ``--max-bytes``, or what this
+    process may still allocate over the command's peak per byte of data (more
+    with ``--calibrate auto``; two files share it with ``--fit-on``)."""
+    if args.max_bytes is not None:
+        return data_limit(args.max_bytes)
+    factor = PEAK_FACTOR_SELECTION if args.calibrate == "auto" else PEAK_FACTOR
+    return data_limit(peak_factor=factor * (2 if args.fit_on is not None else 1))
+
+
+def _split(pred, fraction, seed):
+    """(fit part, report part) of one file: a split stratified by class."""
+    from sklearn.model_selection import train_test_split
+
+    rows = np.arange(len(pred.y))
+    try:
+        fit, rest = train_test_split(
+            rows, train_size=fraction, stratify=pred.y, random_state=seed
+        )
+    except ValueError as exc:
+        raise InputFileError(
+            f"{pred.path}: its {len(rows)} rows cannot be split for --calibrate "
+            f"({' '.join(str(exc).split()).rstrip('.')}); give held-out "
+            "predictions with --fit-on"
+        ) from None
+    fit, rest = np.sort(fit), np.sort(rest)
+    return (
+        dataclasses.replace(pred, y=pred.y[fit], scores=pred.scores[fit]),
+        dataclasses.replace(pred, y=pred.y[rest], scores=pred.scores[rest]),
+    )
+
+
 def run_report(args, parser):
     """Run ``sklcalib report``; 0 on success, 2 (message on stderr) on bad input."""
     try:
         _check_options(args, parser)
         plot = plot_target(args.plot) if args.plot else None
-        pred = read_predictions(args.path, logits=args.logits, max_bytes=args.max_bytes)
+        pred, read_notes = _read(args.path, args)
+        n_rows = len(pred.y)
+        fit_pred = split = None
+        if args.calibrate is not None:
+            if args.fit_on is not None:
+                fit_pred, more = _read(args.fit_on, args)
+                read_notes += more
+            else:
+                split = {
+                    "fit_fraction": 0.5
+                    if args.fit_fraction is None
+                    else args.fit_fraction,
+                    "seed": 0 if args.split_seed is None else args.split_seed,
+                }
+                fit_pred, pred = _split(pred, split["fit_fraction"], split["seed"])
+                split.update(n_fit=len(fit_pred.y), n_report=len(pred.y))
         before = _report(pred, args)
         before["mce_bin_count"] = mce_bin_count(pred.y, pred.proba, args.n_bins)
         after = calibrator = None
         notes = []
         if args.calibrate is not None:
-            fit_pred = read_predictions(
-                args.fit_on, logits=args.logits, max_bytes=args.max_bytes
-            )
             calibrator, proba_after, notes = _calibrate(args.calibrate, fit_pred, pred)
             after = _report(
                 Predictions(
@@ -560,72 +783,100 @@ def run_report(args, parser):
                 plot[1],
                 pred,
                 None if after is None else proba_after,
-                f"after {args.calibrate}",
+                _after_title(args.calibrate, calibrator),
             )
     except (ValueError, MemoryError) as exc:  # InputFileError, the metrics' checks
         message = " ".join(str(exc).split()) or "not enough memory"
         print(f"sklcalib report: error: {message}", file=sys.stderr)
         return 2
 
+    if split is not None:
+        fitted_on = (
+            f"{split['n_fit']} rows of {args.path} (a stratified "
+            f"{100 * split['fit_fraction']:g} % split, --split-seed {split['seed']}); "
+            f"the report is on the other {split['n_report']} rows"
+        )
+    else:
+        fitted_on = str(args.fit_on)
+
     if args.json:
         out = {
             "path": str(pred.path),
-            "n_samples": len(pred.y),
+            "n_samples": n_rows,
             "classes": pred.classes,
             "input": pred.kind,
+            "notes": read_notes,
             "report": before,
         }
         if after is not None:
             out["calibration"] = {
                 "calibrator": args.calibrate,
-                "fit_on": str(args.fit_on),
+                "fit_on": str(args.path if split else args.fit_on),
                 "fitted": _fitted_parameters(calibrator),
                 "report": after,
                 "warnings": notes,
             }
-            if hasattr(calibrator, "cv_results"):  # --calibrate auto
+            if split is not None:
+                out["calibration"]["split"] = split
+            if _is_selection(calibrator):  # --calibrate auto
                 out["calibration"]["chosen"] = calibrator.name
                 out["calibration"]["cv_results"] = calibrator.cv_results
+                out["calibration"]["candidates"] = selection_rows(calibrator.cv_results)
         if plot is not None:
             out["plot"] = str(plot[0])
         print(json.dumps(_json_ready(out), indent=2))
         return 0
 
     shown = ", ".join(pred.classes[:6]) + (", ..." if len(pred.classes) > 6 else "")
-    what = f"{len(pred.y)} samples, {len(pred.classes)} classes ({shown}), {pred.kind}"
+    what = f"{n_rows} samples, {len(pred.classes)} classes ({shown}), {pred.kind}"
     # a long path gets a line of its own, so that the rest fits the terminal
     first = f"{pred.path}: {what}"
     lines = [first] if len(first) <= WIDTH else [f"{pred.path}:", _fill("  " + what)]
+    lines += [_fill(f"note: {note}") for note in read_notes]
     reports = (
         {"value": before}
         if after is None
-        else {
-            "before": before,
-            f"after {args.calibrate}": after,
-        }
+        else {"before": before, _after_title(args.calibrate, calibrator): after}
     )
     lines += _verdict_lines(reports)
     if after is not None:
         fitted = _fitted_parameters(calibrator)
         params = ", ".join(f"{k.rstrip('_')} {v:.3g}" for k, v in fitted.items())
-        lines.append(
-            _fill(
-                f"{args.calibrate} fitted on {args.fit_on}"
-                + (f" ({params})" if params else "")
+        if _is_selection(calibrator):
+            chosen = (
+                "no calibration (passthrough)"
+                if calibrator.calibrator is None
+                else calibrator.name + (f" ({params})" if params else "")
             )
-        )
+            head = f"auto chose {chosen}; chosen and fitted on {fitted_on}"
+        else:
+            head = f"{args.calibrate} fitted on {fitted_on}" + (
+                f" ({params})" if params else ""
+            )
+        lines.append(_fill(head))
     lines.append(format_table(reports))
-    if after is not None and hasattr(calibrator, "cv_results"):  # auto
+    if after is not None and _is_selection(calibrator):
         lines.append(
             _fill(
-                f"auto chose {calibrator.name} by 5-fold cross-validated log-loss "
-                f"on {args.fit_on} (no calibration kept unless a calibrator is "
-                "better by more than one standard error):"
+                f"auto chose {calibrator.name} by 5-fold cross-validated log-loss: "
+                "of the candidates within one standard error of the best (their "
+                "mean fold difference to it at most its standard error), the one "
+                "with the fewest parameters per class; passthrough (no "
+                "calibration) has none:"
             )
         )
-        lines.append(calibrator.summary())
+        lines.append(format_selection(calibrator.cv_results))
     lines += [_fill(f"warning: {note}") for note in notes]
     if plot is not None:
         lines.append(_fill(f"reliability diagram: {plot[0]}"))
     print("\n".join(lines))
     return 0
+
+
+def _after_title(name, calibrator):
+    """The column title after calibration: auto names its choice."""
+    if name is None:
+        return None
+    if _is_selection(calibrator):
+        return f"after auto ({calibrator.name})"
+    return f"after {name}"

@@ -2,6 +2,7 @@
 
 import os
 import stat
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -10,16 +11,49 @@ from sklcalib._utils._memory import human_size
 LABEL_COLUMN = "y_true"
 
 
+@dataclass(frozen=True)
+class Layout:
+    """Where a file's labels and scores are, and what the scores are.
+
+    ``label``: the column or array of the true classes; ``scores``: the class
+    columns of a table (a tuple), the array of an .npz (a str), or None for
+    the defaults; ``logits``: the scores are logits.
+    """
+
+    label: str = LABEL_COLUMN
+    scores: object = None
+    logits: bool = False
+
+    @property
+    def kind(self):
+        return "logits" if self.logits else "probabilities"
+
+
 class InputFileError(ValueError):
-    """A file the command cannot use; the message is one line for the user."""
+    """A file that cannot be read as predictions; the message is one line.
+
+    Raised by :func:`~sklcalib.io.read_predictions` for a missing, unreadable,
+    malformed or too large file, with the file's path and what to change.
+
+    Examples
+    --------
+    >>> from sklcalib.io import InputFileError, read_predictions
+    >>> try:
+    ...     read_predictions("no_such_file.csv")
+    ... except InputFileError as exc:
+    ...     print(exc)
+    no_such_file.csv: no such file
+    """
 
 
-def check_size(path, needed, max_bytes, what):
-    if needed > max_bytes:
+def check_size(path, needed, limit, what):
+    """Refuse, before reading, data that would take more than ``limit`` (a
+    :class:`~sklcalib._utils._memory.DataLimit`)."""
+    if needed > limit.max_bytes:
         raise InputFileError(
             f"{path}: {what} would take {human_size(needed)} of memory, more than "
-            f"the limit of {human_size(max_bytes)} (--max-bytes; default a quarter "
-            "of this machine's memory); refused"
+            f"the limit of {human_size(limit.max_bytes)} ({limit.explanation}); "
+            "refused before reading"
         )
 
 

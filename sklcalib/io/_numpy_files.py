@@ -32,7 +32,7 @@ def _npy_header(fh):
     return np.lib.format._read_array_header(fh, version)
 
 
-def _check_npy_header(path, fh, available, max_bytes, what):
+def _check_npy_header(path, fh, available, limit, what):
     """Read and check the header of one .npy stream; the bytes its data need
     must be in the stream (``available``) and under the limit."""
     try:
@@ -43,11 +43,13 @@ def _check_npy_header(path, fh, available, max_bytes, what):
         ) from None
     if dtype.hasobject:
         raise _pickle_error(path, what)
-    needed = int(np.prod(shape, dtype=object)) * dtype.itemsize
-    check_size(path, needed, max_bytes, f"{what} of shape {shape}")
-    if available is not None and needed > available - fh.tell():
+    count = int(np.prod(shape, dtype=object))
+    stored = count * dtype.itemsize
+    # numbers are worked on in float64, whatever their stored width
+    check_size(path, count * max(dtype.itemsize, 8), limit, f"{what} of shape {shape}")
+    if available is not None and stored > available - fh.tell():
         raise InputFileError(
-            f"{path}: {what}'s header declares shape {shape} ({human_size(needed)}) "
+            f"{path}: {what}'s header declares shape {shape} ({human_size(stored)}) "
             f"but holds only {human_size(max(available - fh.tell(), 0))}: truncated "
             "or corrupt"
         )
@@ -66,7 +68,7 @@ def _pickle_error(path, what="the array"):
     )
 
 
-def read_npz(path, logits, max_bytes):
+def read_npz(path, layout, limit):
     magic = _magic(path)
     if magic.startswith(_NPY_MAGIC):
         raise InputFileError(
@@ -87,34 +89,52 @@ def read_npz(path, logits, max_bytes):
             info.filename.removesuffix(".npy"): info for info in archive.infolist()
         }
         keys = set(members)
-        if LABEL_COLUMN not in keys:
+        found = ", ".join(repr(short(k, 20)) for k in sorted(keys)[:8]) or "none"
+        label = layout.label
+        if label not in keys:
             raise InputFileError(
-                f"{path}: no array {LABEL_COLUMN!r} (found: "
-                f"{', '.join(repr(short(k, 20)) for k in sorted(keys)[:8]) or 'none'}"
-                "); save it with np.savez(path, y_true=..., y_prob=...) or logits=..."
+                f"{path}: no array {label!r} (found: {found}); name the arrays "
+                "of the labels and the scores (y_true=..., scores=...; "
+                "--y-true, --scores)"
+                if label == LABEL_COLUMN
+                else f"{path}: no array {label!r} (found: {found})"
             )
-        if logits or "y_prob" not in keys:
-            key = "logits"
+        if layout.scores is not None:
+            key = layout.scores
             if key not in keys:
-                wanted = "'logits' (--logits)" if logits else "'y_prob' or 'logits'"
+                raise InputFileError(f"{path}: no array {key!r} (found: {found})")
+            kind = layout.kind
+        elif layout.logits or "y_prob" not in keys:
+            key, kind = "logits", "logits"
+            if key not in keys:
+                wanted = (
+                    "'logits' (logits=True, --logits)"
+                    if layout.logits
+                    else "'y_prob' or 'logits'"
+                )
                 raise InputFileError(
-                    f"{path}: no array {wanted} (found: {', '.join(sorted(keys))})"
+                    f"{path}: no array {wanted} (found: {found}); name the array "
+                    "of the scores with scores=... (--scores)"
                 )
         else:
-            key = "y_prob"
-        wanted = [LABEL_COLUMN, key] + (["classes"] if "classes" in keys else [])
+            key, kind = "y_prob", "probabilities"
+        if key == label:
+            raise InputFileError(
+                f"{path}: {key!r} is named both the labels' and the scores' array"
+            )
+        wanted = [label, key] + (
+            ["classes"] if "classes" in keys and "classes" not in (label, key) else []
+        )
         # the zip directory declares each member's size before anything is
         # inflated: a small archive of a huge array is refused here
         declared = sum(members[k].file_size for k in wanted)
-        check_size(path, declared, max_bytes, "its arrays, decompressed,")
+        check_size(path, declared, limit, "its arrays, decompressed,")
         arrays = {}
         for k in wanted:
             info = members[k]
             try:
                 with archive.open(info) as fh:
-                    _check_npy_header(
-                        path, fh, info.file_size, max_bytes, f"array {k!r}"
-                    )
+                    _check_npy_header(path, fh, info.file_size, limit, f"array {k!r}")
                 with archive.open(info) as fh:
                     arrays[k] = np.lib.format.read_array(fh, allow_pickle=False)
             except InputFileError:
@@ -131,12 +151,12 @@ def read_npz(path, logits, max_bytes):
                 raise InputFileError(
                     f"{path}: array {k!r} cannot be read ({short(exc, 100)})"
                 ) from None
-    y_raw, scores = arrays[LABEL_COLUMN], arrays[key]
-    names = arrays.get("classes")
+    y_raw, scores = arrays[label], arrays[key]
+    names = arrays.get("classes") if "classes" in wanted else None
     if scores.dtype.kind not in "biuf":
         raise InputFileError(f"{path}: array {key!r} is not numeric")
-    scores = np.asarray(scores, dtype=np.float64)
-    kind = "logits" if key == "logits" else "probabilities"
+    if scores.dtype.kind != "f":
+        scores = scores.astype(np.float64)  # floats keep their precision
     if scores.ndim == 1:  # binary: the positive class's score
         scores = binary_columns(scores, kind)
     if scores.ndim != 2:
@@ -159,11 +179,10 @@ def read_npz(path, logits, max_bytes):
             y = index_labels(path, y_raw, n_classes, names=classes)
         else:
             labels = [label_text(v) for v in np.ravel(y_raw).tolist()]
-            y = label_indices(path, labels, classes, where=f"array {LABEL_COLUMN!r}")
+            y = label_indices(path, labels, classes, where=f"array {label!r}")
     if len(y) != scores.shape[0]:
         raise InputFileError(
-            f"{path}: {LABEL_COLUMN!r} has {len(y)} entries, {key!r} "
-            f"{scores.shape[0]} rows"
+            f"{path}: {label!r} has {len(y)} entries, {key!r} {scores.shape[0]} rows"
         )
     return (y, scores, classes, kind)
 
@@ -172,7 +191,7 @@ def binary_columns(score, kind):
     return binary_logits(score) if kind == "logits" else as_columns(score)
 
 
-def read_npy(path, logits, size, max_bytes):
+def read_npy(path, layout, size, limit):
     magic = _magic(path)
     if magic.startswith(_ZIP_MAGICS):
         raise InputFileError(
@@ -184,7 +203,7 @@ def read_npy(path, logits, size, max_bytes):
             f"{path}: not an .npy file (no NumPy header); save it with numpy.save"
         )
     with open(path, "rb") as fh:
-        _check_npy_header(path, fh, size, max_bytes, "the array")
+        _check_npy_header(path, fh, size, limit, "the array")
     try:
         array = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -194,16 +213,22 @@ def read_npy(path, logits, size, max_bytes):
     if array.dtype.names:  # structured: fields are the table's columns
         header = list(array.dtype.names)
         columns = {name: array[name] for name in header}
-        return from_table(path, header, columns, logits)
+        return from_table(path, header, columns, layout)
     if array.ndim != 2 or array.shape[1] < 3 or array.dtype.kind not in "biuf":
         raise InputFileError(
             f"{path}: a plain .npy file must be a numeric (n, K + 1) array, the "
             f"true class index first, then K >= 2 score columns; got shape "
             f"{array.shape} of dtype {array.dtype}"
         )
-    array = array.astype(np.float64)
+    if layout.label != LABEL_COLUMN or layout.scores is not None:
+        raise InputFileError(
+            f"{path}: a plain (n, K + 1) array has no named columns (the true "
+            "class index first, then the scores); names are for tables, "
+            ".npz archives and structured arrays"
+        )
+    if array.dtype.kind != "f":
+        array = array.astype(np.float64)  # floats keep their precision
     n_classes = array.shape[1] - 1
     y = index_labels(path, array[:, 0], n_classes)
     classes = [str(k) for k in range(n_classes)]
-    kind = "logits" if logits else "probabilities"
-    return (y, array[:, 1:], classes, kind)
+    return y, array[:, 1:], classes, layout.kind

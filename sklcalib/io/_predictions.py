@@ -1,5 +1,6 @@
 """``read_predictions``: labels and scores from a file, checked."""
 
+import numbers
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -7,12 +8,13 @@ from pathlib import Path
 import numpy as np
 from scipy.special import softmax
 
-from sklcalib._utils._memory import default_max_bytes
+from sklcalib._utils._memory import data_limit
 from sklcalib._utils._scores import log_floored
 from sklcalib._utils._validation import check_prob_values
 from sklcalib.io._common import (
     LABEL_COLUMN,
     InputFileError,
+    Layout,
     check_regular_file,
     short,
 )
@@ -82,45 +84,106 @@ class Predictions:
         return log_floored(self.scores)
 
 
-def read_predictions(path, *, logits=False, max_bytes=None):
-    """Read labels and scores from a .csv, .parquet, .npz or .npy file.
+def read_predictions(
+    path, *, logits=False, y_true="y_true", scores=None, max_bytes=None
+):
+    """Read true classes and scores from a .csv, .parquet, .npz or .npy file.
+
+    The layouts (the columns' order is the classes' order):
+
+    - ``.csv`` / ``.parquet``: a column ``y_true`` holding each row's class and
+      one column per class holding its probability (``logits=True``: its
+      logit), headed by the class name. ``y_true`` holds class names; whole
+      numbers ``0..K-1`` that name no class column are column indices (as in
+      an .npz). Parquet needs pandas and pyarrow (``pip install
+      "sklcalib[parquet]"``).
+    - ``.npz``: an array ``y_true`` and an array ``y_prob`` (probabilities) or
+      ``logits``, of shape (n, K), or (n,) for the positive class of a binary
+      problem; optionally ``classes``, the K class names. Integer ``y_true``
+      holds column indices 0..K-1; string ``y_true`` holds class names, which
+      need ``classes``.
+    - ``.npy``: a structured array with a field ``y_true`` and one field per
+      class (read as a table), or a plain (n, K + 1) array whose first column
+      is the column index of the true class and whose other K columns are the
+      scores.
+
+    Other names are given with ``y_true`` and ``scores``. Probabilities are
+    checked as the metrics check them; float32 and float16 files are held to
+    their own round-off.
+
+    A file is untrusted input: every problem ends in :class:`InputFileError`,
+    one line, never a traceback. Arrays of Python objects are refused (loading
+    a pickle can run arbitrary code). The memory the data would take is read
+    from the file's own directory or header (the zip directory of an .npz, the
+    header of an .npy, the row-group sizes of a parquet file, the first MiB of
+    a csv) and compared with ``max_bytes`` before anything is decompressed or
+    allocated: a 5 MB archive that inflates to 2 GB is refused, not read.
 
     Parameters
     ----------
     path : str or path-like
-        The file; its layout is described in the module's docstring.
+        The file.
     logits : bool, default=False
-        The class columns of a table (or the plain .npy array) are logits,
-        not probabilities. An .npz file says which by naming its array
-        ``logits`` or ``y_prob``.
+        The scores are logits, not probabilities. An .npz file without
+        ``scores`` says which by naming its array ``logits`` or ``y_prob``.
+        Refused for scores that read as probabilities (every value in [0, 1],
+        every row summing to 1): their softmax would be almost uniform.
+    y_true : str, default="y_true"
+        The column (table, structured .npy) or array (.npz) of the true
+        classes.
+    scores : str or list of str, optional
+        .npz: the array of the scores (default ``"y_prob"``, else
+        ``"logits"``); table or structured .npy: the class columns, in the
+        classes' order (default: every column but ``y_true``; other columns,
+        such as a row identifier, are then left out).
     max_bytes : int, optional
-        Refuse a file whose data would take more memory than this (default:
-        :func:`default_max_bytes`). Read from the file's directory or header
-        before anything is decompressed.
+        Refuse a file whose scores would take more memory than this in
+        float64. Default: :func:`default_max_bytes`, what this process may
+        still allocate (physical memory, resource limits and cgroup limits
+        included) less the report's own peak.
 
     Returns
     -------
     predictions : Predictions
-        ``y`` (column index of the true class), ``scores`` (n, K),
-        ``classes`` (K names), ``kind`` (``"probabilities"`` or ``"logits"``).
+        ``y`` (column index of the true class), ``scores`` (n, K), ``classes``
+        (K names), ``kind`` (``"probabilities"`` or ``"logits"``).
 
     Raises
     ------
     InputFileError
-        With a one-line message, for any file the command cannot use.
+        With a one-line message, for any file that cannot be used.
+    ValueError
+        For an argument of the wrong type or value.
 
     Examples
     --------
     >>> import tempfile, pathlib
+    >>> import numpy as np
     >>> from sklcalib.io import read_predictions
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "preds.csv"
-    >>> _ = path.write_text("y_true,cat,dog\\ncat,0.8,0.2\\ndog,0.3,0.7\\n")
-    >>> p = read_predictions(path)
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "preds.csv").write_text(
+    ...     "y_true,cat,dog\\ncat,0.8,0.2\\ndog,0.3,0.7\\n")
+    >>> p = read_predictions(folder / "preds.csv")
     >>> p.classes, p.y.tolist(), p.scores[0].tolist()
     (['cat', 'dog'], [0, 1], [0.8, 0.2])
+
+    An archive saved under other names (a published CIFAR-10 file uses
+    ``labels`` and ``probs``):
+
+    >>> np.savez(folder / "cifar.npz", labels=[0, 1], probs=[[0.9, 0.1], [0.2, 0.8]])
+    >>> p = read_predictions(folder / "cifar.npz", y_true="labels", scores="probs")
+    >>> p.kind, p.proba.shape
+    ('probabilities', (2, 2))
     """
+    layout = _layout(logits, y_true, scores)
+    if max_bytes is not None and (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, numbers.Integral)
+        or max_bytes < 1
+    ):
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}.")
+    limit = data_limit(max_bytes)
     path = Path(path)
-    max_bytes = default_max_bytes() if max_bytes is None else int(max_bytes)
     info = check_regular_file(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -128,27 +191,56 @@ def read_predictions(path, *, logits=False, max_bytes=None):
             f"{path}: unknown file type {suffix or '(none)'!r}; give a "
             f"{', '.join(SUFFIXES)} file"
         )
+    if suffix == ".npz" and not (
+        layout.scores is None or isinstance(layout.scores, str)
+    ):
+        raise InputFileError(
+            f"{path}: an .npz archive holds its scores in one array: give its "
+            f"name as scores (got {list(layout.scores)!r})"
+        )
+    if suffix in (".csv", ".parquet") and isinstance(layout.scores, str):
+        raise InputFileError(
+            f"{path}: scores names the class columns of a table: give a list of "
+            f"column names (got {layout.scores!r})"
+        )
     try:
         if suffix == ".csv":
-            found = read_csv(path, logits, info.st_size, max_bytes)
+            found = read_csv(path, layout, info.st_size, limit)
         elif suffix == ".parquet":
-            found = read_parquet(path, logits, max_bytes)
+            found = read_parquet(path, layout, limit)
         elif suffix == ".npz":
-            found = read_npz(path, logits, max_bytes)
+            found = read_npz(path, layout, limit)
         else:
-            found = read_npy(path, logits, info.st_size, max_bytes)
+            found = read_npy(path, layout, info.st_size, limit)
     except PermissionError:
         raise InputFileError(f"{path}: permission denied") from None
     except MemoryError:
         raise InputFileError(
-            f"{path}: not enough memory to read this file (--max-bytes sets "
-            "the limit checked before reading)"
+            f"{path}: not enough memory to read this file (max_bytes, "
+            "--max-bytes, sets the limit checked before reading)"
         ) from None
     except OSError as exc:
         raise InputFileError(
             f"{path}: cannot read ({exc.strerror or type(exc).__name__})"
         ) from None
     return _checked(path, *found)
+
+
+def _layout(logits, y_true, scores):
+    if not isinstance(logits, bool | np.bool_):
+        raise ValueError(f"logits must be a bool, got {logits!r}.")
+    if not isinstance(y_true, str) or not y_true:
+        raise ValueError(f"y_true must be a non-empty str, got {y_true!r}.")
+    if scores is not None and not isinstance(scores, str):
+        try:
+            scores = tuple(scores)
+        except TypeError:
+            raise ValueError(
+                f"scores must be a str, a list of str or None, got {scores!r}."
+            ) from None
+        if not all(isinstance(c, str) for c in scores):
+            raise ValueError(f"scores must name columns by str, got {scores!r}.")
+    return Layout(label=y_true, scores=scores, logits=bool(logits))
 
 
 _ID_NAME = re.compile(r"(?i)^(id|idx|index|row|row_?id|.*_id)$")
@@ -195,6 +287,9 @@ def _range_problem(path, scores, classes):
 
 
 def _checked(path, y, scores, classes, kind):
+    """Predictions of these labels and scores, or InputFileError. The scores
+    are checked in their stored dtype (a float16 file is held to float16's
+    round-off) and kept as float64."""
     if len(y) == 0:
         raise InputFileError(f"{path}: no rows")
     bad = ~np.isfinite(scores)
@@ -212,12 +307,16 @@ def _checked(path, y, scores, classes, kind):
             # the library's one definition of a probability matrix
             check_prob_values(scores, name="probabilities")
         except ValueError as exc:
-            hint = (
-                "if these are logits, pass --logits"
-                if scores.min() < 0 or scores.max() > 1
-                else "give one column per class, or pass --logits for logits"
-            )
-            raise InputFileError(f"{path}: {str(exc).rstrip('.')}; {hint}") from None
+            if scores.min() < 0 or scores.max() > 1:
+                hint = "if these are logits, say so (logits=True, --logits)"
+            else:
+                # in [0, 1] but not summing to 1: not logits either (their
+                # softmax would be almost uniform)
+                hint = (
+                    "give one column per class, each row's probabilities summing to 1"
+                )
+            message = str(exc).rstrip(".")
+            raise InputFileError(f"{path}: {message}; {hint}") from None
     elif (
         len(y) > 1
         and scores.shape[1] > 1
@@ -228,8 +327,18 @@ def _checked(path, y, scores, classes, kind):
         and np.allclose(scores.sum(axis=1), 1.0, rtol=0, atol=LOGITS_ROW_SUM_ATOL)
     ):
         raise InputFileError(
-            f"{path}: --logits, but every row lies in [0, 1] and sums to 1: "
-            "these are probabilities (their softmax would be almost uniform); "
-            "drop --logits"
+            f"{path}: logits=True (--logits), but every row lies in [0, 1] and "
+            "sums to 1: these are probabilities (their softmax would be almost "
+            "uniform); drop it"
         )
+    scores = np.asarray(scores, dtype=np.float64)
+    if kind == "probabilities":
+        # rows that sum to 1 within their stored precision (float16, float32,
+        # a few decimals) are divided by their sums: in float64 they are then
+        # probabilities for every function of the library, whatever its
+        # tolerance, and no row moves by more than that precision; rows exact
+        # to float64's round-off of a sum of K terms are kept as they are
+        sums = scores.sum(axis=1, keepdims=True)
+        if np.abs(sums - 1.0).max() > 4 * scores.shape[1] * np.finfo(np.float64).eps:
+            scores /= sums
     return Predictions(path, y, scores, classes, kind)

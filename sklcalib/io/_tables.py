@@ -11,7 +11,6 @@ from sklcalib.io._common import (
     LABEL_COLUMN,
     InputFileError,
     check_size,
-    label_indices,
     label_text,
     maybe_number,
     short,
@@ -47,18 +46,40 @@ def _csv_header(path):
     return [h.strip() for h in fields], offset
 
 
-def _check_header(path, header):
-    if LABEL_COLUMN not in header:
+def _check_header(path, header, layout):
+    """The class columns of a table with this header: ``layout.scores`` if
+    given, else every column but the label column."""
+    label = layout.label
+    if label not in header:
         shown = ", ".join(repr(short(h, 20)) for h in header[:8])
         more = ", ..." if len(header) > 8 else ""
+        named = label != LABEL_COLUMN
         raise InputFileError(
-            f"{path}: no column {LABEL_COLUMN!r}; the file needs a column "
-            f"{LABEL_COLUMN!r} with each row's class and one column per class "
-            f"(found columns: {shown or 'none'}{more})"
+            f"{path}: no column {label!r}"
+            + (
+                " (named as the labels' column)"
+                if named
+                else f"; the file needs a column {label!r} with each row's class "
+                "and one column per class (another name: y_true=..., --y-true)"
+            )
+            + f" (found columns: {shown or 'none'}{more})"
         )
     if len(set(header)) != len(header):
         raise InputFileError(f"{path}: repeated column names in the header")
-    classes = [h for h in header if h != LABEL_COLUMN]
+    if layout.scores is not None:
+        missing = [c for c in layout.scores if c not in header]
+        if missing:
+            raise InputFileError(
+                f"{path}: no column {', '.join(map(repr, missing[:5]))} (named as "
+                f"a class column; found: {', '.join(map(repr, header[:8]))})"
+            )
+        if label in layout.scores:
+            raise InputFileError(
+                f"{path}: {label!r} is named both the labels' column and a class column"
+            )
+        classes = list(layout.scores)
+    else:
+        classes = [h for h in header if h != label]
     if len(classes) < 2:
         raise InputFileError(
             f"{path}: {len(classes)} class column(s); give one column per class "
@@ -74,6 +95,25 @@ def _check_header(path, header):
     return classes
 
 
+def _indices_or_names(path, labels, classes, where):
+    """Column indices of text labels: by class name, or, when no label names a
+    class and every one is a whole number in ``0..K-1``, the numbers themselves
+    (integer labels are column indices, as in an .npz)."""
+    position = {c: i for i, c in enumerate(classes)}
+    known = [position.get(lab) for lab in labels]
+    if all(k is not None for k in known):
+        return np.array(known, dtype=np.intp)
+    if all(k is None for k in known):
+        numbers = [maybe_number(lab) for lab in labels]
+        if all(
+            isinstance(v, float) and v.is_integer() and 0 <= v < len(classes)
+            for v in numbers
+        ):
+            return np.array(numbers, dtype=np.intp)
+    unknown = sorted({lab for lab, k in zip(labels, known, strict=True) if k is None})
+    unknown_labels(path, unknown, classes, where)
+
+
 def _estimated_rows(path, offset, size):
     """An estimate of the number of data rows from the first MiB."""
     with open(path, "rb") as fh:
@@ -85,13 +125,22 @@ def _estimated_rows(path, offset, size):
     return int((size - offset) * lines / len(sample)) + 1
 
 
-def read_csv(path, logits, size, max_bytes):
+def read_csv(path, layout, size, limit):
     header, offset = _csv_header(path)
-    classes = _check_header(path, header)
-    label_at = header.index(LABEL_COLUMN)
-    # each row becomes K + 1 float64; the parser's growing buffer may double it
+    classes = _check_header(path, header, layout)
+    label_at = header.index(layout.label)
+    # every column, so that a row with more fields than the header is caught;
+    # only the named ones where the class columns are named (the others, such
+    # as an identifier or a comment, need not be numbers)
+    used = (
+        [label_at, *(header.index(c) for c in classes)]
+        if layout.scores is not None
+        else list(range(len(header)))
+    )
+    # each row becomes K + 1 float64 (the parser's buffers are in the limit's
+    # allowance for the report's peak)
     rows = _estimated_rows(path, offset, size)
-    check_size(path, 2 * 8 * len(header) * rows, max_bytes, f"about {rows:,} rows")
+    check_size(path, 8 * len(used) * rows, limit, f"about {rows:,} rows")
 
     position = {c: i for i, c in enumerate(classes)}
     unknown = {}
@@ -102,8 +151,8 @@ def read_csv(path, logits, size, max_bytes):
         if k is None:
             k = position.get(label_text(maybe_number(text)))
         if k is None:
-            unknown.setdefault(text, len(unknown))
-            return -1.0
+            # a label that names no class: -1 - its code among such labels
+            return -1.0 - unknown.setdefault(text, len(unknown))
         return float(k)
 
     with (
@@ -120,6 +169,7 @@ def read_csv(path, logits, size, max_bytes):
                 quotechar='"',
                 comments=None,
                 dtype=np.float64,
+                usecols=used if layout.scores is not None else None,
                 converters={label_at: label_index},
                 ndmin=2,
                 encoding=None,
@@ -130,19 +180,28 @@ def read_csv(path, logits, size, max_bytes):
             raise _csv_error(path, header, exc) from None
     if table.shape[0] == 0:
         raise InputFileError(f"{path}: no rows")
-    if table.shape[1] != len(header):
+    if table.shape[1] != len(used):
         raise InputFileError(
             f"{path}: the rows have {table.shape[1]} fields, the header {len(header)}"
         )
+    position_of = {c: i for i, c in enumerate(used)}
+    codes = table[:, position_of[label_at]]
     if unknown:
-        unknown_labels(path, list(unknown), classes, f"column {LABEL_COLUMN!r}")
-    y = table[:, label_at].astype(np.intp)
-    scores = np.delete(table, label_at, axis=1)
-    return (y, scores, classes, "logits" if logits else "probabilities")
+        texts = list(unknown)
+        if np.any(codes >= 0):  # some labels name a class, others do not
+            unknown_labels(path, texts, classes, f"column {layout.label!r}")
+        # no label names a class: column indices, if they are
+        indices = _indices_or_names(path, texts, classes, f"column {layout.label!r}")
+        y = indices[(-1.0 - codes).astype(np.intp)]
+    else:
+        y = codes.astype(np.intp)
+    columns = [position_of[header.index(c)] for c in classes]
+    return y, table[:, columns], classes, layout.kind
 
 
 _AT = re.compile(r" at row (\d+), column (\d+)\.?$")
 _CHANGED = re.compile(r"number of columns changed from (\d+) to (\d+) at row (\d+)")
+_MISSING = re.compile(r"invalid column index \d+ at row (\d+) with (\d+) columns")
 
 
 def _csv_error(path, header, exc):
@@ -163,14 +222,24 @@ def _csv_error(path, header, exc):
         )
     changed = _CHANGED.search(text)
     if changed:
-        now, row = int(changed.group(2)), int(changed.group(3))
+        first, now, row = map(int, changed.groups())
+        if first != len(header):  # the first data row was the odd one
+            return InputFileError(
+                f"{path}: row 1 has {first} fields, the header {len(header)}"
+            )
+        return InputFileError(
+            f"{path}: row {row} has {now} fields, the header {len(header)}"
+        )
+    missing = _MISSING.search(text)
+    if missing:
+        row, now = int(missing.group(1)), int(missing.group(2))
         return InputFileError(
             f"{path}: row {row} has {now} fields, the header {len(header)}"
         )
     return InputFileError(f"{path}: unreadable csv ({short(text, 120)})")
 
 
-def read_parquet(path, logits, max_bytes):
+def read_parquet(path, layout, limit):
     try:
         import pandas as pd
         import pyarrow.parquet as pq
@@ -188,7 +257,7 @@ def read_parquet(path, logits, max_bytes):
         raise InputFileError(
             f"{path}: not a readable parquet file ({short(exc, 120)})"
         ) from None
-    check_size(path, needed, max_bytes, "its data")
+    check_size(path, needed, limit, "its data")
     try:
         frame = pd.read_parquet(path)
     except MemoryError:
@@ -202,20 +271,22 @@ def read_parquet(path, logits, max_bytes):
         name: frame[column].to_numpy()
         for name, column in zip(header, frame.columns, strict=True)
     }
-    return from_table(path, header, columns, logits)
+    return from_table(path, header, columns, layout)
 
 
-def from_table(path, header, columns, logits):
-    classes = _check_header(path, header)
+def from_table(path, header, columns, layout):
+    classes = _check_header(path, header, layout)
     scores = np.column_stack([_numbers(path, columns[c], c) for c in classes])
-    labels = [label_text(v) for v in np.asarray(columns[LABEL_COLUMN]).tolist()]
-    y = label_indices(path, labels, classes, where=f"column {LABEL_COLUMN!r}")
-    return (y, scores, classes, "logits" if logits else "probabilities")
+    labels = [label_text(v) for v in np.asarray(columns[layout.label]).tolist()]
+    y = _indices_or_names(path, labels, classes, f"column {layout.label!r}")
+    return y, scores, classes, layout.kind
 
 
 def _numbers(path, values, name):
     values = np.asarray(values)
-    if values.dtype.kind in "biuf":
+    if values.dtype.kind == "f":
+        return values  # its own precision: float16 is held to float16's round-off
+    if values.dtype.kind in "biu":
         return values.astype(np.float64)
     # an object column: lists, text, None; say what the first bad cell is
     for i, v in enumerate(values.tolist()):

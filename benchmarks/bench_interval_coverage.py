@@ -1,0 +1,216 @@
+"""Coverage and width of ``calibration_error_interval`` on the bed family of
+``_beds.py`` (population errors known by construction), against an oracle.
+
+Every replication draws one test set of ``n`` rows from a bed and computes
+the nominal 95 % interval of every metric on it. Per cell (bed, n, metric,
+bins): the **coverage** (share of replications whose interval holds the
+population value), the **median width**, and the median width of the
+**oracle**: the interval that knows the estimator's sampling law, ``[T -
+q(1 - alpha/2), T - q(alpha/2)]`` with ``q`` the quantiles of ``T - truth``
+over the replications (clipped at 0, and, like the interval, stretched to
+hold the estimate ``T``), and the ratio of the two medians.
+
+Tables (``--table``):
+
+- ``main``: every bed at n = 36, 100, 300, 1000, 10^4, 10^5 (the 100-class
+  beds up to 10^4), 15 bins, the seven errors (ECE, adaptive ECE, classwise
+  L1 and L2, debiased L2, NLL, Brier);
+- ``bins``: 10 and 30 bins for the binned errors on the sharp net and the
+  binary beds;
+- ``share``: the sharp net with 86 %, 96 %, 99 % and 100 % of its rows in
+  the top bin, ECE, adaptive ECE and debiased L2.
+
+Run (single-threaded BLAS; ``nice``; ``--jobs`` processes)::
+
+    nice python benchmarks/bench_interval_coverage.py --table main --reps 400
+    nice python benchmarks/bench_interval_coverage.py --table bins --reps 400
+    nice python benchmarks/bench_interval_coverage.py --table share --reps 400
+
+``--csv FILE`` also writes the rows; ``--beds``/``--sizes`` select a subset.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _beds
+
+#: (label, metric, metric parameters) of the main table
+SPECS = (
+    ("ece", "ece", {}),
+    ("adaptive_ece", "adaptive_ece", {}),
+    ("classwise_ece", "classwise_ece", {}),
+    ("classwise_ece_l2", "classwise_ece", {"norm": "l2"}),
+    ("debiased_ece", "debiased_ece", {}),
+    ("nll", "nll", {}),
+    ("brier", "brier", {}),
+)
+BINNED = SPECS[:5]
+SIZES = (36, 100, 300, 1000, 10_000, 100_000)
+LEVEL = 0.95
+
+
+def _truth(bed, metric, params):
+    if metric in ("nll", "brier"):
+        return bed.truth(metric)
+    return bed.truth(
+        metric, n_bins=params.get("n_bins", 15), norm=params.get("norm", "l1")
+    )
+
+
+def run_cell(bed, n, specs, reps, seed, interval=None):
+    """One (bed, n): every spec's rows of estimates and bounds over ``reps``
+    replications. Returns ``{label: dict}`` with the cell's figures."""
+    if interval is None:
+        from sklcalib.metrics import calibration_error_interval as interval
+    rng = np.random.default_rng([seed, n, sum(map(ord, bed.name))])
+    est = np.empty((len(specs), reps))
+    low = np.empty_like(est)
+    high = np.empty_like(est)
+    seconds = np.zeros(len(specs))
+    for r in range(reps):
+        y, p = bed.sample(rng, n)
+        # a small test set may miss a class: name every column's label
+        labels = {"labels": np.arange(bed.n_classes)}
+        for j, (_, metric, params) in enumerate(specs):
+            t0 = time.process_time()
+            ci = interval(y, p, metric=metric, random_state=r, **params, **labels)
+            seconds[j] += time.process_time() - t0
+            est[j, r], low[j, r], high[j, r] = ci.estimate, ci.low, ci.high
+    out = {}
+    for j, (label, metric, params) in enumerate(specs):
+        truth = _truth(bed, metric, params)
+        out[label] = summarise(truth, est[j], low[j], high[j])
+        out[label]["ms"] = 1000.0 * seconds[j] / reps
+    return out
+
+
+def summarise(truth, est, low, high, level=LEVEL):
+    """Coverage, median width, the oracle's median width and their ratio."""
+    alpha = 1.0 - level
+    q_lo, q_hi = np.quantile(est - truth, [alpha / 2.0, 1.0 - alpha / 2.0])
+    o_low = np.maximum(est - q_hi, 0.0)
+    o_high = np.maximum(est - q_lo, 0.0)
+    o_width = np.maximum(o_high, est) - np.minimum(o_low, est)
+    width = high - low
+    oracle = float(np.median(o_width))
+    return {
+        "truth": truth,
+        "coverage": float(np.mean((low <= truth + 1e-12) & (truth <= high + 1e-12))),
+        "miss_low": float(np.mean(low > truth + 1e-12)),
+        "width": float(np.median(width)),
+        "oracle": oracle,
+        "ratio": float(np.median(width)) / oracle if oracle > 0 else float("nan"),
+        "reps": est.shape[0],
+    }
+
+
+def main_cells(beds, sizes):
+    for bed in beds:
+        for n in sizes:
+            if bed.n_classes >= 100 and n > 10_000:
+                continue
+            yield bed, n, SPECS
+
+
+def bins_cells(beds, sizes):
+    for bed in beds:
+        for n in sizes:
+            for n_bins in (10, 30):
+                specs = tuple(
+                    (f"{label}_{n_bins}", metric, {**params, "n_bins": n_bins})
+                    for label, metric, params in BINNED
+                )
+                yield bed, n, specs
+
+
+def share_cells(sizes):
+    for share in (0.86, 0.96, 0.99, 1.0 - 1e-6):
+        bed = _beds.sharp_net(share, name=f"sharp_net_{min(share, 1.0):.2f}", n_bins=15)
+        for n in sizes:
+            yield bed, n, (SPECS[0], SPECS[1], SPECS[4])
+
+
+def _work(args):
+    bed, n, specs, reps, seed = args
+    return bed.name, n, run_cell(bed, n, specs, reps, seed)
+
+
+def run(cells, reps, seed, jobs=1):
+    tasks = [(bed, n, specs, reps, seed) for bed, n, specs in cells]
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            yield from pool.map(_work, tasks)
+    else:
+        yield from map(_work, tasks)
+
+
+HEADER = (
+    "| bed | n | error | truth | coverage | low misses | median width "
+    "| oracle width | ratio | ms |"
+)
+
+
+def format_row(name, n, label, row):
+    return (
+        f"| {name} | {n} | {label} | {row['truth']:.4f} | {row['coverage']:.1%} "
+        f"| {row['miss_low']:.1%} | {row['width']:.4f} | {row['oracle']:.4f} "
+        f"| {row['ratio']:.2f} | {row['ms']:.1f} |"
+    )
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", choices=("main", "bins", "share"), default="main")
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--beds", default=None, help="comma-separated bed names")
+    parser.add_argument("--sizes", default=None, help="comma-separated n")
+    parser.add_argument("--csv", default=None)
+    args = parser.parse_args(argv)
+    family = _beds.family()
+    names = args.beds.split(",") if args.beds else list(family)
+    beds = [family[name] for name in names]
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES
+    if args.table == "main":
+        cells = main_cells(beds, sizes)
+    elif args.table == "bins":
+        default = ("sharp_net", "logistic", "logistic_over", "net_calibrated")
+        chosen = beds if args.beds else [family[b] for b in default]
+        cells = bins_cells(chosen, sizes if args.sizes else (100, 1000, 10_000))
+    else:
+        cells = share_cells(sizes if args.sizes else (100, 1000, 10_000))
+    print(
+        f"calibration_error_interval, nominal 95 %, {args.reps} replications "
+        f"per cell (seed {args.seed})"
+    )
+    print()
+    print(HEADER)
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for name, n, result in run(cells, args.reps, args.seed, args.jobs):
+        for label, row in result.items():
+            print(format_row(name, n, label, row), flush=True)
+            rows.append({"bed": name, "n": n, "error": label, **row})
+    if args.csv:
+        import csv
+
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
