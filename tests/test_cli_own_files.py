@@ -428,3 +428,22 @@ def test_an_address_space_limit_refuses_a_file_before_reading(tmp_path):
     assert "refused before reading" in out.stderr
     assert "address-space limit (RLIMIT_AS, ulimit -v)" in out.stderr
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+
+
+def test_auto_is_refused_before_its_fits_when_they_would_not_fit(
+    capsys, tmp_path, monkeypatch
+):
+    # its matrix-type candidates need rows x classes^2: 1000 rows of 3
+    # classes need 128 MiB + 3 * 1000 * 9 float64; a budget of 128 MiB + 100
+    # kB is too small, one of 129 MiB is not
+    y, p = _draw(2000, 11)
+    path = write_csv(tmp_path / "p.csv", y, p, CLASSES)
+    fixed = _memory.PEAK_FIXED
+    small = _memory.MemoryBudget(fixed + 100_000, "the cgroup memory limit")
+    monkeypatch.setattr(report_command, "memory_budget", lambda: small)
+    status, _, err = _run(capsys, path, "--calibrate", "auto")
+    assert status == 2
+    assert "--calibrate auto on 1000 rows of 3 classes would take about" in err
+    assert "the cgroup memory limit" in err
+    # a named calibrator is not held to it
+    assert _run(capsys, path, "--calibrate", "temperature", "--no-intervals")[0] == 0

@@ -238,7 +238,11 @@ def run_boosting(
         test split, ``fit_seconds``, and the test log-loss relative to the raw
         model's (``nll_change``, a fraction; negative is better) with the 95 %
         interval of the per-row paired differences (``nll_change_low``,
-        ``nll_change_high``, ``nll_change_se``).
+        ``nll_change_high``, ``nll_change_se``), and against the prior, the
+        training split's class frequencies predicted for every test row:
+        its test log-loss ``prior_nll``, and the mean per-row log-loss
+        difference to it (``nll_vs_prior``, negative is better) with its
+        standard error (``nll_vs_prior_se``).
 
     Examples
     --------
@@ -254,10 +258,17 @@ def run_boosting(
     data = _subsample_train(_load_dataset(dataset, random_state=seed), max_train)
     rows = []
 
+    # the prior: the training split's class frequencies for every test row,
+    # the forecast of a model that learnt nothing; a model is worth
+    # calibrating where its test log-loss is below the prior's
+    prior = np.bincount(data.y_train, minlength=data.n_classes) / len(data.y_train)
+    prior_losses = -np.log(np.clip(prior[data.y_test], np.finfo(np.float64).eps, 1))
+
     def add(model_name, name, proba, seconds, raw_losses):
         report = metrics.calibration_report(data.y_test, proba, confidence_level=None)
         losses = _row_log_loss(data.y_test, proba)
         change, low, high, se = _paired_change(losses, raw_losses)
+        vs_prior = losses - prior_losses
         row = {
             "dataset": dataset,
             "model": model_name,
@@ -269,6 +280,11 @@ def run_boosting(
             "nll_change_low": low,
             "nll_change_high": high,
             "nll_change_se": se,
+            "prior_nll": float(np.mean(prior_losses)),
+            "nll_vs_prior": float(np.mean(vs_prior)),
+            "nll_vs_prior_se": float(
+                np.std(vs_prior, ddof=1) / math.sqrt(len(vs_prior))
+            ),
             "fit_seconds": seconds,
         }
         if return_proba:

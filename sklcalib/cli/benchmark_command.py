@@ -27,7 +27,7 @@ from sklcalib.benchmark.figures import (
 )
 from sklcalib.benchmark.outputs import LATEST, run_folder
 from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
-from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.summary import terminal_summary, where_written
 from sklcalib.benchmark.tables import markdown_report, write_csv
 from sklcalib.benchmark.tabular import (
     CALIBRATORS,
@@ -717,8 +717,11 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
         files.append("reliability_*.png")
         if args.hessian_samples > 0:
             files.append("curvature.png")
-    # the terminal gets the headlines; results.md has everything
-    text = plain_text(boosting_summary(boost_rows)) + "\n" if boost_rows else ""
-    return text + terminal_summary(
-        rows, datasets=datasets, losses=losses, run_dir=out, files=files
+    # the terminal gets the headlines, the main job's first; results.md has
+    # everything
+    summary = terminal_summary(
+        rows, datasets=datasets, losses=losses, run_dir=None, files=files
     )
+    if boost_rows:
+        summary += "\n\n" + plain_text(boosting_summary(boost_rows)).rstrip()
+    return summary + "\n\n" + where_written(out, files)

@@ -26,10 +26,13 @@ import sklcalib.calibration as calibration
 from sklcalib._utils._memory import (
     PEAK_FACTOR,
     PEAK_FACTOR_SELECTION,
+    PEAK_FIXED,
     data_limit,
+    human_size,
+    memory_budget,
     parse_size,
 )
-from sklcalib._utils._metric_display import DISPLAY
+from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._optional import is_installed
 from sklcalib.io import (
     InputFileError,
@@ -71,27 +74,9 @@ CALIBRATORS = {
 _BINARY_ONLY = ("platt", "quadratic", "beta_native")
 
 
-def _registry_row(key, metric=None):
-    """A table row of a metric of the registry (``metric``: its registry
-    name where the report key differs)."""
-    shown = DISPLAY[metric or key]
-    return (key, shown.label(long=True), shown.percent)
-
-
-#: rows of the table: report key, label, shown in percent
-TABLE_ROWS = (
-    ("accuracy", "accuracy (%)", True),
-    ("ece", "ECE, 15 bins (%)", True),
-    ("ece_over", "  over-confident part (%)", True),
-    ("ece_under", "  under-confident part (%)", True),
-    *map(_registry_row, ("adaptive_ece", "classwise_ece", "mce", "smooth_ece")),
-    *map(_registry_row, ("debiased_ece", "ece_sweep")),
-    _registry_row("skce", "kernel_calibration_error"),
-    _registry_row("nll"),
-    _registry_row("brier"),
-    ("s99_fraction", "confidence >= 0.99 (% of samples)", True),
-    ("s99_accuracy", "  their accuracy (%)", True),
-)
+#: rows of the table: report key, label, shown in percent (the rows of the
+#: report's own text form)
+TABLE_ROWS = REPORT_ROWS
 
 
 # ----------------------------------------------------------------------------
@@ -367,7 +352,8 @@ def _fill(text, indent=""):
 def _verdict_lines(reports):
     lines = []
     for title, report in reports.items():
-        verdict = report.get("verdict")
+        # the report's verdict is its text form, not a key
+        verdict = report.get("verdict") or getattr(report, "verdict", None)
         if verdict:
             label = "verdict" if len(reports) == 1 else f"verdict ({title})"
             lines.append(_fill(f"{label}: {' '.join(str(verdict).split())}"))
@@ -376,7 +362,11 @@ def _verdict_lines(reports):
 
 def _json_ready(value):
     if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
+        out = {str(k): _json_ready(v) for k, v in value.items()}
+        verdict = getattr(value, "verdict", None)  # a CalibrationReport's words
+        if isinstance(verdict, str):
+            out["verdict"] = verdict
+        return out
     if isinstance(value, list | tuple | np.ndarray):
         return [_json_ready(v) for v in value]
     if isinstance(value, np.integer):
@@ -713,12 +703,31 @@ def _read(path, args):
 
 def _limit(args):
     """The memory a file's scores may take: ``--max-bytes``, or what this
-    process may still allocate over the command's peak per byte of data (more
-    with ``--calibrate auto``; two files share it with ``--fit-on``)."""
+    process may still allocate over the report's peak per byte of data (two
+    files share it with ``--fit-on``)."""
     if args.max_bytes is not None:
         return data_limit(args.max_bytes)
-    factor = PEAK_FACTOR_SELECTION if args.calibrate == "auto" else PEAK_FACTOR
-    return data_limit(peak_factor=factor * (2 if args.fit_on is not None else 1))
+    files = 2 if args.fit_on is not None else 1
+    return data_limit(peak_factor=PEAK_FACTOR * files)
+
+
+def _check_selection_memory(args, fit_pred):
+    """Refuse ``--calibrate auto`` before its fits when they would not fit in
+    what this process may still allocate: its matrix-type candidates take
+    memory in proportion to the rows times the square of the classes."""
+    if args.calibrate != "auto" or args.max_bytes is not None:
+        return
+    budget = memory_budget()
+    n, k = fit_pred.scores.shape
+    need = PEAK_FIXED + PEAK_FACTOR_SELECTION * n * k * k * 8
+    if budget is not None and need > budget.available:
+        raise InputFileError(
+            f"--calibrate auto on {n} rows of {k} classes would take about "
+            f"{human_size(need)} of memory (its matrix-type candidates grow with "
+            "the square of the classes), more than this process may still "
+            f"allocate ({human_size(budget.available)}: {budget.reason}); fit on "
+            "fewer rows (--fit-fraction) or name one calibrator"
+        )
 
 
 def _split(pred, fraction, seed):
@@ -764,6 +773,8 @@ def run_report(args, parser):
                 }
                 fit_pred, pred = _split(pred, split["fit_fraction"], split["seed"])
                 split.update(n_fit=len(fit_pred.y), n_report=len(pred.y))
+        if fit_pred is not None:
+            _check_selection_memory(args, fit_pred)
         before = _report(pred, args)
         before["mce_bin_count"] = mce_bin_count(pred.y, pred.proba, args.n_bins)
         after = calibrator = None

@@ -15,7 +15,8 @@ from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import check_prob_values, check_targets
 
 from ._bootstrap import check_n_resamples
-from ._plans import consistency_plan, resolve_metric
+from ._plans import consistency_plan
+from ._registry import resolve_metric
 
 
 class CalibrationTestResult(NamedTuple):
@@ -141,7 +142,7 @@ def calibration_test(
         _y_idx, p, classes, _ = check_targets(
             y_true, y_prob, params.get("labels"), params.get("sample_weight")
         )
-        check_prob_values(p)
+        p = check_prob_values(p)
         if isinstance(metric, str):
             params["labels"] = classes
         statistic = float(func(y_true, y_prob, **params))

@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from sklcalib._utils._resampling import stream_seeds
+from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
 from sklcalib._utils._validation import (
     check_n_bins,
     check_option,
@@ -57,7 +58,7 @@ from ._cells import (
     _statistic,
 )
 from ._debiased import MODES, debiased_calibration_error
-from ._plans import brier_score, negative_log_likelihood
+from ._scoring_rules import brier_score, negative_log_likelihood, scoring_rule_inputs
 
 #: the metrics :func:`calibration_error_interval` accepts
 INTERVAL_METRICS = (
@@ -182,15 +183,10 @@ def _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws):
 def _mean_interval(func, y_true, y_prob, params, confidence_level):
     """Normal interval of a mean score (NLL, Brier): the population value is
     the expected per-row score, the plug-in is unbiased, and the CLT holds."""
-    from ._plans import _true_class_probability
-    from ._statistics import brier_terms as _brier_terms
-    from ._statistics import mean_standard_error
-    from ._statistics import nll_terms as _nll_terms
-
-    columns, y_idx, w = _true_class_probability(
+    columns, y_idx, w = scoring_rule_inputs(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
-    terms = (_nll_terms if func is negative_log_likelihood else _brier_terms)(
+    terms = (row_log_loss if func is negative_log_likelihood else row_brier)(
         columns, y_idx
     )
     estimate = float(func(y_true, y_prob, **params))
@@ -355,7 +351,7 @@ def interval_and_pvalue(
     y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
-    check_prob_values(p)
+    p = check_prob_values(p)
     if w is not None and not np.sum(w) > 0:
         raise ValueError("sample_weight sums to zero: the error is undefined.")
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
