@@ -12,13 +12,16 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from sklcalib._utils._param_validation import Interval, validate_params
-from sklcalib._utils._scores import as_2d, binary_logits  # noqa: F401 (re-export)
+from sklcalib._utils._scores import (  # noqa: F401 (re-exported to calibrators)
+    as_2d,
+    binary_logits,
+)
+from sklcalib._utils._scores import softmax as softmax_rows  # noqa: F401
 from sklcalib._utils._validation import (
     MAX_N_BINS,
     _outside_stacklevel,
@@ -357,8 +360,3 @@ class BinaryOnlyMixin:
                     f"{self._multiclass_hint}."
                 )
         return super().fit(X, y, sample_weight)
-
-
-def softmax_rows(logits):
-    """Row-wise softmax (scipy's, which subtracts the row maximum first)."""
-    return softmax(logits, axis=1)

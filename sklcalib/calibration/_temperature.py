@@ -7,8 +7,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._param_validation import InvalidParameterError, StrOptions
+from sklcalib._utils._scores import looks_like_probabilities
 from sklcalib._utils._solvers import bracketed_newton
-from sklcalib._utils._validation import row_sum_tolerance
 from sklcalib.metrics import expected_calibration_error
 
 from ._base import LOGITS, N_BINS, BaseCalibrator, binary_logits, softmax_rows
@@ -187,16 +187,8 @@ def _block_temperature(X, y, w, estimator):
 
 def _warn_if_probabilities(scores):
     """Warn when the scores look like probabilities rather than logits."""
-    # float32's tolerance: float32 probabilities cast to float64 still count
-    if (
-        scores.shape[1] > 1
-        and scores.min() >= 0
-        and scores.max() <= 1
-        and np.all(
-            np.abs(scores.sum(axis=1) - 1)
-            <= row_sum_tolerance(np.float32, scores.shape[1])
-        )
-    ):
+    # one column has no row sum to go by: a binary margin may lie in [0, 1]
+    if scores.shape[1] > 1 and looks_like_probabilities(scores):
         warnings.warn(
             "TemperatureScaler was given scores whose rows are in [0, 1] and sum "
             "to 1: they look like probabilities, but it takes logits, and on "
