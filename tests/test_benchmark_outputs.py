@@ -23,7 +23,7 @@ from sklcalib.benchmark.chance import (
 from sklcalib.benchmark.figures import plot_curvature
 from sklcalib.benchmark.outputs import INCOMPLETE, discard_run, new_run_dir, run_folder
 from sklcalib.benchmark.runner import METRICS
-from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.summary import plain_text, terminal_summary
 from sklcalib.benchmark.tables import markdown_report
 from sklcalib.cli import benchmark_command as cli_benchmark
 from sklcalib.cli import main
@@ -92,6 +92,44 @@ def test_a_model_that_guesses_is_flagged_and_a_learnt_one_is_not():
     assert all(is_at_chance(e, e0, n) for e in errors)
     assert not is_at_chance(0.10, e0, n)
     assert not is_at_chance(math.nan, e0, n)  # older csv without the columns
+
+
+def test_a_rare_class_model_with_signal_is_not_flagged():
+    # 3.4 % positives: an error of 2.6 % removes less than a quarter of e0, but
+    # a log-loss whose 95 % interval lies below the prior's shows the signal
+    e0, n = 0.034, 2000
+    assert is_at_chance(0.026, e0, n)  # the error alone flags it
+    assert not is_at_chance(0.026, e0, n, -0.07, 0.005)
+    # an interval that reaches 0 (or a log-loss above the prior's) is flagged
+    assert is_at_chance(0.026, e0, n, -0.009, 0.005)
+    assert is_at_chance(0.026, e0, n, 0.05, 0.005)
+    # the log-loss never flags a run whose error is well below chance
+    assert not is_at_chance(0.01, e0, n, 0.05, 0.005)
+    # rows of an older csv (NaN log-loss columns) are judged by the error
+    assert is_at_chance(0.026, e0, n, math.nan, math.nan)
+
+
+def test_prior_log_loss_columns_match_scikit_learn():
+    from types import SimpleNamespace
+
+    from sklearn.metrics import log_loss
+
+    from sklcalib.benchmark.runner import _against_prior
+
+    rng = np.random.default_rng(0)
+    y_train = rng.integers(0, 3, 200)
+    y_test = rng.integers(0, 3, 90)
+    proba = rng.dirichlet(np.ones(3), 90)
+    data = SimpleNamespace(y_train=y_train, y_test=y_test)
+    got = _against_prior(data, proba)
+    prior = np.bincount(y_train, minlength=3) / 200
+    prior_nll = log_loss(y_test, np.tile(prior, (90, 1)), labels=[0, 1, 2])
+    assert got["prior_nll"] == pytest.approx(prior_nll, rel=1e-12)
+    diff = log_loss(y_test, proba, labels=[0, 1, 2]) - prior_nll
+    assert got["nll_post_vs_prior"] == pytest.approx(diff, rel=1e-12)
+    per_row = -np.log(proba[np.arange(90), y_test]) + np.log(prior[y_test])
+    se = np.std(per_row, ddof=1) / math.sqrt(90)
+    assert got["nll_post_vs_prior_se"] == pytest.approx(se, rel=1e-12)
 
 
 def test_runs_at_chance_picks_the_collapsed_rows():
@@ -294,7 +332,7 @@ def test_boosting_summary_is_plain_text_within_100_columns():
         "| diamonds | 4.10 | **1.20** | 1.30 | 2.00 | 1.90 | 1.40 | 1.25 | 1.60 "
         "| 1.70 | 1.21 | 1.22 | 1.23 |\n"
     )
-    text = cli_benchmark.plain_text(markdown)
+    text = plain_text(markdown)
     assert "|" not in text and "**" not in text and "---" not in text
     assert max(map(len, text.splitlines())) <= 100
     lines = text.splitlines()
