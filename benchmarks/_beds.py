@@ -440,7 +440,7 @@ def check_truths(bed, n=2_000_000, seed=0, n_bins=15):
     population value: ``{(metric, norm): (truth, plug-in)}``. The plug-in of
     a binned error is biased upwards by about its noise (the debiased
     error's square is unbiased); NLL and Brier are unbiased."""
-    from sklcalib.metrics._plans import METRICS as FUNCTIONS
+    from sklcalib.metrics._registry import METRICS as FUNCTIONS
 
     rng = np.random.default_rng(seed)
     y, p = bed.sample(rng, n)

@@ -2,12 +2,14 @@
 
 The default ``--max-bytes`` (:func:`sklcalib.io.default_max_bytes`) is what
 the process may still allocate, less ``PEAK_FIXED``, divided by
-``PEAK_FACTOR`` (``PEAK_FACTOR_SELECTION`` for ``--calibrate auto``): this
-script measures the peak those constants must cover. Each case writes an .npz
-of n x K float64 probabilities (labels drawn from them), runs the command once
-to warm the compiled kernels and caches, then again under ``tracemalloc``
-(numpy reports its allocations to it), and prints the peak, the scores' size
-(both files' with ``--fit-on``) and their ratio after the fixed part.
+``PEAK_FACTOR``; ``--calibrate auto`` is refused before its fits when
+``PEAK_FIXED + PEAK_FACTOR_SELECTION * n_fit * K**2 * 8`` bytes exceed that
+(its matrix-type candidates grow with the square of the classes). This script
+measures the peaks those constants must cover. Each case writes an .npz of
+n x K float64 probabilities (labels drawn from them), runs the command once to
+warm the compiled kernels and caches, then again under ``tracemalloc`` (numpy
+reports its allocations to it), and prints the peak, the budget and their
+ratio.
 
     python benchmarks/bench_report_memory.py            # the report alone
     python benchmarks/bench_report_memory.py --calibrate auto --sizes 20000x10 60000x10
@@ -16,8 +18,9 @@ Measured on 2026-11-28 (numpy 2, numba installed, one thread): the report with
 intervals peaks at 93-105 MiB for binary files of 20 000-200 000 rows (fixed
 tables) and at 4.3 times the scores plus 0-100 MiB otherwise (100 000 x 10: 32
 MiB for 7.6 MiB; 20 000 x 300: 146 MiB for 46 MiB); --calibrate temperature
-within the same bound; --calibrate auto at 18 times the scores (20 000 x 10 and
-its --fit-on file: 55 MiB for 3.1 MiB; 60 000 x 10: 164 MiB for 9.2 MiB).
+within the same bound; --calibrate auto (with a --fit-on file of the same size)
+at 55 MiB for 20 000 x 10, 164 MiB for 60 000 x 10 and 387 MiB for 20 000 x 30:
+below 128 MiB + 1.9 n K^2 float64.
 """
 
 import argparse
@@ -69,17 +72,19 @@ def main_(argv=None):
     parser.add_argument("--calibrate", default=None)
     args = parser.parse_args(argv)
     extra = ["--calibrate", args.calibrate] if args.calibrate else []
-    factor = PEAK_FACTOR_SELECTION if args.calibrate == "auto" else PEAK_FACTOR
-    print(f"budget: {factor} x data + {PEAK_FIXED >> 20} MiB")
-    print(f"{'n x K':>12} {'peak MiB':>9} {'data MiB':>9} {'(peak-fixed)/data':>18}")
+    print(f"{'n x K':>12} {'peak MiB':>9} {'budget MiB':>11} {'peak/budget':>12}")
     with tempfile.TemporaryDirectory() as folder:
         for size in args.sizes:
             n, k = map(int, size.split("x"))
             top, data = peak(n, k, extra, folder)
-            ratio = max(top - PEAK_FIXED, 0) / data
+            budget = PEAK_FIXED + (
+                PEAK_FACTOR_SELECTION * n * k * k * 8
+                if args.calibrate == "auto"
+                else PEAK_FACTOR * data
+            )
             print(
-                f"{size:>12} {top / 2**20:9.1f} {data / 2**20:9.2f} {ratio:18.2f}"
-                + ("" if top <= factor * data + PEAK_FIXED else "  OVER BUDGET")
+                f"{size:>12} {top / 2**20:9.1f} {budget / 2**20:11.1f} "
+                f"{top / budget:12.2f}" + ("" if top <= budget else "  OVER BUDGET")
             )
 
 

@@ -461,7 +461,7 @@ class ReliabilityDisplay:
                 ref_line=ref_line,
             )
         y_idx, p, classes, _ = check_targets(y_true, y_prob, labels)
-        check_prob_values(p)
+        p = check_prob_values(p)
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
@@ -670,6 +670,8 @@ class CumulativeDisplay:
         The ±σ band.
     secant_ : matplotlib Line2D or None
         The secant over the score range asked for, if any.
+    top_ax_ : matplotlib secondary Axes
+        The top axis, the score at every fifth of the rows.
     ax_ : matplotlib Axes
     figure_ : matplotlib Figure
 
@@ -811,15 +813,13 @@ class CumulativeDisplay:
         ax.set_xlim(0, 1)
         ax.set_xlabel(f"Share of rows, sorted by {what}")
         ax.set_ylabel("Cumulative (outcome - probability)")
-        if self.fraction.shape[0] > 1:
-            top = ax.secondary_xaxis(
-                "top",
-                functions=(
-                    lambda t: np.interp(t, self.fraction, self.scores),
-                    lambda v: np.interp(v, self.scores, self.fraction),
-                ),
-            )
-            top.set_xlabel(what.capitalize())
+        # the top axis reads the score at evenly spaced shares of the rows
+        ticks = np.linspace(0.0, 1.0, 6)
+        at = np.interp(ticks, x, np.concatenate([[self.scores[0]], self.scores]))
+        top = ax.secondary_xaxis("top")
+        top.set_xticks(ticks, labels=[f"{v:.3g}" for v in at])
+        top.set_xlabel(what.capitalize())
+        self.top_ax_ = top
         ax.legend(loc="best")
         self.ax_ = ax
         self.figure_ = ax.figure
@@ -882,7 +882,7 @@ class CumulativeDisplay:
             sample_weight=sample_weight,
         )
         y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
-        check_prob_values(p)
+        p = check_prob_values(p)
         n_classes = 2 if p.ndim == 1 else p.shape[1]
         resolved = resolve_mode(mode, n_classes)
         if resolved != "classwise" and class_index is not None:

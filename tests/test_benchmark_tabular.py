@@ -10,12 +10,14 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import brier_score_loss, log_loss
 
+from sklcalib.benchmark import boosting_tables as tabular_tables
 from sklcalib.benchmark import tabular
 from sklcalib.benchmark.boosting_tables import (
     auto_check,
     boosting_markdown,
     boosting_summary,
     calibrator_scores,
+    chance_cells,
 )
 from sklcalib.benchmark.runner import METRICS, derive_seed, subsample_train
 from sklcalib.benchmark.tabular import (
@@ -72,27 +74,38 @@ def test_suite_tabular_selects_the_real_sets():
 
 
 def test_calibrator_registry():
-    assert list(CALIBRATORS)[:4] == ["temperature", "isotonic", "histogram", "beta"]
-    assert {"temperature", "isotonic", "histogram", "beta"} <= set(
+    assert list(CALIBRATORS)[:4] == [
+        "temperature",
+        "isotonic",
+        "histogram",
+        "beta_netcal",
+    ]
+    assert {"temperature", "isotonic", "histogram", "beta", "auto"} <= set(
         available_calibrators()
     )
+
+
+def _without_netcal(monkeypatch):
+    """Make the registry see netcal as not installed."""
+    import sklcalib.calibration._registry as registry
+
+    real = registry.is_installed
+    monkeypatch.setattr(registry, "is_installed", lambda m: m != "netcal" and real(m))
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--calibrators", "platt_typo"], "unknown calibrator(s) platt_typo"),
-        (["--calibrators", "ghost"], "ghost needs an optional package"),
-        (["--calibrators", "needy"], 'pip install "sklcalib[someextra]"'),
+        (["--calibrators", "bbq"], "bbq needs an optional package"),
+        (["--calibrators", "enir"], 'pip install "sklcalib[netcal]"'),
         (["--suite", "nope"], "invalid choice: 'nope'"),
         (["--max-train", "0"], "must be a positive integer"),
     ],
 )
 def test_bad_arguments(argv, message, capsys, monkeypatch, tmp_path):
-    # a registered calibrator whose class this version lacks
-    monkeypatch.setitem(CALIBRATORS, "ghost", ("NoSuchCalibrator", {}, None))
-    # one whose optional package is missing: the error names its extra
-    monkeypatch.setitem(CALIBRATORS, "needy", ("NoSuchCalibrator", {}, "someextra"))
+    # a calibrator whose optional package is missing: the error names its extra
+    _without_netcal(monkeypatch)
     code = main(["benchmark", "--datasets", "cells", *argv, "--out", str(tmp_path)])
     assert code == 2
     assert message in capsys.readouterr().err
@@ -151,7 +164,10 @@ def _fake(rows_spec, model="hgb"):
     return rows
 
 
-def test_markdown_tables_bold_the_lowest_mean():
+def test_metric_tables_have_no_bold():
+    # bold means one thing in results.md: a cell a paired test finds lower
+    # than every other of its line (the nets' Table-1 layout); the lowest mean
+    # of a boosting table is not that
     rows = _fake(
         [
             ("a", RAW, 0, 0.10),
@@ -167,8 +183,9 @@ def test_markdown_tables_bold_the_lowest_mean():
     md = boosting_markdown(rows)
     assert "| Dataset | raw | isotonic |" in md
     # mean ± sample std over the two seeds, ECE in %
-    assert "| a | 11.00 ± 1.41 | **3.00 ± 1.41** |" in md
-    assert "| b | **1.00 ± 0.00** | 4.00 ± 1.41 |" in md
+    assert "| a | 11.00 ± 1.41 | 3.00 ± 1.41 |" in md
+    assert "| b | 1.00 ± 0.00 | 4.00 ± 1.41 |" in md
+    assert "**" not in md
     for title in ("Test ECE (%)", "Test NLL", "Test Brier"):
         assert title in md
 
@@ -213,7 +230,7 @@ def test_change_tables_mark_only_what_the_interval_supports():
         ]
     )
     md = boosting_markdown(rows)
-    assert "| a | 0.5000 | -20.0 [-23.9, -16.1] ▼ | +20.0 [+16.1, +23.9] ▲ |" in md
+    assert "| a | 0.5000 |  | -20.0 [-23.9, -16.1] ▼ | +20.0 [+16.1, +23.9] ▲ |" in md
     assert "| -2.0 [-11.8, +7.8] |" in md
     scores = calibrator_scores(rows)
     assert scores["temperature"]["better"] == 1 and scores["temperature"]["worse"] == 0
@@ -223,7 +240,82 @@ def test_change_tables_mark_only_what_the_interval_supports():
     assert scores["temperature"]["mean_rank"] == 1
     assert scores[RAW]["mean_rank"] == 3
     summary = boosting_summary(rows)
-    assert "auto: significantly worse than no calibration in 0 of 1 cells" in summary
+    # one cell: a line of its own, the lowest calibrator and auto beside raw
+    assert "| a | hgb | 0.5000 |  | temperature -20.0 [-23.9, -16.1] ▼ |" in summary
+    assert "-2.0 [-11.8, +7.8] |" in summary
+
+
+def _prior_rows(spec):
+    """Rows with a prior: (dataset, calibrator, seed, nll, nll_vs_prior, se)."""
+    rows = []
+    for ds, cal, seed, nll, vs_prior, se in spec:
+        row = {"dataset": ds, "model": "hgb", "calibrator": cal, "seed": seed}
+        row.update(dict.fromkeys(METRICS, 0.1), n_train=100, nll=nll)
+        change = 0.0 if cal == RAW else (nll - 0.30) / 0.30
+        row.update(
+            nll_change=change,
+            nll_change_low=change - 0.01,
+            nll_change_high=change + 0.01,
+            nll_change_se=0.005,
+            prior_nll=0.25,
+            nll_vs_prior=vs_prior,
+            nll_vs_prior_se=se,
+        )
+        rows.append(row)
+    return rows
+
+
+def test_cells_no_better_than_the_prior_are_flagged_and_not_counted():
+    # lending_club's booster is worse than the prior; a calibrator that only
+    # brings it back to the prior "wins" against raw but is flagged, and the
+    # cell leaves the win table
+    rows = _prior_rows(
+        [
+            ("lc", RAW, 0, 0.30, 0.05, 0.01),
+            ("lc", RAW, 1, 0.30, 0.05, 0.01),
+            ("lc", "sms", 0, 0.25, 0.00, 0.01),
+            ("lc", "sms", 1, 0.25, -0.001, 0.01),
+            ("ok", RAW, 0, 0.20, -0.05, 0.01),
+            ("ok", RAW, 1, 0.20, -0.05, 0.01),
+            ("ok", "sms", 0, 0.18, -0.07, 0.01),
+            ("ok", "sms", 1, 0.18, -0.07, 0.01),
+        ]
+    )
+    assert chance_cells(rows) == [("lc", "hgb")]
+    md = boosting_markdown(rows)
+    line = next(ln for ln in md.splitlines() if ln.startswith("| lc | 0.3000"))
+    assert line.startswith("| lc | 0.3000 ⚠ | 0.2500 |") and line.endswith("⚠ |")
+    ok = next(ln for ln in md.splitlines() if ln.startswith("| ok | 0.2000"))
+    assert "⚠" not in ok
+    assert "Left out, their raw model at chance (⚠): lc/hgb." in md
+    assert calibrator_scores(rows)["sms"]["cells"] == 1
+    # the same rule in the csv's columns: the seeds' standard errors combine
+    stats = tabular_tables._stats(rows)
+    low, high = stats["lc", "hgb", "sms"]["nll_vs_prior"][1:]
+    se = np.sqrt(2 * 0.01**2) / 2
+    assert high == pytest.approx(-0.0005 + 1.96 * se) and low < 0 < high
+
+
+def test_run_boosting_measures_the_prior():
+    rows = run_boosting("breast_cancer", 0, calibrators=["temperature"])
+    data = load_dataset("breast_cancer", random_state=0)
+    freq = np.bincount(data.y_train) / len(data.y_train)
+    prior = -np.log(freq[data.y_test]).mean()
+    for row in rows:
+        assert row["prior_nll"] == pytest.approx(prior)
+        assert row["nll_vs_prior"] == pytest.approx(row["nll"] - prior, abs=1e-9)
+        assert row["nll_vs_prior"] < 0  # a useful model on breast cancer
+
+
+def test_summary_of_many_cells_is_the_table_across_them():
+    spec = [
+        (f"d{i}", "hgb", c, 0.5 - 0.1 * (c != RAW), -0.2 * (c != RAW), 0.01)
+        for i in range(7)
+        for c in (RAW, "temperature")
+    ]
+    summary = boosting_summary(_change_rows(spec))
+    assert "across 7 (dataset, model) cells" in summary
+    assert len(summary.splitlines()) <= 10
 
 
 def test_auto_check_against_the_hindsight_best():
@@ -304,14 +396,20 @@ def test_tabular_suite_end_to_end_on_a_subsample(tmp_path):
         "reliability_lending_club.png",
     ]
     printed = stdout.getvalue()
-    assert "Post-hoc calibrators on tabular models" in printed
-    assert "boosting.csv" in printed
+    # the main job's table first, then the post-hoc calibrators, then where
+    # the files are; every line within 100 columns but those naming the
+    # output folder, whose length is the caller's (pytest-xdist's is long)
+    nets = printed.index("Test ECE (%) before/after temperature scaling")
+    posthoc = printed.index("Post-hoc calibrators:")
+    assert nets < posthoc < printed.index("boosting.csv")
+    ours = [line for line in printed.splitlines() if str(tmp_path) not in line]
+    assert max(map(len, ours)) <= 100
 
 
 def test_binary_only_calibrators_are_left_out_on_multiclass_sets():
     from sklcalib.benchmark.tabular import available_calibrators, run_boosting
 
-    binary_only = ["quadratic", "beta_native"]
+    binary_only = ["quadratic", "beta"]
     assert set(binary_only) <= set(available_calibrators())
     rows = run_boosting("wine", 0, calibrators=["temperature", *binary_only])
     assert [r["calibrator"] for r in rows] == ["none", "temperature"]
@@ -322,13 +420,13 @@ def test_binary_only_calibrators_are_left_out_on_multiclass_sets():
 def test_help_lists_only_the_calibrators_this_installation_has(capsys, monkeypatch):
     import sklcalib.benchmark.tabular as tabular
 
-    monkeypatch.setitem(CALIBRATORS, "ghost", ("NoSuchCalibrator", {}, None))
+    _without_netcal(monkeypatch)
     try:
         main(["benchmark", "--help"])
     except SystemExit:
         pass
     text = " ".join(capsys.readouterr().out.split())
-    assert "ghost" not in text
+    assert "beta_netcal" not in text
     assert ", ".join(tabular.available_calibrators()) in text
 
 

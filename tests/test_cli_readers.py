@@ -339,7 +339,7 @@ def test_the_librarys_probability_check_decides(capsys, tmp_path, monkeypatch):
     # and it is the library's function that is called
     calls = []
     monkeypatch.setattr(
-        _predictions, "check_prob_values", lambda p, **k: calls.append(p)
+        _predictions, "check_prob_values", lambda p, **k: calls.append(p) or p
     )
     pred = readers.read_predictions(npz)
     # checked in the dtype it was stored in, kept as float64

@@ -240,12 +240,33 @@ def test_result_reprs_are_short():
     assert "<1000 values>" in repr(objects[0])
 
 
-def test_zero_weight_resamples_raise_instead_of_nan():
+@pytest.mark.parametrize("metric", ["ece", "adaptive_ece"])  # plan, recomputed
+def test_zero_weight_rows_are_never_resampled(metric):
+    # a row of weight 0 is no row: resamples are drawn from the others (they
+    # used to draw zero-weight rows, and a third of these resamples held no
+    # weight at all)
+    rng = np.random.default_rng(0)
+    y, p = bed.binary_bed(rng, 12, 0.7)
+    w = np.r_[np.ones(6), np.zeros(6)]
+    with_zeros = bootstrap_interval(metric, y, p, sample_weight=w, random_state=0)
+    without = bootstrap_interval(
+        metric, y[:6], p[:6], sample_weight=w[:6], random_state=0
+    )
+    assert with_zeros.estimate == without.estimate
+    np.testing.assert_allclose(
+        with_zeros.bootstrap_distribution, without.bootstrap_distribution
+    )
+
+
+def test_resamples_without_a_finite_value_raise_instead_of_nan():
     rng = np.random.default_rng(0)
     y, p = bed.binary_bed(rng, 3, 0.7)
-    w = np.array([1.0, 0.0, 0.0])  # a third of the resamples draw no weight
+
+    def nan_on_repeats(y_true, y_prob):
+        return np.nan if len(np.unique(y_prob)) < len(y_prob) else 0.0
+
     with pytest.raises(ValueError, match="resamples give no finite value"):
-        bootstrap_interval("ece", y, p, sample_weight=w, n_resamples=50)
+        bootstrap_interval(nan_on_repeats, y, p, n_resamples=50)
 
 
 # --- the report's verdict -------------------------------------------------------
@@ -259,15 +280,15 @@ def test_report_verdict_in_words_and_consistent_with_its_interval():
     calibrated = rng.uniform(size=500) < p
     report = calibration_report(calibrated, p, random_state=0, labels=[False, True])
     assert report["calibration_pvalue"] > 0.05
-    assert report["verdict"].startswith("no evidence of miscalibration (p = ")
-    assert "n = 500" in report["verdict"] and report["ece_ci"][0] == 0.0
+    assert report.verdict.startswith("no evidence of miscalibration (p = ")
+    assert "n = 500" in report.verdict and report["ece_ci"][0] == 0.0
     over = rng.uniform(size=500) < p**3
     report = calibration_report(over, p, random_state=0, labels=[False, True])
-    assert report["verdict"].startswith("over-confident: ECE ")
-    assert "(p < 0.001, n = 500)" in report["verdict"]
+    assert report.verdict.startswith("over-confident: ECE ")
+    assert "(p < 0.001, n = 500)" in report.verdict
     under = rng.uniform(size=500) < p**0.3
     report = calibration_report(under, p, random_state=0, labels=[False, True])
-    assert report["verdict"].startswith("under-confident")
+    assert report.verdict.startswith("under-confident")
     # 0 is in the ECE's interval whenever the test does not reject at 5 %
     for seed in range(20):
         y = np.random.default_rng(seed).uniform(size=500) < p**1.3
@@ -276,7 +297,7 @@ def test_report_verdict_in_words_and_consistent_with_its_interval():
             assert r["ece_ci"][0] == 0.0
         assert r["ece_ci"][0] <= r["ece"] <= r["ece_ci"][1]
     off = calibration_report(over, p, confidence_level=None, labels=[False, True])
-    assert "verdict" not in off and "ece_ci" not in off
+    assert off.verdict is None and "ece_ci" not in off
 
 
 def test_verdict_never_contradicts_its_interval():
@@ -288,10 +309,10 @@ def test_verdict_never_contradicts_its_interval():
     for seed in range(30):
         y = np.random.default_rng(seed).uniform(size=400) < p**1.25
         r = calibration_report(y, p, random_state=seed, labels=[False, True])
-        words = r["verdict"].split(" (")[0].split(":")[0]
+        words = r.verdict.split(" (")[0].split(":")[0]
         seen.add(words)
         if r["ece_ci"][0] <= 0.0:
-            assert not words.endswith("confident"), r["verdict"]
+            assert not words.endswith("confident"), r.verdict
         if words.endswith("confident"):
             assert r["calibration_pvalue"] < 0.05 and r["ece_ci"][0] > 0.0
     assert len(seen) >= 2  # the bed spans more than one verdict
@@ -335,7 +356,7 @@ def test_mean_interval_needs_two_rows_and_corrects_few_effective_rows(metric):
     # error of a mean of essentially one row is about one row's spread, at
     # any scale of the dominant weight (the correction n / (n - 1) used to be
     # capped at n_eff >= 2, and 1 - sum(w^2) cancels in floating point)
-    from sklcalib.metrics._plans import brier_score, negative_log_likelihood
+    from sklcalib.metrics._scoring_rules import brier_score, negative_log_likelihood
 
     func = negative_log_likelihood if metric == "nll" else brier_score
     terms = np.array(

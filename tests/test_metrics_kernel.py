@@ -193,9 +193,9 @@ def test_float32_input_is_not_copied_to_float64():
 def test_zero_weight_rows_take_no_part_in_the_pairs(estimator):
     # sparse positive weights (every 250th row): no block of 100 consecutive
     # rows held two of them, so the default estimator at 20 000 rows (and the
-    # report with it) raised; zero-weight rows add nothing to any sum, and
-    # the estimate is that of the positive-weight rows alone at the same
-    # bandwidth
+    # report with it) raised; a zero-weight row is no row, for the pairs and
+    # the median bandwidth alike: the estimate is that of the positive-weight
+    # rows alone
     from sklcalib.metrics._kernel import median_bandwidth
 
     rng = np.random.default_rng(12)
@@ -204,8 +204,8 @@ def test_zero_weight_rows_take_no_part_in_the_pairs(estimator):
     y = rng.integers(0, 3, n)
     w = np.zeros(n)
     w[::250] = rng.uniform(0.5, 2.0, size=w[::250].shape[0])
-    nu = median_bandwidth(p)
     keep = w > 0
+    nu = median_bandwidth(p[keep])
     got = kernel_calibration_error(y, p, sample_weight=w, estimator=estimator)
     alone = kernel_calibration_error(
         y[keep],

@@ -5,11 +5,17 @@ test_metrics_cumulative_references.py)."""
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sklcalib._utils._segment_audit as segment_audit
 from sklcalib._utils._segment_audit import gap_interval
 from sklcalib._utils._segments import build_segments
-from sklcalib.metrics import MulticalibrationAudit, multicalibration_audit
+from sklcalib.metrics import (
+    MulticalibrationAudit,
+    cumulative_calibration_test,
+    multicalibration_audit,
+)
 
 
 def _frame(n, seed):
@@ -253,7 +259,16 @@ def test_result_reads_well():
     assert isinstance(audit, MulticalibrationAudit)
     assert repr(audit).startswith("MulticalibrationAudit(pvalue=")
     text = str(audit)
-    assert "family-wise p-value" in text and audit.worst.segment in text
+    assert "family-wise p = " in text and audit.worst.segment in text
+    assert text.splitlines()[0].endswith(audit.verdict())
+    import json
+
+    entries = audit.report_entries(3)
+    assert json.loads(json.dumps(entries))["n_segments"] == audit.n_segments
+    assert entries["multicalibration_pvalue"] == audit.pvalue
+    assert [r["segment"] for r in entries["worst_segments"]] == [
+        r.segment for r in audit.worst_segments(3)
+    ]
     table = audit.to_frame()
     assert len(table) == audit.n_segments
     assert list(table.columns) == [c for c in audit.table]
@@ -303,3 +318,98 @@ def test_dask_is_refused():
     p = da.from_array(np.array([0.2, 0.6, 0.7, 0.4]), chunks=2)
     with pytest.raises(ValueError, match=r"y_prob.compute\(\)"):
         multicalibration_audit(np.array([0, 1, 1, 0]), p, np.zeros(4))
+
+
+@given(st.integers(0, 2**31), st.sampled_from(["auto", "top_label", "classwise"]))
+@settings(max_examples=25)
+def test_a_segments_numbers_are_those_of_its_rows(seed, mode):
+    # every segment's statistic, sigma and gap are those of the cumulative
+    # test run on its rows alone, and they do not depend on the row order
+    rng = np.random.default_rng(seed)
+    n = 300
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = (prob.cumsum(1) < rng.uniform(size=(n, 1))).sum(1).clip(max=2)
+    group = rng.integers(0, 3, n)
+    kwargs = {"mode": mode, "labels": [0, 1, 2], "n_resamples": 5, "min_rows": 1}
+    audit = multicalibration_audit(y, prob, group, random_state=0, **kwargs)
+    perm = rng.permutation(n)
+    shuffled = multicalibration_audit(
+        y[perm], prob[perm], group[perm], random_state=0, **kwargs
+    )
+    for key in ("statistic", "sigma", "gap", "gap_low", "gap_high", "mean_prob"):
+        np.testing.assert_allclose(audit.table[key], shuffled.table[key], atol=1e-12)
+    n_col = 3 if mode == "classwise" else 1
+    for i, name in enumerate(audit.table["segment"][::n_col]):
+        rows = np.ones(n, bool) if name == "all rows" else group == int(name[3:])
+        ref = cumulative_calibration_test(
+            y[rows], prob[rows], mode=mode, labels=[0, 1, 2]
+        )
+        got = audit.table["statistic"][i * n_col : (i + 1) * n_col]
+        np.testing.assert_allclose(got, np.ravel(ref.statistic), atol=1e-12)
+        got = audit.table["sigma"][i * n_col : (i + 1) * n_col]
+        np.testing.assert_allclose(got, np.ravel(ref.sigma), atol=1e-12)
+
+
+def test_mixed_type_and_boolean_columns():
+    mixed = np.array([1, "a", 1, "a", 2.5] * 10, dtype=object)
+    segset = build_segments(mixed, 50, max_depth=1, min_rows=1)
+    sizes = dict(zip(segset.names, segset.sizes(), strict=True))
+    assert sizes == {"all rows": 50, "x0=1": 20, "x0=a": 20, "x0=2.5": 10}
+    flags = pd.DataFrame({"mobile": np.arange(50) % 5 == 0})
+    segset = build_segments(flags, 50, max_depth=1, min_rows=1)
+    assert dict(zip(segset.names, segset.sizes(), strict=True)) == {
+        "all rows": 50,
+        "mobile=False": 40,
+        "mobile=True": 10,
+    }
+
+
+_FORK_AFTER_AUDIT = """
+import multiprocessing
+import numba
+import numpy as np
+import sklcalib._utils._segment_audit as segment_audit
+from sklcalib.metrics import multicalibration_audit
+
+
+@numba.njit(parallel=True)
+def parallel_sum(x):
+    total = 0.0
+    for i in numba.prange(x.shape[0]):
+        total += x[i]
+    return total
+
+
+def child_work():  # what a dask worker does: run a parallel kernel
+    assert parallel_sum(np.ones(1000)) == 1000.0
+
+
+segment_audit._COMPILED_MIN_WORK = 0
+rng = np.random.default_rng(0)
+p = rng.uniform(size=500)
+multicalibration_audit(rng.uniform(size=500) < p, p, rng.integers(0, 3, 500),
+                       n_resamples=20, random_state=0)
+child = multiprocessing.get_context("fork").Process(target=child_work)
+child.start()
+child.join(60)
+raise SystemExit(child.exitcode)
+"""
+
+
+@pytest.mark.skipif(
+    "fork" not in __import__("multiprocessing").get_all_start_methods(),
+    reason="fork() exists on POSIX only",
+)
+def test_a_process_forks_safely_after_a_compiled_audit():
+    # a parallel numba kernel would start OpenMP threads, after which fork()
+    # aborts the child (dask's LocalCluster, multiprocessing): the audit's
+    # kernel is serial. In a fresh interpreter: another test's parallel
+    # kernel must not decide the outcome.
+    pytest.importorskip("numba", reason="the compiled path is the fast extra")
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_AFTER_AUDIT], capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]

@@ -32,6 +32,7 @@ KEYS = {
     "ece_sweep",
     "skce",
     "n_samples",
+    "confidence_gap",
 }
 
 
@@ -54,7 +55,7 @@ def test_entries_match_the_functions(data, weighted):
     with_intervals = {
         f"{k}_ci"
         for k in ("ece", "adaptive_ece", "classwise_ece", "debiased_ece", "nll")
-    } | {"brier_ci", "calibration_pvalue", "verdict"}
+    } | {"brier_ci", "calibration_pvalue", "confidence_gap_ci"}
     assert set(report) == KEYS | with_intervals
     assert set(calibration_report(y, p, confidence_level=None, **kw)) == KEYS
     assert report["ece"] == pytest.approx(expected_calibration_error(y, p, **kw))
@@ -105,12 +106,9 @@ def test_binary_1d_and_string_labels():
     rng = np.random.default_rng(1)
     p1 = rng.random(300)
     y = np.where(rng.random(300) < p1, "yes", "no")
-    # without labels=, the sorted order of the string labels is assumed, and said
-    with pytest.warns(UserWarning, match=r"sorted label order \['no', 'yes'\]"):
-        report = calibration_report(y, p1, random_state=0)
-    two = calibration_report(
-        y, np.c_[1 - p1, p1], labels=["no", "yes"], random_state=0
-    )
+    # without labels=: drawn from p1, the labels show their sorted order
+    report = calibration_report(y, p1, random_state=0)
+    two = calibration_report(y, np.c_[1 - p1, p1], labels=["no", "yes"], random_state=0)
     assert set(report) == set(two)
     for key, value in report.items():
         if key.endswith("_ci"):  # same draws, bin means equal to rounding
@@ -181,3 +179,112 @@ def test_brier_of_near_certain_rows_is_exact_not_clamped(weighted):
         ).estimate,
     ]
     np.testing.assert_allclose(values, exact, rtol=1e-12)
+
+
+# --- validated once, numbers out, the verdict from its own rows ---------------
+
+
+def _count_calls(monkeypatch, module_name, function_name):
+    """Count the calls of a function wherever sklcalib imported it by name."""
+    import importlib
+    import sys
+
+    original = getattr(importlib.import_module(module_name), function_name)
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if (
+            name.startswith("sklcalib")
+            and getattr(module, function_name, None) is original
+        ):
+            monkeypatch.setattr(module, function_name, counted)
+    return calls
+
+
+@pytest.mark.parametrize("intervals", [None, 0.95])
+def test_one_report_validates_its_inputs_once(monkeypatch, data, intervals):
+    import sklcalib.metrics._fused  # noqa: F401 (patched where numba is installed)
+
+    y, p, w = data
+    targets = _count_calls(monkeypatch, "sklcalib._utils._validation", "check_targets")
+    values = _count_calls(
+        monkeypatch, "sklcalib._utils._validation", "check_prob_values"
+    )
+    calibration_report(
+        y, p, sample_weight=w, confidence_level=intervals, random_state=0
+    )
+    assert len(targets) == 1
+    assert len(values) == 1
+
+
+def test_the_report_holds_numbers_and_its_text_is_the_table():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.5, 1.0, size=1000)
+    y = rng.uniform(size=1000) < p**3  # over-confident
+    report = calibration_report(y, p, random_state=0)
+    for key, value in report.items():
+        assert value is None or isinstance(value, int | float | tuple), key
+    text = str(report)
+    assert text.splitlines()[0] == report.verdict
+    assert report.verdict.startswith("over-confident: ECE ")
+    assert "ECE (%)" in text and "debiased L2 ECE (%)" in text
+    # the verdict is no longer a key; reading it as one still works, and says so
+    assert "verdict" not in report
+    with pytest.warns(FutureWarning, match="report.verdict"):
+        assert report["verdict"] == report.verdict
+    with pytest.raises(KeyError):
+        report["no such key"]
+    assert calibration_report(y, p, confidence_level=None).verdict is None
+
+
+def test_n_resamples_is_deprecated_and_ignored():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.5, 1.0, size=200)
+    y = rng.uniform(size=200) < p
+    with pytest.warns(FutureWarning, match="n_resamples is deprecated"):
+        old = calibration_report(y, p, n_resamples=50, random_state=0)
+    assert old == calibration_report(y, p, random_state=0)
+
+
+def test_every_l2_quantity_says_so():
+    from sklcalib._utils._metric_display import DISPLAY, REPORT_ROWS
+
+    labels = dict((key, label) for key, label, _ in REPORT_ROWS)
+    assert "L2" in labels["ece_l2"] and "L2" in labels["debiased_ece"]
+    assert "L2" in DISPLAY["debiased_ece"].label(long=True)
+    assert "L2" not in labels["ece"]
+
+
+def _mixed_model(n, seed):
+    """Over-confident above 0.75, under-confident below: both directions."""
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.5, 1.0, size=n)
+    truth = np.where(p > 0.75, p - 0.12, np.minimum(p + 0.12, 1.0))
+    return rng.uniform(size=n) < truth, p
+
+
+def test_the_verdict_follows_from_its_own_rows():
+    y, p = _mixed_model(4000, 0)
+    report = calibration_report(y, p, random_state=0)
+    # significantly miscalibrated, in both directions: no single direction
+    assert report["ece_ci"][0] > 0 and report["calibration_pvalue"] < 0.05
+    assert min(report["ece_over"], report["ece_under"]) > report["ece"] / 4
+    assert report.verdict.startswith("miscalibrated in both directions: ECE ")
+    assert "over-confident part" in report.verdict
+    # the signed gap is the difference of the parts
+    assert report["confidence_gap"] == pytest.approx(
+        report["ece_over"] - report["ece_under"], abs=1e-12
+    )
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.5, 1.0, size=1000)
+    for exponent, words in ((3.0, "over-confident"), (0.3, "under-confident")):
+        r = calibration_report(rng.uniform(size=1000) < p**exponent, p, random_state=0)
+        assert r.verdict.startswith(f"{words}: ECE "), r.verdict
+        low, high = r["confidence_gap_ci"]
+        assert (low > 0) if words == "over-confident" else (high < 0)
+        share = r["ece_over"] if words == "over-confident" else r["ece_under"]
+        assert share >= 0.75 * r["ece"]

@@ -13,7 +13,8 @@ from sklearn.datasets import make_classification
 from skorch.callbacks import Callback, GradientNormClipping, PassthroughScoring
 from skorch.dataset import Dataset
 
-from sklcalib.net import NetClassifier, _TensorBatches
+from sklcalib._net_loop import TensorBatches
+from sklcalib.net import NetClassifier
 
 
 class RowDataset(Dataset):
@@ -89,7 +90,7 @@ def test_in_memory_data_takes_the_fast_path_and_datasets_the_general_one(data):
     X, y = data
     net = net_().fit(X, y)
     batches = net.get_iterator(net.get_dataset(X, y), training=True)
-    assert isinstance(batches, _TensorBatches)
+    assert isinstance(batches, TensorBatches)
     assert batches.shuffle and batches.batch_size == 32
     # a Dataset subclass, a user's iterator argument, a TensorDataset: skorch's
     general = [
@@ -115,7 +116,7 @@ def test_fast_path_equals_skorchs_path(data, shuffle, criterion):
     fast = net_(**params).fit(X, y)
     general = net_(dataset=RowDataset, **params).fit(X, y)
     assert not isinstance(
-        general.get_iterator(general.get_dataset(X, y), training=True), _TensorBatches
+        general.get_iterator(general.get_dataset(X, y), training=True), TensorBatches
     )
     # the same batches in the same order, the same dropout masks: bit for bit
     _assert_same_weights(fast, general)

@@ -15,20 +15,15 @@ from sklcalib.metrics import (
 )
 from sklcalib.plotting import ReliabilityDisplay, clopper_pearson
 
-# the fixture's string labels stand for any labels and their sorted order is
-# the columns' order by construction: the warning that labels= was not given
-# (tested in test_metrics_label_order.py) is expected here
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:y_true holds string labels and labels was not given:UserWarning"
-)
-
 
 @pytest.fixture(scope="module")
 def data():
+    # string labels drawn from p: they show their sorted order to be the
+    # columns' without labels= (test_metrics_label_order.py)
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.full(3, 0.4), size=400)
-    y = np.array(["a", "b", "c"])[rng.integers(0, 3, 400)]
-    return y, p
+    idx = (rng.uniform(size=(400, 1)) > p.cumsum(axis=1)).sum(axis=1).clip(0, 2)
+    return np.array(["a", "b", "c"])[idx], p
 
 
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])

@@ -222,7 +222,7 @@ def test_get_scorer_names_lists_every_name_get_scorer_takes(iris):
 
 
 def test_scorer_names_come_from_the_metric_registry():
-    from sklcalib.metrics._plans import METRICS
+    from sklcalib.metrics._registry import METRICS
 
     calibration_errors = set(METRICS) - {"nll", "brier"}
     assert set(CALIBRATION_SCORERS) == {f"neg_{m}" for m in calibration_errors}

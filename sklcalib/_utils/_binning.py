@@ -25,6 +25,8 @@ The per-bin sums themselves, :func:`sklcalib.metrics.bin_statistics`, live
 in the public module :mod:`sklcalib.metrics.binning`.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 
@@ -66,6 +68,32 @@ def weighted_bin_sums(idx, n_bins, weights, *values):
         counts = np.bincount(idx, weights=weights, minlength=n_bins)
         sums = [np.bincount(idx, weights=v * weights, minlength=n_bins) for v in values]
     return (counts, *sums)
+
+
+class BinSummary(NamedTuple):
+    """Per-bin ``rows``, ``mass`` (summed weight; ``rows`` unweighted),
+    ``n_eff`` (Kish's effective number of rows ``mass**2 / sum(w**2)``, the
+    rows unweighted, 0 for an empty bin: free of the weights' scale) and the
+    weighted ``sums`` of each value, float64 arrays of ``n_bins``."""
+
+    rows: np.ndarray
+    mass: np.ndarray
+    n_eff: np.ndarray
+    sums: tuple
+
+
+def bin_summaries(idx, n_bins, weights, *values):
+    """The :class:`BinSummary` of rows in bins ``idx``: what every per-bin
+    mean, share and variance estimate (the debiased error, the intervals'
+    cells) is made of."""
+    rows = np.bincount(idx, minlength=n_bins).astype(np.float64)
+    if weights is None:
+        _, *sums = weighted_bin_sums(idx, n_bins, None, *values)
+        return BinSummary(rows, rows, rows, tuple(sums))
+    mass, *sums, square = weighted_bin_sums(idx, n_bins, weights, *values, weights)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(square > 0, mass * mass / square, 0.0)
+    return BinSummary(rows, mass, n_eff, tuple(sums))
 
 
 def quantile_groups(confidence, n_bins):

@@ -1,7 +1,9 @@
 """How tables show the metrics of the registry: one label and one percent flag
 per metric, for the benchmark tables, the tabular report and ``sklcalib
 report`` (in ``_utils`` so that those packages may import it; the registry of
-the functions is ``sklcalib.metrics._plans.METRICS``, with the same keys).
+the functions is ``sklcalib.metrics._registry.METRICS``, with the same keys);
+and the rows of :func:`~sklcalib.metrics.calibration_report`'s table
+(:data:`REPORT_ROWS`). Every L2 quantity says so in its label.
 """
 
 from typing import NamedTuple
@@ -31,9 +33,33 @@ DISPLAY = {
     "classwise_ece": MetricDisplay("CwECE", "classwise ECE", True),
     "mce": MetricDisplay("MCE", "MCE", True),
     "smooth_ece": MetricDisplay("smECE", "smooth ECE", True),
-    "debiased_ece": MetricDisplay("dECE", "debiased ECE", True),
+    "debiased_ece": MetricDisplay("dECE", "debiased L2 ECE", True),
     "ece_sweep": MetricDisplay("ECE-sweep", "ECE-sweep", True),
     "kernel_calibration_error": MetricDisplay("SKCE", "SKCE", False),
     "nll": MetricDisplay("NLL", "NLL", False),
     "brier": MetricDisplay("Brier", "Brier", False),
 }
+
+
+def _row(key, metric=None):
+    shown = DISPLAY[metric or key]
+    return (key, shown.label(long=True), shown.percent)
+
+
+#: the rows of a calibration report's table: report key, label, shown in
+#: percent (the text form of ``calibration_report`` and ``sklcalib report``)
+REPORT_ROWS = (
+    ("accuracy", "accuracy (%)", True),
+    ("ece", "ECE (%)", True),
+    ("ece_over", "  over-confident part (%)", True),
+    ("ece_under", "  under-confident part (%)", True),
+    ("confidence_gap", "mean confidence - accuracy (%)", True),
+    ("ece_l2", "ECE, L2 norm (%)", True),
+    *map(_row, ("adaptive_ece", "classwise_ece", "mce", "smooth_ece")),
+    *map(_row, ("debiased_ece", "ece_sweep")),
+    _row("skce", "kernel_calibration_error"),
+    _row("nll"),
+    _row("brier"),
+    ("s99_fraction", "confidence >= 0.99 (% of samples)", True),
+    ("s99_accuracy", "  their accuracy (%)", True),
+)

@@ -79,7 +79,9 @@ def _layout(score, segset):
 def _extremes(residual, layout):
     """``(high, low, last)`` (b, S) of the raw cumulative sums
     ``sum w (y - p)`` of every segment, from ``residual`` (b, n)."""
-    g = residual[:, layout.pos]
+    # np.take, not residual[:, pos]: the latter is Fortran-ordered, and the
+    # row-wise cumsum and reduceat below run 4-5x slower on it
+    g = np.take(residual, layout.pos, axis=1)
     np.cumsum(g, axis=1, out=g)
     offset = np.where(layout.before >= 0, g[:, np.maximum(layout.before, 0)], 0.0)
     read = g if layout.ends is None else g[:, layout.ends]

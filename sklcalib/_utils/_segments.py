@@ -83,7 +83,16 @@ def _missing(values):
 
 
 def _number(x):
-    return f"{x:.4g}"
+    """``x`` to 4 significant digits, without an exponent between 1e-3 and
+    1e9 (an income edge reads 19,460, not 1.946e+04)."""
+    x = float(x)
+    if x == 0 or not 1e-3 <= abs(x) < 1e9:
+        return f"{x:.4g}"
+    digits = 3 - int(np.floor(np.log10(abs(x))))
+    rounded = round(x, digits)
+    if digits <= 0:
+        return f"{rounded:,.0f}"
+    return f"{rounded:,.{digits}f}".rstrip("0").rstrip(".")
 
 
 def _quantile_levels(values, present, max_levels):
@@ -102,7 +111,8 @@ def _quantile_levels(values, present, max_levels):
 
 def _category_levels(values, present, max_levels):
     """Codes and names of a categorical column: its ``max_levels - 1`` most
-    frequent levels (ties by first appearance) and ``"other"``."""
+    frequent levels (ties in sorted order of the values, so that the order
+    of the rows does not matter) and ``"other"``."""
     kept = values[present]
     try:
         uniques, first, inverse, counts = np.unique(
@@ -114,7 +124,7 @@ def _category_levels(values, present, max_levels):
             text, return_index=True, return_inverse=True, return_counts=True
         )
         uniques = kept[first]
-    by_frequency = np.lexsort((first, -counts))
+    by_frequency = np.lexsort((np.arange(counts.shape[0]), -counts))
     if uniques.shape[0] > max_levels:
         top = by_frequency[: max_levels - 1]
         rank = np.full(uniques.shape[0], max_levels - 1, dtype=np.int64)

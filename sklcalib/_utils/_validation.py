@@ -14,6 +14,12 @@ import warnings
 
 import numpy as np
 
+from ._scores import (
+    rounding_tolerance,
+    row_sum_tolerance,
+    written_decimals,
+)
+
 STRATEGIES = ("uniform", "quantile")
 NORMS = ("l1", "l2", "max")
 
@@ -149,8 +155,14 @@ def as_numpy(x):
     the host. float16 stays float16 (numpy has it), so a half-precision
     softmax is held to float16's row-sum tolerance as a numpy float16 array
     is; bfloat16, which numpy lacks, becomes float32 values marked as
-    :class:`Bfloat16Values` (a copy), held to bfloat16's tolerance.
+    :class:`Bfloat16Values` (a copy), held to bfloat16's tolerance. A pandas
+    object of nullable numeric dtypes (``Float64``, ``Int64``, ``boolean``)
+    becomes the numpy array of those numbers (``pd.NA`` as NaN, which the
+    checks then refuse by name), not an array of Python objects.
     """
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(x, pandas.Series | pandas.DataFrame):
+        return _pandas_values(pandas, x)
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(x, torch.Tensor):
         return x
@@ -160,6 +172,22 @@ def as_numpy(x):
     if x.dtype == torch.bfloat16:
         return x.float().numpy().view(Bfloat16Values)
     return x.numpy()
+
+
+def _pandas_values(pandas, x):
+    """A Series or DataFrame of nullable numeric dtypes as a numpy array of
+    their numbers (``pd.NA`` as NaN); other pandas objects unchanged."""
+    dtypes = [x.dtype] if isinstance(x, pandas.Series) else list(x.dtypes)
+    is_extension = pandas.api.types.is_extension_array_dtype
+    if not any(is_extension(d) and d.kind in "fiub" for d in dtypes):
+        return x
+    if not all(d.kind in "fiub" for d in dtypes):
+        return x  # strings or categories among them: labels, left as they are
+    if bool(np.any(x.isna())):
+        return x.to_numpy(dtype=np.float64, na_value=np.nan)
+    return x.to_numpy(
+        dtype=np.result_type(*(getattr(d, "numpy_dtype", d) for d in dtypes))
+    )
 
 
 _STREAMING_HINT = (
@@ -192,27 +220,6 @@ def check_option(value, name, allowed):
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}.")
     return value
-
-
-# float32 round-off per class: a float32 softmax (torch's default) is exact to
-# a few units in the last place per entry, so its row sums are off by up to
-# about K * eps32; stored as float32, as text or cast to float64, such rows are
-# probabilities all the same.
-_FLOAT32_ROUNDOFF = 2 * float(np.finfo(np.float32).eps)
-_BFLOAT16_EPS = 2.0**-7  # 8 significant bits (torch.finfo(torch.bfloat16).eps)
-
-
-def row_sum_tolerance(dtype, n_classes=2):
-    """Tolerance on ``|row sum - 1|`` for ``n_classes`` columns of ``dtype``.
-
-    The larger of the square root of the machine epsilon of ``dtype`` (as
-    ``sklearn.metrics.log_loss``) and float32 round-off summed over the
-    classes, ``2 * n_classes * eps(float32)``, whatever the stored dtype:
-    probabilities computed in float32 and cast to float64 carry float32's
-    round-off, not float64's.
-    """
-    eps = _BFLOAT16_EPS if str(dtype) == "bfloat16" else float(np.finfo(dtype).eps)
-    return max(float(np.sqrt(eps)), _FLOAT32_ROUNDOFF * int(n_classes))
 
 
 # Weights are used in sums of products (weight x loss, weight x count): a sum
@@ -278,6 +285,13 @@ def _check_y_true(y_true):
     y = np.asarray(as_numpy(y_true))
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
+    if _one_hot(y):
+        raise ValueError(
+            f"y_true looks one-hot encoded (shape {y.shape}, a single 1 per row), "
+            "but it must hold one label per row: pass np.argmax(y_true, axis=1) "
+            f"with labels=np.arange({y.shape[1]}) (or the labels of the columns "
+            "in their order, indexed the same way)."
+        )
     if y.ndim != 1:
         raise ValueError(
             f"y_true must be a 1-D array of labels, got an array of shape {y.shape}."
@@ -287,6 +301,13 @@ def _check_y_true(y_true):
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y_true contains NaN or infinity.")
     return y
+
+
+def _one_hot(y):
+    """Whether a 2-D ``y`` of several columns holds a single 1 per row."""
+    if y.ndim != 2 or y.shape[1] < 2 or y.shape[0] == 0 or y.dtype.kind not in "biuf":
+        return False
+    return bool(np.all((y == 0) | (y == 1)) and np.all(y.sum(axis=1) == 1))
 
 
 def _check_labels(labels):
@@ -412,41 +433,89 @@ def check_prob_array(y_prob):
     return p
 
 
-def row_sum_message(name, tol, dtype, row, total):
+def row_sum_message(name, tol, dtype, row, total, decimals=None, n_classes=2):
     """The one wording of a row-sum failure (numpy path and fused kernel)."""
-    return (
+    text = (
         f"{name} rows must sum to 1 (within {tol:.2g}, the larger of the square "
-        f"root of the machine epsilon of {dtype} and float32 round-off summed over the "
-        f"columns); row {row} sums to {float(total)!r}."
+        f"root of the machine epsilon of {dtype} and float32 round-off summed over "
+        "the columns"
+    )
+    if decimals is not None:
+        text += (
+            f"; or within {rounding_tolerance(decimals, n_classes):.2g}, what "
+            f"rounding {n_classes} values to the {decimals} decimals they are "
+            "written with can explain"
+        )
+    return f"{text}); row {row} sums to {float(total)!r}."
+
+
+def logits_hint(name):
+    return (
+        f" {name} must hold probabilities: if these are logits or decision "
+        "scores, pass their softmax (scipy.special.softmax(scores, axis=1)) "
+        "or the model's predict_proba."
     )
 
 
 def check_prob_values(p, name="y_prob"):
-    """Raise unless the float array ``p`` holds probabilities.
+    """Return ``p`` if it holds probabilities, renormalised if it holds them
+    rounded to a few decimals; raise otherwise.
 
     Every value finite and in [0, 1]; for a 2-D array of more than one column,
     every row summing to 1 within :func:`row_sum_tolerance` of ``p.dtype`` (the
-    sums are taken in float64). This is the one definition of "is this a
-    probability matrix" (the fused kernel of the metrics does the same in its
-    single pass and is tested against it).
+    sums are taken in float64). Rows written with a few decimals (a CSV saved
+    with ``float_format="%.4f"``, a spreadsheet export) sum to 1 only up to
+    their rounding: when every value is written with ``d`` decimals and every
+    row sums to 1 within :func:`rounding_tolerance` (``K * 0.5 * 10**-d``
+    for K columns), the rows are divided by their sums, with a warning that
+    says so, and the renormalised copy (float64) is returned. This is the one
+    definition of "is this a probability matrix" (the fused kernel of the
+    metrics does the same in its single pass and is tested against it).
     """
     if not np.all(np.isfinite(p)):
         raise ValueError(f"{name} contains NaN or infinity.")
     if np.any(p < 0):
         # scikit-learn's wording first: its estimator checks look for it
         raise ValueError(
-            f"Negative values in data: {name} contains negative values, min {p.min()}."
+            f"Negative values in data: {name} contains negative values, min "
+            f"{p.min()}." + logits_hint(name)
         )
     if np.any(p > 1):
-        raise ValueError(f"{name} contains values greater than 1: max {p.max()}.")
-    if p.ndim == 2 and p.shape[1] > 1:
-        sums = p.sum(axis=1, dtype=np.float64)
-        dtype = tolerance_dtype(p)
-        tol = row_sum_tolerance(dtype, p.shape[1])
-        bad = np.abs(sums - 1.0) > tol
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(row_sum_message(name, tol, dtype, i, sums[i]))
+        raise ValueError(
+            f"{name} contains values greater than 1: max {p.max()}." + logits_hint(name)
+        )
+    if p.ndim != 2 or p.shape[1] < 2:
+        return p
+    sums = p.sum(axis=1, dtype=np.float64)
+    dtype = tolerance_dtype(p)
+    n_classes = p.shape[1]
+    tol = row_sum_tolerance(dtype, n_classes)
+    deviation = np.abs(sums - 1.0)
+    bad = deviation > tol
+    if not np.any(bad):
+        return p
+    decimals = written_decimals(p, dtype)
+    i = int(np.argmax(deviation))
+    if (
+        decimals is None
+        or deviation[i] > rounding_tolerance(decimals, n_classes)
+        or not np.all(sums > 0)
+    ):
+        i = int(np.flatnonzero(bad)[0]) if decimals is None else i
+        raise ValueError(
+            row_sum_message(name, tol, dtype, i, sums[i], decimals, n_classes)
+        )
+    warnings.warn(
+        f"{name} holds probabilities written with {decimals} decimals: "
+        f"{int(np.count_nonzero(bad))} of {p.shape[0]} rows do not sum to 1 "
+        f"(row {i} sums to {float(sums[i])!r}), within the "
+        f"{rounding_tolerance(decimals, n_classes):.2g} that rounding "
+        f"{n_classes} values to {decimals} decimals can explain; every row was "
+        "divided by its sum. Save probabilities with more decimals to avoid this.",
+        UserWarning,
+        stacklevel=_outside_stacklevel(),
+    )
+    return np.asarray(p, dtype=np.float64) / sums[:, None]
 
 
 def check_found_classes(classes, n_columns, prob_ndim):
@@ -457,9 +526,17 @@ def check_found_classes(classes, n_columns, prob_ndim):
             "1-D: pass the two labels explicitly through the labels argument."
         )
     if classes.shape[0] > n_columns:
+        if prob_ndim == 1:
+            raise ValueError(
+                f"y_true has {classes.shape[0]} distinct labels but y_prob has one "
+                "column (or is 1-D), which is read as the probability of the "
+                "second of two labels: pass one column per class, in the order "
+                "of labels (e.g. the model's predict_proba and labels="
+                "estimator.classes_)."
+            )
         raise ValueError(
             f"y_true has {classes.shape[0]} distinct labels but y_prob has "
-            f"{n_columns} columns."
+            f"{n_columns} columns: pass one column per class."
         )
     if classes.shape[0] < n_columns:
         raise ValueError(
@@ -494,34 +571,185 @@ def _outside_stacklevel():
     return level
 
 
-def warn_assumed_string_order(classes):
-    """Warn which column order was assumed for string labels found in
-    ``y_true`` when ``labels`` was not given (sorted order, as
-    ``sklearn.metrics.log_loss``): a model whose columns are in another order
-    (e.g. cat, dog, bird) would be scored against the wrong columns."""
-    if classes.shape[0] == 0 or not isinstance(classes[0], (str, np.str_, bytes)):
-        return
+#: nats by which one column order of string labels must beat every other on
+#: the data (a likelihood ratio of e**10, about 22 000) to be taken as known
+ORDER_EVIDENCE_NATS = 10.0
+#: probabilities are floored here when orders are compared: one row rounded
+#: to 0.00 on its true class costs at most 9.2 nats, not 708
+_ORDER_FLOOR = 1e-4
+#: beyond this many classes only the best order is compared with the sorted
+#: one (the runner-up needs one assignment per class)
+_ORDER_MAX_CLASSES = 50
+
+
+def _is_text(classes):
+    return classes.shape[0] > 0 and isinstance(classes[0], str | np.str_ | bytes)
+
+
+def _shown(classes):
     shown = ", ".join(repr(str(c)) for c in classes[:10])
     if classes.shape[0] > 10:
         shown += f", ... ({classes.shape[0]} labels)"
-    warnings.warn(
-        "y_true holds string labels and labels was not given: the columns of "
-        f"y_prob are assumed to be in sorted label order [{shown}]. Pass "
-        "labels=... (e.g. labels=estimator.classes_) to state the order and "
-        "silence this warning.",
-        UserWarning,
-        stacklevel=_outside_stacklevel(),
+    return f"[{shown}]"
+
+
+def _order_log_likelihoods(y_idx, p):
+    """(K, K): entry ``[k, j]`` is the log-likelihood of the rows labelled k
+    if column j were theirs (probabilities floored at 1e-4)."""
+    from ._scores import as_columns
+
+    columns = as_columns(p)
+    n_classes = columns.shape[1]
+    order = np.argsort(y_idx, kind="stable")
+    counts = np.bincount(y_idx, minlength=n_classes)
+    logp = np.log(np.maximum(columns[order].astype(np.float64), _ORDER_FLOOR))
+    table = np.zeros((n_classes, n_classes))
+    present = np.flatnonzero(counts)
+    starts = np.concatenate([[0], np.cumsum(counts)])[present]
+    table[present] = np.add.reduceat(logp, starts, axis=0)
+    return table
+
+
+def _best_order(table, forbid=None):
+    """The assignment of columns to labels of largest log-likelihood (one
+    column each), and its total; ``forbid`` (k) keeps label k off column k."""
+    from scipy.optimize import linear_sum_assignment
+
+    cost = table.copy()
+    if forbid is not None:
+        cost[forbid, forbid] = -1e300
+    rows, cols = linear_sum_assignment(cost, maximize=True)
+    return cols[np.argsort(rows)], float(table[rows, cols].sum())
+
+
+def check_string_order(y_idx, p, classes):
+    """For string labels found in ``y_true`` (no ``labels=``), check that the
+    data show the columns of ``p`` to be in sorted label order (the order of
+    every scikit-learn classifier's ``classes_``, which
+    ``sklearn.metrics.log_loss`` assumes too); raise a ValueError otherwise.
+
+    A string order cannot be known from ``y_true`` alone: a model whose
+    columns are in file order (cat, dog, bird) would be scored against the
+    wrong columns. So the log-likelihood of the data under the sorted order
+    is compared with that under every other order of the columns
+    (probabilities floored at 1e-4): the sorted order is used when it beats
+    every other by at least :data:`ORDER_EVIDENCE_NATS` nats; when another
+    order beats it by that much the error names that order; in between the
+    data cannot tell, and the error asks for ``labels=``.
+    """
+    if not _is_text(classes):
+        return
+    table = _order_log_likelihoods(y_idx, p)
+    n_classes = table.shape[0]
+    identity = float(np.trace(table))
+    best, best_total = _best_order(table)
+    fix = (
+        "Pass labels= in the order of y_prob's columns: labels=estimator.classes_ "
+        "for a scikit-learn classifier's predict_proba, or the header of the "
+        "file they came from."
+    )
+    if best_total - identity >= ORDER_EVIDENCE_NATS:
+        # label k sits in column best[k]: read the labels in column order
+        in_columns = classes[np.argsort(best)]
+        raise ValueError(
+            f"y_true holds string labels and labels was not given, and y_prob's "
+            f"columns do not look like the sorted order {_shown(classes)}: the "
+            f"order {_shown(in_columns)} fits the data better by "
+            f"{best_total - identity:.0f} nats of log-likelihood. {fix}"
+        )
+    if n_classes <= _ORDER_MAX_CLASSES and np.array_equal(best, np.arange(n_classes)):
+        runner_up = max(_best_order(table, k)[1] for k in range(n_classes))
+        if identity - runner_up >= ORDER_EVIDENCE_NATS:
+            return
+    raise ValueError(
+        "y_true holds string labels and labels was not given, and the data "
+        f"cannot tell whether y_prob's columns are in sorted order {_shown(classes)} "
+        f"(no order of the columns fits the labels better than every other by "
+        f"{ORDER_EVIDENCE_NATS:.0f} nats of log-likelihood). {fix}"
     )
 
 
-def check_targets(
-    y_true, y_prob, labels=None, sample_weight=None, *, allow_zero_weight=False
-):
-    """Validate the metric inputs except the values of ``y_prob``.
+def refuse_string_order(classes, why):
+    """Raise for string labels found in ``y_true`` where the column order
+    cannot be checked against the data (``why`` says where)."""
+    if _is_text(classes):
+        raise ValueError(
+            f"y_true holds string labels and labels was not given; {why}, so "
+            f"the order of y_prob's columns (sorted: {_shown(classes)}?) cannot "
+            "be checked against the data. Pass labels= in the order of y_prob's "
+            "columns (e.g. labels=estimator.classes_)."
+        )
 
-    Torch tensors are read without a copy where numpy shares their memory.
-    Dask arrays are refused here: the metrics that stream dispatch them to
-    their own path before calling this.
+
+def drop_zero_weight_rows(params, *arrays, named=True):
+    """The raw ``arrays`` (``y_true`` first, rows first) and the metric
+    ``params`` without the rows whose ``params["sample_weight"]`` is 0, for
+    the entry points that resample or redraw rows (bootstrap, consistency
+    test, comparison): there too a row of weight 0 is no row. The weights are
+    checked first (NaN, negative or all-zero weights are named). As in
+    :func:`check_targets`, the classes are those of every row: without
+    ``labels``, those found in ``y_true`` become ``labels`` (not for string
+    labels, whose order the data must show). Unchanged without weights,
+    without a zero weight, or when the lengths disagree (validation then says
+    so)."""
+    w = params.get("sample_weight")
+    if w is None:
+        return (*arrays, params)
+    arrays = [np.asanyarray(as_numpy(a)) for a in arrays]
+    raw = np.asarray(as_numpy(w))
+    if raw.ndim != 1 or any(a.shape[:1] != raw.shape for a in arrays):
+        return (*arrays, params)
+    keep = check_sample_weight(raw, raw.shape[0]) > 0
+    if np.all(keep):
+        return (*arrays, params)
+    params = {**params, "sample_weight": raw[keep]}
+    if named and params.get("labels") is None and arrays[0].ndim == 1:
+        classes = np.unique(arrays[0])
+        if not _is_text(classes):
+            params["labels"] = classes
+    return (*(a[keep] for a in arrays), params)
+
+
+def positive_weight_rows(w, *arrays):
+    """``arrays`` and ``w`` without the rows of weight 0: a row of weight 0 is
+    the same as no row, for equal-mass bin edges, bandwidths and row counts
+    alike. Unchanged (no copy) when no weight is 0."""
+    if w is None:
+        return (*arrays, w)
+    keep = w > 0
+    if np.all(keep):
+        return (*arrays, w)
+    return (*(a[keep] for a in arrays), w[keep])
+
+
+def check_targets(
+    y_true,
+    y_prob,
+    labels=None,
+    sample_weight=None,
+    *,
+    allow_zero_weight=False,
+    keep_zero_weight=False,
+):
+    """Validate the metric inputs; the values of ``y_prob`` are checked by
+    the caller (:func:`check_prob_values`, or the fused kernel in the same
+    pass as its statistics).
+
+    Torch tensors are read without a copy where numpy shares their memory;
+    pandas objects of nullable dtypes are read as numbers. Dask arrays are
+    refused here: the metrics that stream dispatch them to their own path
+    before calling this.
+
+    Rows of weight 0 are dropped (after their labels are checked and the
+    classes found): weight 0 is the same as no row everywhere. With
+    ``allow_zero_weight`` (one piece of a larger input) they are kept, and
+    the piece may weigh 0 in all; with ``keep_zero_weight`` they are kept for
+    a caller that drops them itself along with other arrays of its rows.
+
+    String labels found in ``y_true`` (no ``labels``) are matched to the
+    columns in sorted order only when the data show it
+    (:func:`check_string_order`); that check needs the values, so ``p`` is
+    checked (:func:`check_prob_values`) here then.
 
     Returns
     -------
@@ -550,9 +778,13 @@ def check_targets(
     if labels is None:
         classes, y_idx = unique_and_encode(y)
         check_found_classes(classes, n_columns, p.ndim)
-        warn_assumed_string_order(classes)
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
         y_idx = encode_labels(y, classes)
     w = check_sample_weight(sample_weight, y.shape[0], allow_zero_sum=allow_zero_weight)
+    if not (allow_zero_weight or keep_zero_weight):
+        y_idx, p, w = positive_weight_rows(w, y_idx, p)
+    if labels is None and _is_text(classes):
+        p = check_prob_values(p)
+        check_string_order(y_idx, p, classes)
     return y_idx, p, classes, w

@@ -16,10 +16,12 @@ from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.tabular import RAW
 
 __all__ = [
+    "CHANCE_RULE",
     "auto_check",
     "boosting_markdown",
     "boosting_summary",
     "calibrator_scores",
+    "chance_cells",
     "write_boosting_csv",
 ]
 
@@ -28,17 +30,32 @@ _HEADLINE = ("ece", "nll", "brier")
 
 _COLUMNS = ["dataset", "model", "calibrator", "seed", "n_train", *METRICS]
 _CHANGE = ["nll_change", "nll_change_low", "nll_change_high", "nll_change_se"]
+_PRIOR = ["prior_nll", "nll_vs_prior", "nll_vs_prior_se"]
+
+#: the rule of the ⚠ mark of the post-hoc tables, in words
+CHANCE_RULE = (
+    "⚠: the test log-loss is not below the prior's (the training split's class "
+    "frequencies predicted for every test row, the forecast of a model that "
+    "learnt nothing): the 95 % interval of the mean per-row log-loss "
+    "difference to it, over the seeds, does not lie below 0. A model marked "
+    "so is not worth calibrating, and a calibrator marked so only brings it "
+    "back to the prior"
+)
 
 
 def write_boosting_csv(rows, path):
     """Write ``boosting.csv``: one line per dataset x model x seed x calibrator."""
-    cols = [*_COLUMNS, *_CHANGE, "fit_seconds"]
+    cols = [*_COLUMNS, *_CHANGE, *_PRIOR, "fit_seconds"]
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow(
-                {c: repr(row[c]) if isinstance(row[c], float) else row[c] for c in cols}
+                {
+                    c: repr(v) if isinstance(v, float) else v
+                    for c in cols
+                    for v in [row.get(c, math.nan)]
+                }
             )
 
 
@@ -63,18 +80,64 @@ def _stats(rows):
             change = float(np.mean([r["nll_change"] for r in group]))
             se = math.sqrt(sum(r["nll_change_se"] ** 2 for r in group)) / len(group)
             out[key]["nll_change"] = (change, change - 1.96 * se, change + 1.96 * se)
+        if all(math.isfinite(r.get("nll_vs_prior", math.nan)) for r in group):
+            diff = float(np.mean([r["nll_vs_prior"] for r in group]))
+            se = math.sqrt(sum(r["nll_vs_prior_se"] ** 2 for r in group)) / len(group)
+            out[key]["nll_vs_prior"] = (diff, diff - 1.96 * se, diff + 1.96 * se)
+            out[key]["prior_nll"] = float(np.mean([r["prior_nll"] for r in group]))
     return out
+
+
+def _at_chance(cell):
+    """Whether a cell's test log-loss is not below the prior's (the 95 %
+    interval of the mean difference to it does not lie below 0); False for
+    rows without the prior (a csv of an earlier version)."""
+    vs_prior = cell.get("nll_vs_prior") if cell else None
+    return vs_prior is not None and vs_prior[2] >= 0
+
+
+def chance_cells(rows):
+    """``(dataset, model)`` cells whose raw model is at chance (the ⚠ rule,
+    :data:`CHANCE_RULE`): no better than predicting the class frequencies.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
+
+    Returns
+    -------
+    cells : list of tuple
+        ``(dataset, model)``, in the rows' order.
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.boosting_tables import chance_cells
+    >>> row = {"dataset": "d", "model": "hgb", "calibrator": "none", "seed": 0,
+    ...        "n_train": 10, "nll_vs_prior": 0.01, "nll_vs_prior_se": 0.01,
+    ...        "prior_nll": 0.2}
+    >>> from sklcalib.benchmark.runner import METRICS
+    >>> row.update(dict.fromkeys(METRICS, 0.0))
+    >>> chance_cells([row])
+    [('d', 'hgb')]
+    """
+    stats = _stats(rows)
+    return [
+        (ds, model)
+        for ds, model, c in stats
+        if c == RAW and _at_chance(stats[ds, model, c])
+    ]
 
 
 def _order(rows, key):
     return list(dict.fromkeys(r.get(key, "hgb") for r in rows))
 
 
-def _cell(mean, std, scale, digits, bold):
+def _cell(mean, std, scale, digits):
     text = f"{mean * scale:.{digits}f}"
     if not math.isnan(std):
         text += f" ± {std * scale:.{digits}f}"
-    return f"**{text}**" if bold else text
+    return text
 
 
 def _metric_table(stats, datasets, model, calibrators, metric, *, with_std=True):
@@ -85,23 +148,18 @@ def _metric_table(stats, datasets, model, calibrators, metric, *, with_std=True)
         "| " + " | ".join(["---"] * len(header)) + " |",
     ]
     for ds in datasets:
-        present = [c for c in calibrators if (ds, model, c) in stats]
-        if not present:
+        if not any((ds, model, c) in stats for c in calibrators):
             continue
-        # bold: the lowest mean, compared at the precision shown
-        best = min(
-            round(stats[ds, model, c][metric][0] * scale, digits) for c in present
-        )
+        # no bold: in results.md bold marks only a cell that a paired test
+        # finds lower than every other of its line (the Table-1 layout)
         cells = [ds]
         for c in calibrators:
             if (ds, model, c) not in stats:
                 cells.append("")
                 continue
             mean, std = stats[ds, model, c][metric]
-            bold = round(mean * scale, digits) == best
-            cells.append(
-                _cell(mean, std if with_std else math.nan, scale, digits, bold)
-            )
+            text = _cell(mean, std if with_std else math.nan, scale, digits)
+            cells.append(text + (" ⚠" if _at_chance(stats[ds, model, c]) else ""))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -123,7 +181,7 @@ def _change_cell(change, low, high):
 
 def _change_table(stats, datasets, model, calibrators):
     shown = [c for c in calibrators if c != RAW]
-    header = ["Dataset", "raw NLL", *shown]
+    header = ["Dataset", "raw NLL", "prior NLL", *shown]
     lines = [
         "| " + " | ".join(header) + " |",
         "| " + " | ".join(["---"] * len(header)) + " |",
@@ -131,11 +189,18 @@ def _change_table(stats, datasets, model, calibrators):
     for ds in datasets:
         if (ds, model, RAW) not in stats:
             continue
-        cells = [ds, f"{stats[ds, model, RAW]['nll'][0]:.4f}"]
+        raw = stats[ds, model, RAW]
+        prior = raw.get("prior_nll")
+        cells = [
+            ds,
+            f"{raw['nll'][0]:.4f}" + (" ⚠" if _at_chance(raw) else ""),
+            "" if prior is None else f"{prior:.4f}",
+        ]
         for c in shown:
             s = stats.get((ds, model, c))
             change = s.get("nll_change") if s else None
-            cells.append(_change_cell(*change) if change else "")
+            text = _change_cell(*change) if change else ""
+            cells.append(text + (" ⚠" if change and _at_chance(s) else ""))
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -154,10 +219,14 @@ def calibrator_scores(rows):
     best); and ``gap_to_best``, the geometric mean of its log-loss over the
     lowest of each cell (raw included), minus 1.
 
+    Cells whose raw model is at chance (:func:`chance_cells`) are left out:
+    there a calibrator can at best bring the model back to the prior, which
+    is no win.
+
     Parameters
     ----------
     rows : list of dict
-        Rows of :func:`run_boosting`.
+        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
 
     Returns
     -------
@@ -173,9 +242,11 @@ def calibrator_scores(rows):
     ['better', 'cells', 'gap_to_best', 'mean_rank', 'ratio', 'wins', 'worse']
     """
     stats = _stats(rows)
+    at_chance = set(chance_cells(rows))
     cells = {}
     for (ds, model, c), s in stats.items():
-        cells.setdefault((ds, model), {})[c] = s
+        if (ds, model) not in at_chance:
+            cells.setdefault((ds, model), {})[c] = s
     scores = {}
     for members in cells.values():
         nll = {c: s["nll"][0] for c, s in members.items()}
@@ -341,15 +412,18 @@ def boosting_markdown(rows, *, settings=None):
 
     First, per base model, the test log-loss of every calibrator relative to
     the raw model with its 95 % interval (▼: the interval is below 0, a
-    significant improvement; ▲: above 0, significantly worse), and the win
-    rates across datasets (:func:`calibrator_scores`); then, per base model,
-    one table per metric (test ECE in %, NLL, Brier): mean ± standard
-    deviation over seeds, the lowest mean of each line in bold.
+    significant improvement; ▲: above 0, significantly worse), beside the raw
+    model's and the prior's test log-loss, ⚠ on the cells at chance
+    (:data:`CHANCE_RULE`), and the win rates across datasets
+    (:func:`calibrator_scores`, the cells at chance left out); then, per base
+    model, one table per metric (test ECE in %, NLL, Brier): mean ± standard
+    deviation over seeds. No bold here: in ``results.md`` bold marks only a
+    cell that a paired test finds lower than every other of its line.
 
     Parameters
     ----------
     rows : list of dict
-        Rows of :func:`run_boosting`.
+        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
     settings : str, optional
         A line describing the run.
 
@@ -378,7 +452,7 @@ def boosting_markdown(rows, *, settings=None):
         "the 95 % interval of the per-row paired differences (the test rows' "
         "sampling error, the fitted models held fixed): ▼ the interval lies "
         "below 0 (better than no calibration), ▲ above 0 (worse); no mark: not "
-        "distinguishable from no calibration on this test set.",
+        "distinguishable from no calibration on this test set. " + CHANCE_RULE + ".",
         "",
     ]
     if settings:
@@ -387,6 +461,7 @@ def boosting_markdown(rows, *, settings=None):
         lines += [f"### {model}: test log-loss change (%)", ""]
         lines += _change_table(stats, datasets, model, calibrators)
         lines.append("")
+    at_chance = chance_cells(rows)
     lines += [
         "### Across datasets and models",
         "",
@@ -394,7 +469,14 @@ def boosting_markdown(rows, *, settings=None):
         "interval says better or worse than no calibration, how often its mean "
         "log-loss is lower (wins), its mean relative change, its mean rank "
         "among the calibrators and the raw model, and its mean excess log-loss "
-        "over the best of each cell chosen with hindsight.",
+        "over the best of each cell chosen with hindsight. "
+        + (
+            "Left out, their raw model at chance (⚠): "
+            + ", ".join(f"{ds}/{m}" for ds, m in at_chance)
+            + "."
+            if at_chance
+            else "No cell's raw model is at chance."
+        ),
         "",
     ]
     lines += _scores_table(rows)
@@ -414,7 +496,7 @@ def boosting_markdown(rows, *, settings=None):
             "Mean ± std over seeds. ECE: 15 equal-width bins, top-label; NLL: "
             "mean negative log-likelihood; Brier: the multiclass score, summed "
             "over the classes (twice the binary Brier score). Training rows: "
-            f"{n_train}. Lowest mean per line in bold.",
+            f"{n_train}. ⚠: at chance, as above.",
             "",
         ]
         for metric in _HEADLINE:
@@ -450,12 +532,76 @@ def boosting_markdown(rows, *, settings=None):
     return "\n".join(lines) + "\n"
 
 
+#: at most this many (dataset, model) cells get a line of their own in the
+#: terminal summary; more get the table across cells
+_SUMMARY_CELLS = 6
+
+
 def boosting_summary(rows):
-    """A terminal-sized summary: the calibrators' scores across the cells."""
+    """A terminal-sized summary of the post-hoc calibration runs.
+
+    Up to six (dataset, model) cells: one line each, the raw model's and the
+    prior's test log-loss and the calibrator with the lowest mean log-loss,
+    with its change against the raw model, its interval and marks (and
+    ``auto``'s). More cells: the calibrators' scores across them
+    (:func:`calibrator_scores`). Cells at chance carry ⚠.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
+
+    Returns
+    -------
+    text : str
+        Markdown lines (a table), for the terminal after ``plain_text``.
+    """
+    stats = _stats(rows)
+    cells = list(dict.fromkeys((ds, m) for ds, m, _ in stats))
+    if len(cells) > _SUMMARY_CELLS:
+        lines = [
+            "Post-hoc calibrators: test log-loss against no calibration, "
+            f"across {len(cells)} (dataset, model) cells (those at chance left "
+            "out; tables in results.md):"
+        ]
+        return "\n".join([*lines, *_scores_table(rows), *_auto_lines(rows)]) + "\n"
     lines = [
-        "Post-hoc calibrators on tabular models: test log-loss against no "
-        "calibration, across (dataset, model) cells (tables in results.md):"
+        "Post-hoc calibrators: test log-loss change against no calibration, 95 %",
+        "interval (▼ better, ▲ worse; ⚠ not below the prior's log-loss; tables "
+        "in results.md):",
+        "",
+        "| Dataset | model | raw NLL | prior NLL | lowest | auto |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    lines += _scores_table(rows)
-    lines += _auto_lines(rows)
+    for ds, model in cells:
+        raw = stats.get((ds, model, RAW))
+        if raw is None:
+            continue
+        others = {
+            c: st
+            for (d, m, c), st in stats.items()
+            if (d, m) == (ds, model) and c not in (RAW, "auto") and "nll_change" in st
+        }
+        best = min(others, key=lambda c: others[c]["nll"][0]) if others else None
+
+        def change(st):
+            text = _change_cell(*st["nll_change"])
+            return text + (" ⚠" if _at_chance(st) else "")
+
+        auto = stats.get((ds, model, "auto"))
+        prior = raw.get("prior_nll")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    ds,
+                    model,
+                    f"{raw['nll'][0]:.4f}" + (" ⚠" if _at_chance(raw) else ""),
+                    "" if prior is None else f"{prior:.4f}",
+                    "" if best is None else f"{best} {change(others[best])}",
+                    "" if auto is None or "nll_change" not in auto else change(auto),
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"

@@ -22,11 +22,12 @@ __all__ = ["plot_boosting_reliability", "plot_curvature", "plot_reliability"]
 def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     """Save a figure of ECE pre T against the Hessian trace, a panel per dataset.
 
-    One point per loss (means over seeds), labelled with the loss name, on a
-    grid of at most ``n_cols`` panels per line. Horizontal bars: the Hutchinson
-    standard error of the mean trace (the per-seed standard errors combined);
-    vertical bars: the standard deviation of the ECE over seeds. Losses with a
-    run at or near chance are drawn hollow and grey. A panel with a trace at or
+    One point per loss (means over seeds), a colour and marker per loss named
+    in the figure's legend, on a grid of at most ``n_cols`` panels per line.
+    Horizontal bars: the Hutchinson standard error of the mean trace (the
+    per-seed standard errors combined); vertical bars: the standard deviation
+    of the ECE over seeds. Losses with a run at or near chance are drawn
+    hollow. A panel with a trace at or
     below zero uses a symmetric-log axis (linear around 0) and says so: a
     negative trace means the training loss is not at a local minimum there
     (or, within its error bar, estimation noise). Positive traces spanning
@@ -56,35 +57,61 @@ def plot_curvature(rows, path, *, datasets=None, losses=None, n_cols=3):
     losses = _ordered([r["loss"] for r in rows], losses or [])
     n_cols = max(1, min(n_cols, len(datasets)))
     n_rows = math.ceil(len(datasets) / n_cols)
-    fig = Figure(figsize=(4.4 * n_cols, 3.6 * n_rows), layout="constrained")
+    from matplotlib.lines import Line2D
+
+    fig = Figure(figsize=(4.2 * n_cols, 3.4 * n_rows + 0.8), layout="constrained")
     axes = fig.subplots(n_rows, n_cols, squeeze=False).ravel()
+
+    def style(loss):
+        # one colour and marker per loss in every panel, named once in the
+        # figure's legend (labels beside the points ran into each other)
+        i = losses.index(loss)
+        return f"C{i % 10}", "osD^v<>"[(i // 10) % 7]
+
     for ax, ds in zip(axes, datasets, strict=False):
         points = _curvature_points(rows, stats, ds, losses)
         for loss, x, x_se, y, y_sd in points:
-            collapsed = (ds, loss) in chance
-            # one colour per loss in every panel
-            color = "0.55" if collapsed else f"C{losses.index(loss) % 10}"
+            color, marker = style(loss)
             ax.errorbar(
                 x,
                 y,
                 xerr=None if math.isnan(x_se) else x_se,
                 yerr=None if math.isnan(y_sd) else y_sd,
-                fmt="o",
+                fmt=marker,
                 ms=5,
-                mfc="none" if collapsed else None,
+                mfc="none" if (ds, loss) in chance else color,
                 color=color,
                 capsize=2,
                 lw=1,
-            )
-            label = f"{loss} (at chance)" if collapsed else loss
-            ax.annotate(
-                label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
             )
         _curvature_axis(ax, [p[1] for p in points])
         ax.set_title(ds)
         ax.set_ylabel("test ECE pre T (%)")
     for ax in axes[len(datasets) :]:
         ax.set_visible(False)
+    handles = [
+        Line2D([], [], color=style(loss)[0], marker=style(loss)[1], ls="", label=loss)
+        for loss in losses
+    ]
+    if chance:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.3",
+                marker="o",
+                mfc="none",
+                ls="",
+                label="hollow: a seed at or near chance",
+            )
+        )
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(len(handles), 6),
+        fontsize=8,
+        frameon=False,
+    )
     fig.suptitle(
         "Curvature at the end of training vs calibration (bars: Hutchinson "
         "standard error, ECE std over seeds)",
@@ -158,22 +185,70 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
 
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
-    fig = Figure(figsize=(3.9 * n_cols, 3.7 * n_rows), layout="constrained")
+    fig = Figure(figsize=(3.6 * n_cols, 3.3 * n_rows + 0.6), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
     displays = []
-    for ax, (loss, y_true, y_prob) in zip(axes, panels, strict=False):
+    for ax, (_, y_true, y_prob) in zip(axes, panels, strict=False):
         displays.append(
-            plotting.ReliabilityDisplay.from_predictions(
-                y_true, y_prob, ax=ax, name=loss
-            )
+            plotting.ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax)
         )
-        ax.set_title(loss)
-        ax.legend(loc="upper left", fontsize=7)
-    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
-    for ax in axes[len(panels) :]:
-        ax.set_visible(False)
+    _tidy_grid(fig, displays, [loss for loss, _, _ in panels], n_cols)
     fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")
     fig.savefig(path, dpi=90)
+    return fig
+
+
+def _tidy_grid(fig, displays, names, n_cols):
+    """Lay out a grid of reliability diagrams so that nothing overlaps.
+
+    Each panel's title names it with its ECE (no legend inside a panel, where
+    it covered the curve and ran into the next panel); one legend for the
+    figure, under the grid; the accuracy axis labelled on the first column,
+    the histogram's on the last panel of each line, the confidence axis on
+    the lowest panel of each column; the histograms on one scale; the unused
+    axes hidden.
+    """
+    plotting.share_histogram_axis(displays)  # panels side by side: one scale
+    axes = list(fig.axes)
+    n = len(displays)
+    n_rows = math.ceil(n / n_cols)
+    for i, (display, name) in enumerate(zip(displays, names, strict=True)):
+        row, col = divmod(i, n_cols)
+        ax = display.ax_
+        ece = display.calibration_error
+        ax.set_title(f"{name}: ECE {100 * ece:.2f} %" if ece is not None else name)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        if col != 0:
+            ax.set_ylabel("")
+        last_in_row = col == n_cols - 1 or i == n - 1
+        if display.hist_ax_ is not None and not last_in_row:
+            display.hist_ax_.set_ylabel("")
+        lowest_in_column = row == n_rows - 1 or i + n_cols >= n
+        if not lowest_in_column:
+            ax.set_xlabel("")
+    used = {d.ax_ for d in displays} | {d.hist_ax_ for d in displays}
+    for ax in axes:
+        if ax not in used:
+            ax.set_visible(False)
+    handles, labels = displays[0].ax_.get_legend_handles_labels()
+    if displays[0].hist_ is not None:
+        handles.append(displays[0].hist_)
+        labels.append("share of the samples (right axis)")
+    keep = [(h, lab) for h, lab in zip(handles, labels, strict=True) if lab]
+    # the curve's own label names the model: here it is the bins' accuracy
+    keep = [
+        (h, "accuracy per bin (95 % interval)" if h is displays[0].line_ else lab)
+        for h, lab in keep
+    ]
+    fig.legend(
+        [h for h, _ in keep],
+        [lab for _, lab in keep],
+        loc="outside lower center",
+        ncols=len(keep),
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
@@ -209,7 +284,7 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     names = [c for c in (calibrators or first) if c in first]
     n_cols = min(4, len(names))
     n_rows = math.ceil(len(names) / n_cols)
-    fig = Figure(figsize=(3.4 * n_cols, 3.3 * n_rows), layout="constrained")
+    fig = Figure(figsize=(3.6 * n_cols, 3.3 * n_rows + 0.6), layout="constrained")
     axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
     displays = []
     for ax, name in zip(axes, names, strict=False):
@@ -220,14 +295,10 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
             row["proba"],
             kind="classwise" if binary else "top-label",
             ax=ax,
-            name="HGB" if name == RAW else f"HGB + {name}",
         )
         displays.append(display)
-        ax.set_title("raw" if name == RAW else name)
-        ax.legend(loc="upper left", fontsize=7)
-    plotting.share_histogram_axis(displays)  # panels side by side: one histogram scale
-    for ax in axes[len(names) :]:
-        ax.set_visible(False)
+    _tidy_grid(fig, displays, ["raw" if n == RAW else n for n in names], n_cols)
     what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"
     fig.suptitle(f"{dataset}: gradient boosting, {what} reliability (test)")
     fig.savefig(path, dpi=dpi)
+    return fig

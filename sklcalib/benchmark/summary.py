@@ -12,7 +12,7 @@ from sklcalib.benchmark.tables import _best_losses, _edge_counts, _ordered
 from sklcalib.benchmark.tables import aggregate as _aggregate
 from sklcalib.benchmark.tables import chance_counts as _chance_counts
 
-__all__ = ["terminal_summary"]
+__all__ = ["plain_text", "terminal_summary", "where_written"]
 
 #: most runs at chance listed one per line before "and N more"
 _MAX_LISTED = 8
@@ -50,7 +50,7 @@ def terminal_summary(
     ...     for loss, pre, post, err in [("ce", 0.05, 0.02, 0.1),
     ...                                  ("mmce", 0.01, 0.01, 0.5)]
     ... ]
-    >>> print(terminal_summary(rows))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(terminal_summary(rows, width=80))  # doctest: +NORMALIZE_WHITESPACE
     Test ECE (%) before/after temperature scaling, mean over 1 seed(s).
     * lower after scaling than every other loss of the dataset (paired test, 5 %);
     ! a seed at or near chance; ^ a temperature at the grid's edge (neither ranked).
@@ -60,8 +60,8 @@ def terminal_summary(
     mmce    1.0/1.0!
     <BLANKLINE>
     1 run(s) at or near chance (error close to always predicting the most
-    frequent class; rule in results.md):
-      moons / mmce / seed 0: error 50.0 % (majority class 50.0 %)
+    frequent class; rule and runs in results.md):
+      moons: 1 of 2 runs (mmce), error 50.0 %, majority class 50.0 %
     """
     stats = _aggregate(rows)
     chance = _chance_counts(rows)
@@ -112,26 +112,70 @@ def terminal_summary(
         lines.append("")
         lines += textwrap.wrap(
             f"{len(flagged)} run(s) at or near chance (error close to always "
-            "predicting the most frequent class; rule in results.md):",
+            "predicting the most frequent class; rule and runs in results.md):",
             width,
         )
-        for r in flagged[:_MAX_LISTED]:
-            lines.append(
-                f"  {r['dataset']} / {r['loss']} / seed {r['seed']}: error "
-                f"{100 * r['error_pre']:.1f} % (majority class "
-                f"{100 * r['chance_error']:.1f} %)"
-            )
-        if len(flagged) > _MAX_LISTED:
-            lines.append(f"  ... and {len(flagged) - _MAX_LISTED} more")
+        lines += _chance_lines(rows, flagged, datasets, losses, width)
     if run_dir is not None:
-        lines.append("")
-        lines += textwrap.wrap(
+        lines += ["", where_written(run_dir, files, width)]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def where_written(run_dir, files=(), width=100):
+    """The summary's last lines: where the full report and the files are.
+
+    Parameters
+    ----------
+    run_dir : str or path-like
+        The run's folder.
+    files : sequence of str, default=()
+        Names of the other files written there.
+    width : int, default=100
+        Longest line.
+
+    Returns
+    -------
+    text : str
+    """
+    return "\n".join(
+        textwrap.wrap(
             f"Full report (every metric, mean ± std): {run_dir}/results.md"
             + (f"; beside it: {', '.join(files)}." if files else "."),
             width,
             break_on_hyphens=False,
         )
-    return "\n".join(line.rstrip() for line in lines)
+    )
+
+
+def _chance_lines(rows, flagged, datasets, losses, width):
+    """One line per dataset with runs at chance: how many, of which losses,
+    their errors against the majority class's."""
+    lines = []
+    for ds in datasets:
+        mine = [r for r in flagged if r["dataset"] == ds]
+        if not mine:
+            continue
+        n_runs = sum(r["dataset"] == ds for r in rows)
+        names = [loss for loss in losses if any(r["loss"] == loss for r in mine)]
+        which = (
+            "every loss"
+            if len(names) == len({r["loss"] for r in rows if r["dataset"] == ds})
+            else ", ".join(names)
+        )
+        errors = [100 * r["error_pre"] for r in mine]
+        span = (
+            f"{min(errors):.1f} %"
+            if max(errors) - min(errors) < 0.05
+            else f"{min(errors):.1f}-{max(errors):.1f} %"
+        )
+        lines += textwrap.wrap(
+            f"{ds}: {len(mine)} of {n_runs} runs ({which}), error {span}, "
+            f"majority class {100 * mine[0]['chance_error']:.1f} %",
+            width,
+            initial_indent="  ",
+            subsequent_indent="    ",
+        )
+    return lines[: 2 * _MAX_LISTED]
 
 
 def _blocks(datasets, widths, room):
@@ -146,3 +190,71 @@ def _blocks(datasets, widths, room):
     if current:
         blocks.append(current)
     return blocks
+
+
+#: the terminal output stays within this many columns
+_WIDTH = 100
+
+
+def plain_text(markdown, width=_WIDTH):
+    """Markdown tables as aligned plain columns, for a terminal.
+
+    ``**bold**`` loses its stars and the ``| --- |`` rule goes; a table wider
+    than ``width`` is split into blocks of columns, each repeating the first.
+    Other lines are kept as they are.
+
+    Parameters
+    ----------
+    markdown : str
+        Text with pipe tables.
+    width : int, default=100
+        Longest line of a table.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.summary import plain_text
+    >>> print(plain_text("| a | **b** |\\n| --- | --- |\\n| 1 | 22 |"))
+    a   b
+    1  22
+    """
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.replace("**", "").strip() for c in r] for r in table]
+        n = max(map(len, rows))
+        rows = [r + [""] * (n - len(r)) for r in rows]
+        widths = [max(len(r[j]) for r in rows) for j in range(n)]
+        blocks, current, used = [], [], widths[0]
+        for j in range(1, n):
+            if current and used + 2 + widths[j] > width:
+                blocks.append(current)
+                current, used = [], widths[0]
+            current.append(j)
+            used += 2 + widths[j]
+        blocks.append(current)
+        for b, block in enumerate(blocks):
+            if b:
+                out.append("")
+            for r in rows:
+                cells = [r[0].ljust(widths[0])]
+                cells += [r[j].rjust(widths[j]) for j in block]
+                out.append("  ".join(cells).rstrip())
+        table.clear()
+
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|") and stripped.endswith("|"):
+            cells = stripped[1:-1].split("|")
+            if not all(set(c.strip()) <= set("-: ") for c in cells):
+                table.append(cells)
+            continue
+        flush()
+        out.append(line.replace("**", ""))
+    flush()
+    return "\n".join(out)

@@ -109,7 +109,7 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         out = validate_data(self, X, y, reset=reset, dtype=dtypes)
         X = out if isinstance(y, str) else out[0]
         if self._input == PROBABILITIES and X.size:
-            check_prob_values(X, "scores")
+            X = check_prob_values(X, "scores")
         X = X.astype(np.float64, copy=False)
         return X if isinstance(y, str) else (X, out[1])
 

@@ -265,7 +265,7 @@ class PriorCorrection(BaseCalibrator):
                 'target prior. Pass y, a target prior, or target_prior="em".'
             )
         X = validate_data(self, _as_2d(X), reset=True, dtype=np.float64)
-        check_prob_values(X, "X")
+        X = check_prob_values(X, "X")
         n_columns = X.shape[1]
         self.classes_ = np.arange(2 if n_columns == 1 else n_columns)
         w = check_sample_weight(sample_weight, X.shape[0])

@@ -9,7 +9,7 @@ import numpy as np
 from scipy.special import softmax
 
 from sklcalib._utils._memory import data_limit
-from sklcalib._utils._scores import log_floored
+from sklcalib._utils._scores import log_floored, looks_like_probabilities
 from sklcalib._utils._validation import check_prob_values
 from sklcalib.io._common import (
     LABEL_COLUMN,
@@ -22,10 +22,6 @@ from sklcalib.io._numpy_files import read_npy, read_npz
 from sklcalib.io._tables import read_csv, read_parquet
 
 SUFFIXES = (".csv", ".parquet", ".npz", ".npy")
-
-#: rows of --logits summing to 1 within this, every value in [0, 1]: these
-#: are probabilities (a softmax of them would be almost uniform)
-LOGITS_ROW_SUM_ATOL = 1e-3
 
 
 @dataclass
@@ -108,8 +104,10 @@ def read_predictions(
       scores.
 
     Other names are given with ``y_true`` and ``scores``. Probabilities are
-    checked as the metrics check them; float32 and float16 files are held to
-    their own round-off.
+    checked as the metrics check them: float32 and float16 files are held to
+    their own round-off, rows written with a few decimals (a spreadsheet
+    export, ``float_format="%.4f"``) are accepted with a warning, and the
+    accepted rows are divided by their sums, in float64.
 
     A file is untrusted input: every problem ends in :class:`InputFileError`,
     one line, never a traceback. Arrays of Python objects are refused (loading
@@ -305,7 +303,8 @@ def _checked(path, y, scores, classes, kind):
             raise InputFileError(problem)
         try:
             # the library's one definition of a probability matrix
-            check_prob_values(scores, name="probabilities")
+            # "scores", as read_predictions names them
+            scores = check_prob_values(scores, name="scores")
         except ValueError as exc:
             if scores.min() < 0 or scores.max() > 1:
                 hint = "if these are logits, say so (logits=True, --logits)"
@@ -320,15 +319,14 @@ def _checked(path, y, scores, classes, kind):
     elif (
         len(y) > 1
         and scores.shape[1] > 1
-        and scores.min() >= 0
-        and scores.max() <= 1
-        # rows written as text with a few digits sum to 1 only roughly; logits
-        # that all do so are beyond coincidence
-        and np.allclose(scores.sum(axis=1), 1.0, rtol=0, atol=LOGITS_ROW_SUM_ATOL)
+        # the library's one definition, rows written with a few decimals
+        # included; logits that all look so are beyond coincidence
+        and looks_like_probabilities(scores)
     ):
         raise InputFileError(
             f"{path}: logits=True (--logits), but every row lies in [0, 1] and "
-            "sums to 1: these are probabilities (their softmax would be almost "
+            "sums to 1 (within the rounding of its decimals, if written with "
+            "few): these are probabilities (their softmax would be almost "
             "uniform); drop it"
         )
     scores = np.asarray(scores, dtype=np.float64)

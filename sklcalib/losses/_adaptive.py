@@ -8,14 +8,14 @@ import torch
 
 from sklcalib._utils._binning import quantile_edges, quantile_groups, top_label
 from sklcalib._utils._validation import check_n_bins, check_prob_values
-from sklcalib.losses._autograd import FocalSpec, focal_term
+from sklcalib.losses._autograd import FocalPlan, dual_logp, focal_term, log_softmax
 from sklcalib.losses._base import (
     CalibrationLoss,
     check_real,
     check_reduction,
     target_logp,
 )
-from sklcalib.losses._focal import dual_logp
+from sklcalib.losses._focal import fused_focal
 
 
 def adafocal_step(gamma, gap, *, lam, switch_threshold, gamma_min, gamma_max):
@@ -92,7 +92,7 @@ def _check_validation(y_prob, y_true):
         )
     if not np.issubdtype(y_prob.dtype, np.floating):
         raise ValueError(f"y_prob must hold floating point values, got {y_prob.dtype}.")
-    check_prob_values(y_prob)  # row sums within sqrt(eps) of the input dtype
+    y_prob = check_prob_values(y_prob)  # rounded rows come back renormalised
     prob = y_prob.astype(np.float64)
     if y_true.ndim != 1 or y_true.shape[0] != prob.shape[0]:
         raise ValueError(
@@ -132,8 +132,14 @@ class _BinnedGammaLoss(CalibrationLoss):
         )
 
     def _params_unchanged(self):
-        # the state check reads buffers, which load_state_dict changes in place
-        return False
+        # the state check compares the buffers' length with n_bins: a buffer
+        # replaced by one of another length is checked again too
+        gammas = self.__dict__["_buffers"].get("gammas")
+        return (
+            super()._params_unchanged()
+            and gammas is not None
+            and gammas.shape[0] == self.n_bins
+        )
 
     def _check_state(self):
         buffers = getattr(self, "gammas", None)
@@ -189,7 +195,7 @@ class _BinnedGammaLoss(CalibrationLoss):
             Same shape and dtype as ``score``.
         """
         inner, gamma, _ = self._lookup(score)
-        return gamma[_bin_of(inner, score)]
+        return gamma.take(_bin_of(inner, score))
 
     def gamma_and_sign(self, score):
         """The exponent and the side of the focal term of each value of ``score``.
@@ -212,9 +218,9 @@ class _BinnedGammaLoss(CalibrationLoss):
         inner, gamma, signed = self._lookup(score)
         index = _bin_of(inner, score)
         if signed is None:
-            return gamma[index], 1.0
+            return gamma.take(index), 1.0
         magnitude, sign = signed
-        return magnitude[index], sign[index]
+        return magnitude.take(index), sign.take(index)
 
     def update_from_validation(self, y_prob, y_true):
         """Update the per-bin γ and the bin edges from validation predictions.
@@ -329,9 +335,6 @@ class AdaFocalLoss(_BinnedGammaLoss):
     """
 
     name = "adafocal"
-    # per-bin γ (a tensor) takes a Python autograd node either way; the fused
-    # one does more in it (a training loop, 128-row batches: 5 % per step)
-    _fused_min_rows = 0
     _repr_params = (
         "n_bins",
         "gamma_init",
@@ -392,11 +395,13 @@ class AdaFocalLoss(_BinnedGammaLoss):
         gamma, sign = self.gamma_and_sign(logp_t.exp())
         return focal_term(logp_t, gamma, sign=sign)
 
-    def _fused_spec(self):
-        def gamma_sign(logp_t, p_j):
-            return self.gamma_and_sign(logp_t.exp())
+    def _row_gamma(self, p_t, p_j):
+        return self.gamma_and_sign(p_t)
 
-        return FocalSpec(gamma_sign, self._per_sample)
+    def _fused(self, logits, target):
+        return fused_focal(
+            self, logits, target, lambda: FocalPlan(row_gamma=self._row_gamma)
+        )
 
 
 class AdaDualFocalLoss(_BinnedGammaLoss):
@@ -459,9 +464,6 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
     """
 
     name = "adadualfocal"
-    # the dual term's composed graph costs more than the fused node at any
-    # batch size (a training loop, 128-row batches: 3 to 16 % per step)
-    _fused_min_rows = 0
     _repr_params = ("n_bins", "gamma_init", "lam", "gamma_max", "reduction")
 
     def __init__(
@@ -490,13 +492,18 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         )
 
     def _per_sample(self, logits, target):
-        logp = torch.log_softmax(logits, dim=1)
+        logp = log_softmax(logits)
         logp_t, p_j = dual_logp(logits, logp, target)
         gamma = self.sample_gamma(logp_t.exp() - p_j)
         return focal_term(logp_t, gamma, dual=p_j)
 
-    def _fused_spec(self):
-        def gamma_sign(logp_t, p_j):
-            return self.sample_gamma(logp_t.exp() - p_j), 1.0
+    def _row_gamma(self, p_t, p_j):
+        return self.sample_gamma(p_t - p_j), 1.0
 
-        return FocalSpec(gamma_sign, self._per_sample, dual=True)
+    def _fused(self, logits, target):
+        return fused_focal(
+            self,
+            logits,
+            target,
+            lambda: FocalPlan(row_gamma=self._row_gamma, dual=True),
+        )

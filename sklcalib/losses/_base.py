@@ -9,20 +9,9 @@ import torch
 from torch import nn
 
 from sklcalib._utils._validation import check_option, check_scalar
-from sklcalib.losses._autograd import fused_focal
+from sklcalib.losses._autograd import log_softmax, reduce
 
 _REDUCTIONS = ("mean", "sum", "none")
-
-#: From this many rows on, a batch's loss goes through the fused node of
-#: ``_fused_spec``; smaller batches differentiate the composed graph of
-#: ``_per_sample``. Measured inside a training loop (MLP 64-64, Adam, one
-#: thread): on 128-row batches the composed graph is 40 to 100 µs per step
-#: cheaper for 2 to 100 classes, on 1024 rows of 10 classes the fused node
-#: is 5 to 12 % cheaper. The fused node saves memory traffic on large batches
-#: but costs Python work per call, which inside a training step (caches
-#: cold after the network's own forward and backward) weighs several times
-#: what a tight micro-benchmark shows.
-FUSED_MIN_ROWS = 512
 
 
 def check_real(value, name, *, low=None, high=None, low_open=False):
@@ -36,11 +25,13 @@ def check_reduction(reduction):
     return check_option(reduction, "reduction", _REDUCTIONS)
 
 
-def check_input(logits, target):
+def check_input(logits, target, *, check_range=True):
     """Validate the (logits, target) pair; return target as int64.
 
     Only metadata and one (min, max) reduction over the N targets: a NaN check
     over the (N, K) logits would cost a full extra pass (the estimator checks X).
+    ``check_range=False`` leaves out the reduction (see
+    :meth:`CalibrationLoss.forward`).
     """
     if not isinstance(logits, torch.Tensor) or not isinstance(target, torch.Tensor):
         raise ValueError(
@@ -63,17 +54,34 @@ def check_input(logits, target):
         )
     if target.is_floating_point() or target.is_complex() or target.dtype == torch.bool:
         raise ValueError(f"target must hold integer class indices, got {target.dtype}.")
+    if check_range:
+        check_target_range(target, k)
+    return target.long()
+
+
+def check_target_range(target, k):
+    """Raise a ValueError naming ``target`` unless it lies in [0, k)."""
     lo, hi = (int(v) for v in torch.aminmax(target))
     if lo < 0 or hi >= k:
         raise ValueError(
             f"target must lie in [0, {k}) for logits with {k} columns, got values "
             f"in [{int(lo)}, {int(hi)}]."
         )
-    return target.long()
 
 
-# values whose identity fixes their value (tuples may hold mutable objects)
+#: instance attributes that are caches, dropped from pickles and deep copies
+_CACHES = ("_checked_params", "_derived_cache", "_lookup_cache")
+
+# values whose identity fixes their value
 _IMMUTABLE = frozenset({int, float, bool, str, type(None)})
+
+
+def _immutable(value):
+    # a tuple of immutable values (FLSD's thresholds) is one too; a tuple may
+    # hold lists, which can change under the same identity
+    if type(value) is tuple:
+        return all(map(_immutable, value))
+    return type(value) in _IMMUTABLE
 
 
 @functools.cache
@@ -86,23 +94,17 @@ def _init_params(cls):
     )
 
 
-def reduce(loss, reduction):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
-
-
 class CalibrationLoss(nn.Module):
     """Base class: ``forward`` validates, computes per-sample losses, reduces.
 
     Subclasses store their hyper-parameters as plain public attributes (so that
     skorch's ``criterion__<name>`` routing and ``set_params`` work), implement
-    ``_check_params`` (called at construction and at every forward, so that a
-    value changed in place, e.g. by :class:`sklcalib.callbacks.GammaSchedule`,
-    is checked too) and ``_per_sample(logits, target)``; ``_fused_spec`` may
-    return a fused training path (see :mod:`sklcalib.losses._autograd`).
+    ``_check_params`` (called at construction and whenever a parameter has
+    changed since the last call, so that a value changed in place, e.g. by
+    :class:`sklcalib.callbacks.GammaSchedule`, is checked too) and
+    ``_per_sample(logits, target)``, the reference composition; ``_fused`` may
+    give the training path through a fused node (see
+    :mod:`sklcalib.losses._autograd`).
 
     Examples
     --------
@@ -152,7 +154,20 @@ class CalibrationLoss(nn.Module):
             A scalar for ``reduction="mean"`` or ``"sum"``, the (N,) per-sample
             losses for ``"none"``.
         """
-        return self._loss(logits, check_input(logits, target))
+        # On the CPU the range of the targets is checked by the first gather
+        # of the targets, whose error is replaced by the clear one: the
+        # check's reduction and its two reads cost several µs per small
+        # batch. An out-of-range index on a GPU is a device-side assertion
+        # that cannot be caught: checked first there.
+        on_cpu = target.device.type == "cpu" if isinstance(target, torch.Tensor) else 0
+        target = check_input(logits, target, check_range=not on_cpu)
+        if not on_cpu:
+            return self._loss(logits, target)
+        try:
+            return self._loss(logits, target)
+        except (IndexError, RuntimeError):
+            check_target_range(target, logits.shape[1])
+            raise
 
     def _loss(self, logits, target):
         """``forward`` after :func:`check_input`: for a batch whose logits are
@@ -162,12 +177,42 @@ class CalibrationLoss(nn.Module):
         of a small network's training step."""
         if not self._params_unchanged():
             self._check_params()
+            # the constants derived from the parameters (fused plans, tables)
+            self.__dict__.pop("_derived_cache", None)
             self._remember_params()
-        if logits.requires_grad:
-            loss = self._fused_per_sample(logits, target)
-        else:
-            loss = self._per_sample(logits, target)
-        return reduce(loss, self.reduction)
+        if logits.requires_grad and torch.is_grad_enabled():
+            return self._fused(logits, target)
+        return self._reference(logits, target, self.reduction)
+
+    def _reference(self, logits, target, reduction):
+        """The reduced reference composition: ``_per_sample``'s plain torch
+        operations, what the fused nodes differentiate for second derivatives."""
+        return reduce(self._per_sample(logits, target), reduction)
+
+    def _fused(self, logits, target):
+        """The reduced loss on the training path (logits with gradient): the
+        values of :meth:`_reference`, through a subclass's fused node (see
+        :mod:`sklcalib.losses._autograd`) where it has one."""
+        return self._reference(logits, target, self.reduction)
+
+    def _derived(self, key, make):
+        """``make()``, computed once per set of checked parameters and ``key``
+        (the plan of a fused node, tables of per-sample γ, ...)."""
+        cache = self.__dict__.get("_derived_cache")
+        if cache is None:
+            cache = self.__dict__["_derived_cache"] = {}
+        value = cache.get(key)
+        if value is None:
+            value = cache[key] = make()
+        return value
+
+    def __getstate__(self):
+        # caches are rebuilt on the next call; they hold bound methods and
+        # tensors that need not travel with a pickle or a deepcopy
+        state = super().__getstate__()
+        for key in _CACHES:
+            state.pop(key, None)
+        return state
 
     # Hyper-parameters are checked at every forward (a schedule may change them
     # between batches), unless they are the very objects last checked and
@@ -182,32 +227,11 @@ class CalibrationLoss(nn.Module):
 
     def _remember_params(self):
         values = self._param_values()
-        if all(type(v) in _IMMUTABLE for v in values):
+        if all(map(_immutable, values)):
             self.__dict__["_checked_params"] = values
 
     def _param_values(self):
         return tuple(self.__dict__.get(name) for name in _init_params(type(self)))
-
-    def _fused_per_sample(self, logits, target):
-        """The per-sample losses on the training path (logits with gradient):
-        the same values as ``_per_sample``, with a cheaper backward where a
-        subclass has one (``_fused_spec`` from :data:`FUSED_MIN_ROWS` rows on,
-        or an override of this method)."""
-        min_rows = self._fused_min_rows
-        if min_rows is None:
-            min_rows = FUSED_MIN_ROWS
-        spec = self._fused_spec() if logits.shape[0] >= min_rows else None
-        if spec is None:
-            return self._per_sample(logits, target)
-        return fused_focal(logits, target, spec)
-
-    def _fused_spec(self):
-        """A :class:`~sklcalib.losses._autograd.FocalSpec` for the fused training
-        path, or None to differentiate ``_per_sample`` with autograd."""
-        return None
-
-    #: rows from which the fused node is used; None: :data:`FUSED_MIN_ROWS`
-    _fused_min_rows = None
 
     def _per_sample(self, logits, target):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -228,5 +252,5 @@ class CalibrationLoss(nn.Module):
 
 def target_logp(logits, target):
     """(log_softmax(logits), log p_t): one normalisation, one gather."""
-    logp = torch.log_softmax(logits, dim=1)
+    logp = log_softmax(logits)
     return logp, logp.gather(1, target.unsqueeze(1)).squeeze(1)

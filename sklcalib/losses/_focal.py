@@ -5,14 +5,18 @@ import functools
 import numbers
 
 import torch
+import torch.nn.functional as F
 
 from sklcalib.diagnostics import gamma_for_threshold
 from sklcalib.losses._autograd import (
-    FocalSpec,
-    below_target_key,
-    dual_index,
+    FocalFastNode,
+    FocalNode,
+    FocalPlan,
+    dual_logp,
     focal_term,
-    plain_autograd_ok,
+    log_softmax,
+    plain_pow_ok,
+    squared_error,
 )
 from sklcalib.losses._base import (
     CalibrationLoss,
@@ -20,6 +24,36 @@ from sklcalib.losses._base import (
     check_reduction,
     target_logp,
 )
+
+_NEG_INF = float("-inf")
+
+
+def below_target_key(logits, logits_t):
+    """A key whose positive entries are the classes strictly below the target
+    (no gradient), largest for the closest: ``1 / (z_t - z_k)``, with ties (the
+    target included) sent to -inf. ``key.topk(k, 1)`` gives the k largest below
+    p_t, valid where the key is > 0 (the ablation variants of the dual term)."""
+    key = torch.sub(logits_t.detach().unsqueeze(1), logits.detach()).reciprocal_()
+    return torch.nan_to_num_(key, nan=_NEG_INF, posinf=_NEG_INF)
+
+
+def fast_focal(criterion, logits, target, gamma, sign=1.0):
+    """``criterion``'s reduced focal (``sign=1``) or inverse focal (``sign=-1``)
+    loss with a constant γ: cross-entropy for γ = 0, else :class:`FocalFastNode`."""
+    if gamma == 0.0:
+        return F.cross_entropy(logits, target, reduction=criterion.reduction)
+    return FocalFastNode.apply(
+        logits, target, gamma, sign, criterion._reference, criterion.reduction
+    )
+
+
+def fused_focal(criterion, logits, target, make_plan):
+    """``criterion``'s reduced loss through :class:`FocalNode`, with the plan
+    ``make_plan()`` built once per set of checked parameters."""
+    plan = criterion._derived("plan", make_plan)
+    return FocalNode.apply(
+        logits, target, plan, criterion._reference, criterion.reduction
+    )
 
 
 class FocalLoss(CalibrationLoss):
@@ -71,9 +105,8 @@ class FocalLoss(CalibrationLoss):
         _, logp_t = target_logp(logits, target)
         return focal_term(logp_t, float(self.gamma))
 
-    def _fused_spec(self):
-        gamma = float(self.gamma)
-        return FocalSpec(lambda logp_t, p_j: (gamma, 1.0), self._per_sample)
+    def _fused(self, logits, target):
+        return fast_focal(self, logits, target, float(self.gamma))
 
 
 # ---------------------------------------------------------------------------
@@ -265,30 +298,44 @@ default=((0.2, 5.0),)
         gamma : torch.Tensor
             The γ of each sample; same shape and dtype as ``p_t``.
         """
+        return self._lookup(p_t.detach(), self._tables(p_t))
+
+    def _tables(self, p_t):
+        # (p0 bounds, γ values) in p_t's dtype and device
         table = self.gamma_table()
-        p_t = p_t.detach()
-        bounds = torch.tensor(
-            [p0 for p0, _ in table], dtype=p_t.dtype, device=p_t.device
-        )
-        values = torch.tensor(
-            [g for _, g in table] + [float(self.gamma)],
-            dtype=p_t.dtype,
-            device=p_t.device,
-        )
+        kwargs = {"dtype": p_t.dtype, "device": p_t.device}
+        bounds = torch.tensor([p0 for p0, _ in table], **kwargs)
+        values = torch.tensor([g for _, g in table] + [float(self.gamma)], **kwargs)
+        return bounds, values
+
+    @staticmethod
+    def _lookup(p_t, tables):
+        bounds, values = tables
         # right=True: index i such that bounds[i-1] <= p_t < bounds[i]
-        return values[torch.bucketize(p_t, bounds, right=True)]
+        return values.take(torch.bucketize(p_t, bounds, right=True))
+
+    def _derived_tables(self, p_t):
+        # the tables of the checked parameters, built once per dtype and device
+        def make():
+            values = [g for _, g in self.gamma_table()] + [float(self.gamma)]
+            return (*self._tables(p_t), plain_pow_ok(values))
+
+        return self._derived((p_t.dtype, p_t.device), make)
+
+    def _row_gamma(self, p_t, p_j):
+        return self._lookup(p_t, self._derived_tables(p_t)[:2]), 1.0
 
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
-        gamma = self.sample_gamma(logp_t.exp())
-        values = [g for _, g in self.gamma_table()] + [float(self.gamma)]
-        return focal_term(logp_t, gamma, plain=plain_autograd_ok(values))
+        p_t = logp_t.detach().exp()
+        bounds, values, plain = self._derived_tables(p_t)
+        gamma = self._lookup(p_t, (bounds, values))
+        return focal_term(logp_t, gamma, plain=plain)
 
-    def _fused_spec(self):
-        def gamma_sign(logp_t, p_j):
-            return self.sample_gamma(logp_t.exp()), 1.0
-
-        return FocalSpec(gamma_sign, self._per_sample)
+    def _fused(self, logits, target):
+        return fused_focal(
+            self, logits, target, lambda: FocalPlan(row_gamma=self._row_gamma)
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -388,19 +435,6 @@ def dual_probability(logp, logp_t, target, dual="max", *, logits=None):
     return sums.mean().expand_as(logp_t)
 
 
-def dual_logp(logits, logp, target):
-    """(log p_t, p_j) for the paper's dual term with a single gather.
-
-    Same as ``dual_probability(..., dual="max")`` but gathers log p_t and log p_j
-    together, which halves the gather's backward.
-    """
-    index, has = dual_index(logits, logits.gather(1, target.unsqueeze(1)).squeeze(1))
-    pair = logp.gather(1, torch.stack((target, index), dim=1))
-    logp_t = pair[:, 0]
-    p_j = torch.where(has, pair[:, 1].exp(), torch.zeros_like(logp_t))
-    return logp_t, p_j
-
-
 class DualFocalLoss(CalibrationLoss):
     """Dual focal loss (Tao et al., ICML 2023, Eq. 3).
 
@@ -449,9 +483,6 @@ class DualFocalLoss(CalibrationLoss):
     """
 
     name = "dual_focal"
-    # the dual term's composed graph costs more than the fused node at any
-    # batch size (a training loop, 128-row batches: 3 to 16 % per step)
-    _fused_min_rows = 0
     _repr_params = ("gamma", "dual", "reduction")
 
     def __init__(self, gamma=5.0, dual="max", reduction="mean"):
@@ -467,7 +498,7 @@ class DualFocalLoss(CalibrationLoss):
         check_reduction(self.reduction)
 
     def _per_sample(self, logits, target):
-        logp = torch.log_softmax(logits, dim=1)
+        logp = log_softmax(logits)
         if self.dual == "max":
             logp_t, p_j = dual_logp(logits, logp, target)
         else:
@@ -475,26 +506,19 @@ class DualFocalLoss(CalibrationLoss):
             p_j = dual_probability(logp, logp_t, target, self.dual, logits=logits)
         return focal_term(logp_t, float(self.gamma), dual=p_j)
 
-    def _fused_spec(self):
-        if self.dual != "max":
-            return None  # the ablation variants take the composed path
+    def _fused(self, logits, target):
         gamma = float(self.gamma)
-        return FocalSpec(lambda logp_t, p_j: (gamma, 1.0), self._per_sample, dual=True)
+        if self.dual != "max":
+            # the ablation variants: the composed graph
+            return self._reference(logits, target, self.reduction)
+        if gamma == 0.0:  # (1 - p_t + p_j)^0 = 1: cross-entropy
+            return F.cross_entropy(logits, target, reduction=self.reduction)
+        return fused_focal(self, logits, target, lambda: FocalPlan(gamma, dual=True))
 
 
 # ---------------------------------------------------------------------------
 # focal calibration loss and inverse focal
 # ---------------------------------------------------------------------------
-
-
-def squared_error(logp, target):
-    """Per-sample ``Σ_k (p_k - e_y,k)²`` from log-probabilities (with gradient).
-
-    Expanded as ``Σ_k p_k² - 2 p_y + 1`` so that no (N, K) one-hot is built.
-    """
-    p = logp.exp()
-    p_y = p.gather(1, target.unsqueeze(1)).squeeze(1)
-    return (p * p).sum(1) - 2.0 * p_y + 1.0
 
 
 class FocalCalibrationLoss(CalibrationLoss):
@@ -550,13 +574,13 @@ class FocalCalibrationLoss(CalibrationLoss):
         lam = float(self.lam)
         if lam == 0.0:
             return focal
-        return focal + lam * squared_error(logp, target)
+        return torch.add(focal, squared_error(logp, target), alpha=lam)
 
-    def _fused_spec(self):
-        gamma = float(self.gamma)
-        return FocalSpec(
-            lambda logp_t, p_j: (gamma, 1.0), self._per_sample, lam=float(self.lam)
-        )
+    def _fused(self, logits, target):
+        gamma, lam = float(self.gamma), float(self.lam)
+        if lam == 0.0:
+            return fast_focal(self, logits, target, gamma)
+        return fused_focal(self, logits, target, lambda: FocalPlan(gamma, lam=lam))
 
 
 class InverseFocalLoss(CalibrationLoss):
@@ -604,6 +628,5 @@ class InverseFocalLoss(CalibrationLoss):
         _, logp_t = target_logp(logits, target)
         return focal_term(logp_t, float(self.gamma), sign=-1.0)
 
-    def _fused_spec(self):
-        gamma = float(self.gamma)
-        return FocalSpec(lambda logp_t, p_j: (gamma, -1.0), self._per_sample)
+    def _fused(self, logits, target):
+        return fast_focal(self, logits, target, float(self.gamma), sign=-1.0)

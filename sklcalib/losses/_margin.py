@@ -3,15 +3,24 @@ smoothing (MbLS) and the multi-class difference in confidence and accuracy
 (MDCA)."""
 
 import torch
+import torch.nn.functional as F
 
 from sklcalib._utils._validation import check_option
-from sklcalib.losses._autograd import focal_term
+from sklcalib.losses._autograd import (
+    MarginNode,
+    MDCANode,
+    class_fractions,
+    focal_term,
+    log_softmax,
+    mdca_value,
+)
 from sklcalib.losses._base import (
     CalibrationLoss,
     check_real,
     check_reduction,
     target_logp,
 )
+from sklcalib.losses._focal import fast_focal
 
 _CLASS_REDUCTIONS = ("mean", "sum")
 
@@ -103,13 +112,29 @@ class MbLSLoss(CalibrationLoss):
         alpha = float(self.alpha)
         if alpha == 0.0:
             return -logp_t
-        distance = logits.max(dim=1, keepdim=True).values - logits
-        penalty = torch.relu(distance - float(self.margin))
+        # max(0, (max_k z_k - m) - z_j): the margin taken from the largest
+        # logit once per row
+        top = logits.max(dim=1, keepdim=True).values
+        penalty = torch.relu((top - float(self.margin)) - logits)
         if self.class_reduction == "mean":
             penalty = penalty.mean(dim=1)
         else:
             penalty = penalty.sum(dim=1)
         return alpha * penalty - logp_t
+
+    def _fused(self, logits, target):
+        alpha = float(self.alpha)
+        if alpha == 0.0:
+            return F.cross_entropy(logits, target, reduction=self.reduction)
+        return MarginNode.apply(
+            logits,
+            target,
+            float(self.margin),
+            alpha,
+            self.class_reduction == "mean",
+            self._reference,
+            self.reduction,
+        )
 
 
 def mdca(logits, target):
@@ -142,11 +167,8 @@ def mdca(logits, target):
     >>> round(mdca(logits, torch.tensor([0, 1])).item(), 6)  # (.15 + .2 + .35) / 3
     0.233333
     """
-    proba = torch.log_softmax(logits, dim=1).exp()
-    n, k = logits.shape
-    counts = torch.zeros(k, dtype=proba.dtype, device=proba.device)
-    counts = counts.index_add(0, target, torch.ones_like(target, dtype=proba.dtype))
-    return torch.abs(proba.mean(dim=0) - counts / n).mean()
+    proba = log_softmax(logits).exp()
+    return mdca_value(proba, class_fractions(target, logits.shape[1], proba.dtype))[0]
 
 
 class MDCALoss(CalibrationLoss):
@@ -231,3 +253,11 @@ class MDCALoss(CalibrationLoss):
         if beta == 0.0:
             return base
         return base + beta * mdca(logits, target)
+
+    def _fused(self, logits, target):
+        gamma, beta = float(self.gamma), float(self.beta)
+        if beta == 0.0:
+            return fast_focal(self, logits, target, gamma)
+        return MDCANode.apply(
+            logits, target, gamma, beta, self._reference, self.reduction
+        )

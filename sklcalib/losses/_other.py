@@ -1,16 +1,23 @@
 """Baselines of the papers: Brier score, MMCE, label smoothing."""
 
-import torch
 import torch.nn.functional as F
 
 from sklcalib._utils._validation import check_bool
-from sklcalib.losses._autograd import FocalSpec
+from sklcalib.losses._autograd import (
+    FocalPlan,
+    MMCENode,
+    SafeSqrt,
+    log_softmax,
+    mmce_parts,
+    squared_error,
+)
 from sklcalib.losses._base import (
     CalibrationLoss,
     check_real,
     check_reduction,
+    target_logp,
 )
-from sklcalib.losses._focal import squared_error
+from sklcalib.losses._focal import fused_focal
 
 
 class BrierLoss(CalibrationLoss):
@@ -47,30 +54,12 @@ class BrierLoss(CalibrationLoss):
         self._check_params()
 
     def _per_sample(self, logits, target):
-        return squared_error(torch.log_softmax(logits, dim=1), target)
+        return squared_error(log_softmax(logits), target)
 
-    def _fused_spec(self):
-        return FocalSpec(None, self._per_sample, lam=1.0)
-
-
-class _SafeSqrt(torch.autograd.Function):
-    """sqrt(max(x, 0)) with gradient 0 (a valid subgradient) where x <= 0.
-
-    MMCE is the RKHS norm ‖v‖ of a vector v that is 0 for a perfectly calibrated
-    batch; d‖v‖/dv is undefined there and autograd's 1/(2·sqrt(0)) would be inf.
-    """
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return torch.sqrt(torch.clamp(x, min=0.0))
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        positive = x > 0
-        root = torch.sqrt(torch.where(positive, x, torch.ones_like(x)))
-        return torch.where(positive, grad / (2.0 * root), torch.zeros_like(x))
+    def _fused(self, logits, target):
+        return fused_focal(
+            self, logits, target, lambda: FocalPlan(lam=1.0, focal=False)
+        )
 
 
 _NORMALISATIONS = ("mukhoti", "kumar")
@@ -150,105 +139,9 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4, normalisation="mukhoti
     0.666667
     """
     check_normalisation(normalisation)
-    logp = torch.log_softmax(logits, dim=1)
-    log_conf, pred = logp.max(1)
-    conf = log_conf.exp()
-    correct = pred == target
-    scale = _mmce_scale(correct, conf.dtype, weighted, normalisation)
-    # correct: (1 - r)·s ; wrong: r·s
-    w = torch.where(correct, 1.0 - conf, conf) * scale
-    kernel = torch.exp(-torch.abs(conf.unsqueeze(1) - conf.unsqueeze(0)) / bandwidth)
-    return _SafeSqrt.apply(w @ kernel @ w)
-
-
-def _mmce_scale(correct, dtype, weighted, normalisation):
-    """The factor s_i (no gradient) of MMCE's weights ``w_i = s_i·(1 - r_i)``
-    (correct) or ``s_i·r_i`` (wrong), so that MMCE² = wᵀ K w.
-
-    Unweighted: ``±1/N``. Weighted (MMCE_w): ``1/m_c`` for the correct and
-    ``-1/m_w`` for the wrong samples (``"kumar"``; an empty group has no
-    weights), or ``1/m_c²`` and ``-1/m_w²`` (``"mukhoti"``), where the weights
-    are all 0 unless both groups are present. The counts are read once as
-    Python numbers: two small tensor operations instead of a dozen.
-    """
-    n = correct.shape[0]
-    if weighted:
-        m_c = int(correct.sum())
-        m_w = n - m_c
-        power = 2 if normalisation == "mukhoti" else 1
-        if power == 2 and not (m_c and m_w):
-            # their code: pair means divided by m² again, 0 unless both groups
-            return torch.zeros(n, dtype=dtype, device=correct.device)
-        s_correct, s_wrong = 1.0 / max(m_c, 1) ** power, -1.0 / max(m_w, 1) ** power
-    else:
-        s_correct, s_wrong = 1.0 / n, -1.0 / n
-    scale = torch.full((n,), s_wrong, dtype=dtype, device=correct.device)
-    return scale.masked_fill_(correct, s_correct)
-
-
-class _FusedMMCE(torch.autograd.Function):
-    """MMCE (as :func:`mmce`) in one node with a closed-form backward.
-
-    Why: composed from torch operations MMCE costs about fourteen times
-    cross-entropy per batch (some fifty small nodes, five of them on the N × N
-    kernel matrix); it is the benchmark's most expensive criterion. With
-    ``S = wᵀ K w``, ``K_ij = exp(-|r_i - r_j| / h)`` and ``v = K w``::
-
-        ∂S/∂r_i = 2·v_i·∂w_i/∂r_i - (2/h)·w_i·Σ_j K_ij·sign(r_i - r_j)·w_j,
-
-    (``sign(0) = 0``, as autograd's derivative of ``|x|``), ``∂w_i/∂r_i = ∓s_i``
-    (correct / wrong), and ``r = exp(max_k log p_k)`` gives
-    ``∂r/∂z = r·(e_pred - p)``. MMCE = √S with gradient 0 where S <= 0, as
-    :class:`_SafeSqrt`. Second derivatives (``create_graph=True``, as in
-    :mod:`sklcalib.diagnostics`) differentiate :func:`mmce` itself.
-    """
-
-    @staticmethod
-    def forward(ctx, logits, target, weighted, bandwidth, normalisation):
-        logp = torch.log_softmax(logits, dim=1)
-        log_conf, pred = logp.max(1)
-        conf = log_conf.exp()
-        correct = pred == target
-        scale = _mmce_scale(correct, conf.dtype, weighted, normalisation)
-        w = torch.where(correct, 1.0 - conf, conf).mul_(scale)
-        diff = conf.unsqueeze(1) - conf.unsqueeze(0)
-        kernel = diff.abs().mul_(-1.0 / bandwidth).exp_()
-        v = kernel @ w
-        total = w @ v
-        ctx.save_for_backward(logits, target, logp, pred, conf, correct, scale)
-        ctx.extra = (diff, kernel, w, v, total)
-        ctx.options = (weighted, bandwidth, normalisation)
-        return torch.sqrt(torch.clamp(total, min=0.0))
-
-    @staticmethod
-    def backward(ctx, grad):
-        logits, target, logp, pred, conf, correct, scale = ctx.saved_tensors
-        weighted, bandwidth, normalisation = ctx.options
-        if torch.is_grad_enabled():
-            with torch.enable_grad():
-                value = mmce(
-                    logits,
-                    target,
-                    weighted=weighted,
-                    bandwidth=bandwidth,
-                    normalisation=normalisation,
-                )
-                (g,) = torch.autograd.grad(value, logits, grad, create_graph=True)
-            return g, None, None, None, None
-        diff, kernel, w, v, total = ctx.extra
-        if not total > 0:
-            return torch.zeros_like(logits), None, None, None, None
-        # g·dMMCE/dS, then dS/dr
-        d_total = grad / (2.0 * torch.sqrt(total))
-        # out of place: a retained graph may run this backward again
-        signed = (kernel * diff.sign()) @ w
-        d_conf = torch.where(correct, -scale, scale).mul_(v)
-        d_conf.sub_(w * signed, alpha=1.0 / bandwidth).mul_(2.0 * d_total)
-        # through r = exp(max log p): dr/dz = r·(e_pred - p)
-        a = d_conf.mul_(conf)
-        out = logp.exp().mul_(-a.unsqueeze(1))
-        out.scatter_add_(1, pred.unsqueeze(1), a.unsqueeze(1))
-        return out, None, None, None, None
+    logp = log_softmax(logits)
+    total = mmce_parts(logp, target, weighted, bandwidth, normalisation)[-1]
+    return SafeSqrt.apply(total)
 
 
 class MMCELoss(CalibrationLoss):
@@ -337,28 +230,22 @@ class MMCELoss(CalibrationLoss):
         check_reduction(self.reduction)
 
     def _per_sample(self, logits, target):
-        ce = F.cross_entropy(logits, target, reduction="none")
+        logp, logp_t = target_logp(logits, target)
         lam = float(self.lam)
         if lam == 0.0:
-            return ce
-        term = mmce(
-            logits,
-            target,
-            weighted=self.weighted,
-            bandwidth=float(self.bandwidth),
-            normalisation=self.normalisation,
-        )
-        return ce + lam * term
+            return -logp_t
+        options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
+        term = SafeSqrt.apply(mmce_parts(logp, target, *options)[-1])
+        return -logp_t + lam * term
 
-    def _fused_per_sample(self, logits, target):
-        ce = F.cross_entropy(logits, target, reduction="none")
+    def _fused(self, logits, target):
         lam = float(self.lam)
         if lam == 0.0:
-            return ce
-        term = _FusedMMCE.apply(
-            logits, target, self.weighted, float(self.bandwidth), self.normalisation
+            return F.cross_entropy(logits, target, reduction=self.reduction)
+        options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
+        return MMCENode.apply(
+            logits, target, lam, options, self._reference, self.reduction
         )
-        return ce + lam * term
 
 
 class LabelSmoothingLoss(CalibrationLoss):

@@ -20,6 +20,7 @@ from ._calibration_error import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ._calibration_report import CalibrationReport, calibration_report
 from ._consistency import CalibrationTestResult, calibration_test
 from ._cumulative import (
     CumulativeTestResult,
@@ -36,7 +37,6 @@ from ._multicalibration import (
     SegmentRow,
     multicalibration_audit,
 )
-from ._report import calibration_report
 from ._scorers import (
     CALIBRATION_SCORERS,
     adaptive_ece_scorer,
@@ -59,6 +59,7 @@ __all__ = [
     "BinStatistics",
     "CalibrationAccumulator",
     "CalibrationComparison",
+    "CalibrationReport",
     "CalibrationTestResult",
     "ConfidenceInterval",
     "CumulativeTestResult",

@@ -12,6 +12,7 @@ from sklcalib._utils._binning import (
     error_from_stats,
     uniform_edges,
 )
+from sklcalib._utils._scores import row_scores
 from sklcalib._utils._validation import (
     any_dask,
     check_found_classes,
@@ -20,10 +21,10 @@ from sklcalib._utils._validation import (
     check_prob_values,
     check_targets,
     is_dask_array,
-    warn_assumed_string_order,
+    refuse_string_order,
 )
 
-from ._statistics import classwise_statistics, score_terms, uniform_top_label_statistics
+from ._statistics import classwise_statistics, uniform_top_label_statistics
 from .binning import BinStatistics
 
 # What an accumulator collects: the top-label bins, the per-class bins, and the
@@ -64,7 +65,8 @@ class CalibrationAccumulator:
     Attributes
     ----------
     n_samples_ : int
-        Number of samples seen.
+        Number of samples seen with a positive weight (a row of weight 0 is
+        no row).
     labels_ : ndarray of shape (n_classes,)
         The validated labels.
 
@@ -161,7 +163,7 @@ class CalibrationAccumulator:
             stats = uniform_top_label_statistics(p, y_idx, self.n_bins, w)  # checks
             top = np.stack([stats.counts, stats.sum_confidence, stats.sum_correct])
         else:
-            check_prob_values(p)
+            p = check_prob_values(p)
         if "classwise" in self._parts:
             classwise = np.stack(
                 [
@@ -170,7 +172,7 @@ class CalibrationAccumulator:
                 ]
             )
         if "scores" in self._parts:
-            nll, brier = score_terms(p, y_idx)
+            nll, brier = row_scores(p, y_idx)
             if w is None:
                 scores = np.array([float(len(nll)), nll.sum(), brier.sum()])
             else:
@@ -182,7 +184,8 @@ class CalibrationAccumulator:
             self._classwise += classwise
         if "scores" in self._parts:
             self._scores += scores
-        self.n_samples_ += int(y_idx.shape[0])
+        # a row of weight 0 is no row
+        self.n_samples_ += int(y_idx.shape[0] if w is None else np.count_nonzero(w))
         return self
 
     def merge(self, other):
@@ -224,7 +227,11 @@ class CalibrationAccumulator:
 
     def _check_nonempty(self):
         if self.n_samples_ == 0:
-            raise ValueError("The accumulator is empty: update it with samples first.")
+            raise ValueError(
+                "The accumulator is empty: no sample of positive weight was seen "
+                "(sample_weight sums to zero if every update weighed 0); update "
+                "it with samples first."
+            )
 
     def _stats(self, sums):
         if not sums[0].sum() > 0:
@@ -332,8 +339,9 @@ def stream_statistics(
     if labels is None:
         classes = unique_values(y)
         check_found_classes(classes, n_columns, p.ndim)
-        # as the in-memory path: say which column order string labels assume
-        warn_assumed_string_order(np.asarray(classes))
+        refuse_string_order(
+            np.asarray(classes), "on dask arrays the rows are read block by block"
+        )
     else:
         classes = check_labels_for(labels, n_columns, p.ndim)
     parts = tuple(parts)

@@ -13,6 +13,7 @@ from sklcalib._utils._resampling import (
     stream_seeds,
     uniform_indices,
 )
+from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
 from sklcalib._utils._swap import (
     ece_and_bias,
     swap_products,
@@ -28,9 +29,12 @@ from sklcalib._utils._validation import (
     check_option,
     check_prob_values,
     check_targets,
+    drop_zero_weight_rows,
 )
 
-from ._plans import bootstrap_plan, resolve_metric
+from ._plans import bootstrap_plan
+from ._registry import resolve_metric
+from ._scoring_rules import scoring_rule_inputs
 
 METHODS = ("percentile", "basic", "bca")
 _JACKKNIFE_CHUNK = 4096  # rows left out per vectorised jackknife batch
@@ -107,19 +111,18 @@ class _Resampler:
         self.named = isinstance(metric, str)
         self.params = dict(params)
         self.y_true = np.asarray(y_true)
-        self.y_prob = np.asarray(y_prob)
+        self.y_prob = np.asanyarray(y_prob)  # keeps the bfloat16 mark
         if self.plan is not None:
             p = self.plan
             self.total = full_sums(p.codes, p.values, p.n_cells)
         elif self.named and "labels" not in self.params:
-            # a resample may miss a class: fix the columns' labels once
-            self.params["labels"] = self._labels()
+            # a resample may miss a class: fix the columns' labels once (as
+            # the metric finds them, string order checked)
+            w = self.params.get("sample_weight")
+            self.params["labels"] = check_targets(y_true, y_prob, None, w)[2]
         # the metric's own value (a plan's sums agree to rounding)
         self.estimate = float(self.func(self.y_true, self.y_prob, **self.params))
         self.n = self.y_true.shape[0]
-
-    def _labels(self):
-        return np.unique(self.y_true)
 
     def _subset(self, rows):
         params = dict(self.params)
@@ -302,6 +305,10 @@ def bootstrap_interval(
     confidence_level = check_confidence_level(confidence_level)
     check_option(method, "method", METHODS)
     y_true, y_prob, metric_params = _on_host(y_true, y_prob, metric_params)
+    # a row of weight 0 is no row: resamples are drawn from the others
+    y_true, y_prob, metric_params = drop_zero_weight_rows(
+        metric_params, y_true, y_prob, named=isinstance(metric, str)
+    )
     sampler = _Resampler(metric, y_true, y_prob, metric_params)
     seeds = stream_seeds(random_state, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -448,8 +455,8 @@ def _debiased_swap_test(
         y_true, y_prob_a, params.get("labels"), params.get("sample_weight")
     )
     pb = check_targets(y_true, y_prob_b, params.get("labels"))[1]
-    check_prob_values(pa)
-    check_prob_values(pb)
+    pa = check_prob_values(pa)
+    pb = check_prob_values(pb)
     ra = top_label_rows(*top_label(pa, y_idx), n_bins, w)
     rb = top_label_rows(*top_label(pb, y_idx), n_bins, w)
     bias_a = float(ece_and_bias(ra.sums, ra.total, n_bins)[1])
@@ -572,10 +579,11 @@ def compare_calibration(
             f"{np.shape(y_prob_b)}: the two models must score the same rows."
         )
     func = resolve_metric(metric)
-    params = dict(metric_params)
-    w = params.get("sample_weight")
-    if w is not None and not np.sum(np.asarray(w, dtype=np.float64)) > 0:
-        raise ValueError("sample_weight sums to zero: the metrics are undefined.")
+    # the one weight check (NaN, negative and all-zero weights named); a row
+    # of weight 0 is no row, for the swaps and the paired resamples too
+    y_true, y_prob_a, y_prob_b, params = drop_zero_weight_rows(
+        metric_params, y_true, y_prob_a, y_prob_b, named=isinstance(metric, str)
+    )
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
     diff = float(func(y_true, y_prob_a, **params) - func(y_true, y_prob_b, **params))
     if _debiased_ece(metric, params):
@@ -617,16 +625,12 @@ def compare_calibration(
 
 
 def _paired_mean_se(metric, y_true, y_prob_a, y_prob_b, params):
-    from ._plans import _true_class_probability
-    from ._statistics import brier_terms as _brier_terms
-    from ._statistics import mean_standard_error
-    from ._statistics import nll_terms as _nll_terms
-
-    terms = _nll_terms if metric == "nll" else _brier_terms
-    ca, y_idx, w = _true_class_probability(
+    """Standard error of the mean per-row score difference of the two models."""
+    terms = row_log_loss if metric == "nll" else row_brier
+    ca, y_idx, w = scoring_rule_inputs(
         y_true, y_prob_a, params.get("labels"), params.get("sample_weight")
     )
-    cb, _, _ = _true_class_probability(
+    cb, _, _ = scoring_rule_inputs(
         y_true, y_prob_b, params.get("labels"), params.get("sample_weight")
     )
     return mean_standard_error(terms(ca, y_idx) - terms(cb, y_idx), w)

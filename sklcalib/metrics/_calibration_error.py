@@ -101,23 +101,30 @@ def expected_calibration_error(
     y_true : array-like of shape (n_samples,)
         True labels, of any type a scikit-learn classifier accepts.
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities (rows summing to 1 within the square root of
-        the machine epsilon of the dtype), columns in the order of ``labels``
-        or of the sorted unique labels of ``y_true``. A 1-D array holds the
-        probability of the positive class (the second label) of a binary
-        problem. A torch tensor is read without a copy where numpy shares
-        its memory (CPU tensors of a numpy dtype; CUDA tensors are copied to
-        the host). A dask array (rows chunked) is reduced block by block on
-        the active Dask scheduler, with ``strategy="uniform"`` only; pass
-        ``labels`` then to spare a pass over ``y_true``.
+        Predicted probabilities, columns in the order of ``labels`` or of the
+        sorted unique labels of ``y_true``: values in [0, 1], rows summing to
+        1 within round-off (the larger of the square root of the dtype's
+        machine epsilon and float32 round-off over the columns), or within
+        their rounding when written with a few decimals (then divided by
+        their sums, with a warning). A 1-D array holds the probability of the
+        positive class (the second label) of a binary problem. numpy arrays,
+        torch tensors (any dtype, device or ``requires_grad``; read without a
+        copy where numpy shares their memory) and pandas objects (nullable
+        dtypes included) are accepted. A dask array (rows chunked) is reduced
+        block by block on the active Dask scheduler, with
+        ``strategy="uniform"`` only; pass ``labels`` then to spare a pass over
+        ``y_true``.
     n_bins : int, default=15
         Number of bins.
     labels : array-like of shape (n_classes,), default=None
         The label of every column of ``y_prob``, in column order (for
         instance ``estimator.classes_``). Needed when ``y_true`` does not hold
-        every class.
+        every class, and for string labels unless the data show their sorted
+        order (their log-likelihood under it beats every other order of the
+        columns by 10 nats; a ValueError otherwise).
     sample_weight : array-like of shape (n_samples,), default=None
-        Sample weights.
+        Sample weights. A row of weight 0 is no row; rescaling all weights by
+        one factor changes nothing.
     strategy : {"uniform", "quantile"}, default="uniform"
         ``"uniform"``: right-closed equal-width bins ``(lower, upper]`` on the
         float64 edges ``np.linspace(0, 1, n_bins + 1)``, the first bin also
@@ -173,10 +180,9 @@ def adaptive_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
     n_bins : int, default=15
         Number of groups.
     labels : array-like of shape (n_classes,), default=None
@@ -219,10 +225,9 @@ def maximum_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
     n_bins : int, default=15
         Number of bins.
     labels : array-like of shape (n_classes,), default=None
@@ -284,10 +289,9 @@ def classwise_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
     n_bins : int, default=15
         Number of bins per class.
     labels : array-like of shape (n_classes,), default=None
@@ -306,9 +310,8 @@ def classwise_calibration_error(
 
     Notes
     -----
-    Dask arrays are reduced block by block on the active Dask scheduler
-    (uniform bins only), torch tensors read without a copy where possible; see
-    :func:`expected_calibration_error`.
+    On dask arrays (uniform bins only) each block adds its rows to the
+    per-class bin sums of every column, so the whole input is read once.
 
     Examples
     --------
@@ -328,6 +331,6 @@ def classwise_calibration_error(
         stats = acc.classwise_statistics()
     else:
         y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-        check_prob_values(p)
+        p = check_prob_values(p)
         stats = classwise_statistics(p, y_idx, n_bins, strategy, w)
     return float(np.mean([error_from_stats(s, norm) for s in stats]))

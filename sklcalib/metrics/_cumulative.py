@@ -40,7 +40,7 @@ def _validated_columns(y_true, y_prob, labels, sample_weight, mode, what):
     )
     check_option(mode, "mode", MODES)
     y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
     resolved, columns, indices = score_columns(p, y_idx, mode)
     return resolved, columns, indices, w, classes
 
@@ -370,7 +370,7 @@ def spiegelhalter_test(
             f"{p.shape[1]} columns: use cumulative_calibration_test for "
             "multiclass probabilities."
         )
-    check_prob_values(p)
+    p = check_prob_values(p)
     score = (p if p.ndim == 1 else p[:, 1]).astype(np.float64)
     y = (y_idx == 1).astype(np.float64)
     slope = 1.0 - 2.0 * score

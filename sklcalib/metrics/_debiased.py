@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sklcalib._utils._binning import (
+    bin_summaries,
     equal_mass_edges,
     right_edge_index,
     top_label,
@@ -55,18 +56,9 @@ def debiased_layout(score, n_bins, weights):
     score64 = score.astype(np.float64)
     idx = right_edge_index(score64, edges)
     n_edges = edges.shape[0]
-    (rows,) = weighted_bin_sums(idx, n_edges, None)
-    if weights is None:
-        mass = rows
-        _, sum_score = weighted_bin_sums(idx, n_edges, None, score64)
-        n_eff = rows
-    else:
+    if weights is not None:
         weights = np.asarray(weights, dtype=np.float64)
-        mass, sum_score, square = weighted_bin_sums(
-            idx, n_edges, weights, score64, weights
-        )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            n_eff = np.where(square > 0, mass * mass / square, 0.0)
+    rows, mass, n_eff, (sum_score,) = bin_summaries(idx, n_edges, weights, score64)
     total = mass.sum()
     if not total > 0:
         raise ValueError("sample_weight sums to zero: the error is undefined.")
@@ -203,7 +195,7 @@ def debiased_calibration_error(
     n_bins = check_n_bins(n_bins)
     check_option(mode, "mode", MODES)
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
     if mode == "top_label":
         conf, correct = top_label(p, y_idx)
         total = max(debiased_square_error(conf, correct, n_bins, w), 0.0)

@@ -26,7 +26,8 @@ from numba import njit, prange
 from sklcalib._utils._binning import uniform_edges
 from sklcalib._utils._optional import parallel_kernel_section
 from sklcalib._utils._validation import (
-    row_sum_message,
+    check_prob_values,
+    logits_hint,
     row_sum_tolerance,
     tolerance_dtype,
 )
@@ -216,19 +217,21 @@ def _combine(sums):
 
 
 def _raise_status(status, p, dtype):
+    """Raise the error of the first bad row; return True when the only
+    problem is a row sum (rows written with a few decimals may still be
+    accepted, renormalised, by :func:`check_prob_values`)."""
     bad = np.flatnonzero(status[:, 0])
     if bad.shape[0] == 0:
-        return
+        return False
     code, row = status[bad[0]]
+    hint = logits_hint("y_prob")
     if code == _NOT_FINITE:
         raise ValueError(f"y_prob contains NaN or infinity (row {row}).")
     if code == _NEGATIVE:
-        raise ValueError(f"y_prob contains negative values (row {row}).")
+        raise ValueError(f"y_prob contains negative values (row {row})." + hint)
     if code == _ABOVE_ONE:
-        raise ValueError(f"y_prob contains values greater than 1 (row {row}).")
-    tol = row_sum_tolerance(dtype, p.shape[1])
-    total = p[row].sum(dtype=np.float64)
-    raise ValueError(row_sum_message("y_prob", tol, dtype, row, total))
+        raise ValueError(f"y_prob contains values greater than 1 (row {row})." + hint)
+    return True
 
 
 def _bit_view(p):
@@ -244,7 +247,6 @@ def _bit_view(p):
 def _run(p, y_idx, n_bins, sample_weight, pairs):
     dtype = tolerance_dtype(p)  # before the plain copy below drops the mark
     p = np.ascontiguousarray(p)
-    bits, one_bits, mant_bits, bias = _bit_view(p)
     n = p.shape[0]
     rows = chunk_rows(p.shape[1])
     n_chunks = max(1, -(-n // rows))
@@ -258,27 +260,14 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     correct = np.empty(size, dtype=np.bool_)
     tol = row_sum_tolerance(dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
+    bit_layout = _bit_view(p)  # the bits, those of 1.0, mantissa bits, bias
+    outputs = (sums, status, pairs, conf, correct)
     with parallel_kernel_section():
-        _kernel(
-            p,
-            bits,
-            one_bits,
-            mant_bits,
-            bias,
-            y_idx,
-            w,
-            has_w,
-            edges,
-            tol,
-            rows,
-            n_chunks,
-            sums,
-            status,
-            pairs,
-            conf,
-            correct,
-        )
-    _raise_status(status, p, dtype)
+        _kernel(p, *bit_layout, y_idx, w, has_w, edges, tol, rows, n_chunks, *outputs)
+    if _raise_status(status, p, dtype):
+        # a row sum off by more than round-off: the numpy check raises its
+        # error, or accepts rows rounded to a few decimals and renormalises them
+        return _run(check_prob_values(p), y_idx, n_bins, sample_weight, pairs)
     total = _combine(sums)
     return BinStatistics(total[0], total[1], total[2], edges), conf, correct
 

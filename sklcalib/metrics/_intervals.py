@@ -35,7 +35,7 @@ import numpy as np
 
 from sklcalib._utils._binning import error_from_stats
 from sklcalib._utils._resampling import stream_seeds
-from sklcalib._utils._scores import as_columns
+from sklcalib._utils._scores import as_columns, row_scores, weighted_mean
 from sklcalib._utils._validation import (
     check_n_bins,
     check_option,
@@ -235,7 +235,7 @@ def interval_and_pvalue(
     y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
-    check_prob_values(p)
+    p = check_prob_values(p)
     if w is not None and not np.sum(w) > 0:
         raise ValueError("sample_weight sums to zero: the error is undefined.")
     return validated_interval(
@@ -294,10 +294,7 @@ def validated_interval(
 def _estimate(metric, y_idx, p, w, n_bins, norm, mode):
     """The metric on validated inputs (the public functions' kernels)."""
     if metric in ("nll", "brier"):
-        from ._statistics import score_terms
-
-        terms = score_terms(p, y_idx)[0 if metric == "nll" else 1]
-        return float(np.mean(terms) if w is None else np.dot(terms, w) / w.sum())
+        return weighted_mean(row_scores(p, y_idx)[0 if metric == "nll" else 1], w)
     if metric == "ece":
         return error_from_stats(uniform_top_label_statistics(p, y_idx, n_bins, w), norm)
     if metric == "adaptive_ece":

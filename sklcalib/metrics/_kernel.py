@@ -367,12 +367,11 @@ def kernel_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`. A 1-D binary
-        ``y_prob`` counts as the two columns ``[1 - p, p]``.
+    y_true, y_prob : array-like
+        The labels (n_samples,) and the predicted probabilities (n_samples,
+        n_classes) or (n_samples,), as
+        :func:`~sklcalib.metrics.expected_calibration_error` takes them; a
+        1-D binary ``y_prob`` counts as the two columns ``[1 - p, p]``.
     bandwidth : float or "median", default="median"
         The kernel bandwidth ``nu > 0``. ``"median"``: the median distance
         between the rows of ``y_prob``, the usual heuristic, on at most 2000
@@ -392,11 +391,11 @@ def kernel_calibration_error(
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the pair ``(i, j)`` weighs ``w_i w_j``. At least two
         weights must be positive (an estimator that finds no pair of positive
-        weight raises a ValueError). Rows of zero weight add nothing to any
-        sum, so they take no part in the pairs: the blocks and consecutive
-        pairs of the ``"block"`` and ``"linear"`` estimators, and the size
-        that ``"auto"`` looks at, are those of the rows of positive weight
-        (the ``"median"`` bandwidth still looks at every row).
+        weight raises a ValueError). A row of zero weight is no row: the
+        blocks and consecutive pairs of the ``"block"`` and ``"linear"``
+        estimators, the size that ``"auto"`` looks at and the ``"median"``
+        bandwidth are those of the rows of positive weight. Rescaling all
+        the weights by one factor changes nothing.
 
     Returns
     -------
@@ -426,19 +425,19 @@ def kernel_calibration_error(
     check_option(estimator, "estimator", ESTIMATORS)
     block_size = check_scalar(block_size, "block_size", integer=True, low=2)
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
+    return validated_skce(y_idx, p, w, bandwidth, estimator, block_size)
+
+
+def validated_skce(y_idx, p, w, bandwidth="median", estimator="auto", block_size=100):
+    """:func:`kernel_calibration_error` of validated inputs (``w`` without
+    zero weights, the parameters checked)."""
     n = p.shape[0]
-    if n < 2:
+    if n < 2 and w is None:
         raise ValueError("y_prob has one row: the SKCE needs at least two samples.")
     w = _pair_weights(w)
     p = _two_columns(p)
     nu = median_bandwidth(p) if bandwidth == "median" else bandwidth
-    if w is not None and not np.all(w > 0):
-        # a zero-weight row adds nothing to any sum: the pairs, blocks and
-        # consecutive pairs are formed from the rows of positive weight
-        keep = w > 0
-        p, y_idx, w = p[keep], y_idx[keep], w[keep]
-        n = p.shape[0]
     binary = p.shape[1] == 2
     if estimator == "auto":
         quadratic = binary or n <= AUTO_QUADRATIC_MAX_ROWS

@@ -244,6 +244,37 @@ class MulticalibrationAudit:
 
         return pd.DataFrame(self.table)
 
+    def verdict(self):
+        """Return the audit's conclusion in words.
+
+        Returns
+        -------
+        verdict : str
+            The family-wise verdict at ``1 - confidence_level``, with the worst
+            segment and its gap's interval (valid after selection), e.g.
+            "miscalibrated in at least one of 15 segments (family-wise p =
+            0.022); worst: student=No, gap +1.9 points [+0.1, +5.2]".
+        """
+        alpha = 1.0 - self.confidence_level
+        p = self.pvalue
+        p_text = f"family-wise p = {p:.2g}"
+        worst = self.worst
+        name = worst.segment + (
+            f" [class {worst.class_label}]" if worst.class_label is not None else ""
+        )
+        low, high = self.worst_interval
+        gap = (
+            f"worst: {name}, gap {100 * worst.gap:+.1f} points "
+            f"[{100 * low:+.1f}, {100 * high:+.1f}] at {self.confidence_level:.0%} "
+            "after selection"
+        )
+        if p <= alpha:
+            return (
+                f"miscalibrated in at least one of {self.n_segments} segments "
+                f"({p_text}); {gap}"
+            )
+        return f"no segment of {self.n_segments} shown miscalibrated ({p_text}); {gap}"
+
     def summary(self, k=5):
         """Return the verdict and the ``k`` worst segments as lines of text.
 
@@ -257,24 +288,14 @@ class MulticalibrationAudit:
         lines : list of str
             The family-wise verdict first, then the worst segments.
         """
-        alpha = 1.0 - self.confidence_level
-        verdict = (
-            "miscalibrated in at least one segment"
-            if self.pvalue <= alpha
-            else "no segment shown miscalibrated"
-        )
         lines = [
-            f"multicalibration audit ({self.kind}, {self.mode}): {verdict} "
-            f"at the {alpha:g} family-wise level",
-            f"  family-wise p-value {self.pvalue:.4g} over {self.n_segments} "
-            f"segments ({self.n_dropped} below min_rows left out), "
-            f"{self.n_resamples} null draws",
-            f"  max scaled statistic {self.statistic:.3f}, null "
-            f"{self.confidence_level:g} quantile {self.null_quantile:.3f}",
-            f"  worst segment's gap {self.worst.gap:+.4f}, "
-            f"{self.confidence_level:g} interval valid after selection "
-            f"[{self.worst_interval[0]:+.4f}, {self.worst_interval[1]:+.4f}]",
-            "  worst segments (gap = outcome rate - mean probability):",
+            f"multicalibration audit ({self.kind}, {self.mode}): {self.verdict()}",
+            f"  {self.n_segments} segments audited ({self.n_dropped} below "
+            f"min_rows left out), {self.n_resamples} null draws; max scaled "
+            f"statistic {self.statistic:.3f}, null {self.confidence_level:g} "
+            f"quantile {self.null_quantile:.3f}",
+            "  worst segments (gap = outcome rate - mean probability, "
+            "pointwise interval):",
         ]
         for row in self.worst_segments(k):
             name = row.segment + (
@@ -286,6 +307,45 @@ class MulticalibrationAudit:
                 f"scaled {row.scaled_statistic:.2f}, adjusted p {row.pvalue:.4g}"
             )
         return lines
+
+    def report_entries(self, k=5):
+        """Return the audit as the entries of a calibration report.
+
+        Parameters
+        ----------
+        k : int, default=5
+            How many of the worst segments to include.
+
+        Returns
+        -------
+        entries : dict
+            ``"segment_verdict"`` (:meth:`verdict`),
+            ``"multicalibration_pvalue"``, ``"multicalibration_statistic"``,
+            ``"multicalibration_null_quantile"``, ``"n_segments"``,
+            ``"n_segments_dropped"``, ``"worst_segment"``,
+            ``"worst_segment_gap"``, ``"worst_segment_gap_ci"`` and
+            ``"worst_segments"`` (a list of dicts of numbers and names,
+            worst first): plain Python values, ready for JSON.
+        """
+        worst = self.worst
+        return {
+            "segment_verdict": self.verdict(),
+            "multicalibration_pvalue": float(self.pvalue),
+            "multicalibration_statistic": float(self.statistic),
+            "multicalibration_null_quantile": float(self.null_quantile),
+            "n_segments": int(self.n_segments),
+            "n_segments_dropped": int(self.n_dropped),
+            "worst_segment": worst.segment,
+            "worst_segment_gap": worst.gap,
+            "worst_segment_gap_ci": tuple(float(v) for v in self.worst_interval),
+            "worst_segments": [
+                {
+                    key: (value.item() if hasattr(value, "item") else value)
+                    for key, value in row._asdict().items()
+                }
+                for row in self.worst_segments(k)
+            ],
+        }
 
     def __repr__(self):
         return (
@@ -450,8 +510,10 @@ def multicalibration_audit(
     check_option(mode, "mode", MODES)
     level = check_confidence_level(confidence_level)
     n_resamples = check_n_resamples(n_resamples)
-    y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
+    y_idx, p, classes, w = check_targets(
+        y_true, y_prob, labels, sample_weight, keep_zero_weight=True
+    )
+    p = check_prob_values(p)
     keep = None
     if w is not None and not np.all(w > 0):
         keep = w > 0

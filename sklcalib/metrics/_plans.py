@@ -1,4 +1,4 @@
-"""Metrics by name, and their resampling plans (see ``_resampling``).
+"""Resampling plans of the named metrics (see ``_resampling``).
 
 A plan exists for the uniform-bin metrics (ECE with any norm, MCE, classwise
 ECE), NLL and Brier: the metrics whose value is a function of per-cell sums
@@ -19,9 +19,10 @@ from sklcalib._utils._binning import (
     quantile_groups,
     top_label,
     uniform_edges,
+    weighted_bin_sums,
 )
 from sklcalib._utils._binning import binned_error as error_of_bins
-from sklcalib._utils._scores import as_columns
+from sklcalib._utils._scores import as_columns, row_brier, row_log_loss
 from sklcalib._utils._validation import (
     NORMS,
     check_n_bins,
@@ -30,66 +31,7 @@ from sklcalib._utils._validation import (
     check_targets,
 )
 
-from ._calibration_error import (
-    adaptive_calibration_error,
-    classwise_calibration_error,
-    expected_calibration_error,
-    maximum_calibration_error,
-)
-from ._debiased import (
-    MODES,
-    debiased_calibration_error,
-    debiased_layout,
-    debiased_terms_sum,
-)
-from ._kernel import kernel_calibration_error
-from ._smooth import smooth_calibration_error
-from ._statistics import brier_terms, nll_terms
-from ._sweep import ece_sweep
-
-
-def _true_class_probability(y_true, y_prob, labels, sample_weight):
-    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
-    check_prob_values(p)
-    return as_columns(p), y_idx, w
-
-
-def _weighted_mean(values, w):
-    return float(np.mean(values) if w is None else np.dot(values, w) / w.sum())
-
-
-def negative_log_likelihood(y_true, y_prob, *, labels=None, sample_weight=None):
-    """Mean ``-log p_y`` (probabilities clipped at the machine epsilon of the
-    dtype, as ``sklearn.metrics.log_loss``); the report's ``"nll"``."""
-    columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
-    return _weighted_mean(nll_terms(columns, y_idx), w)
-
-
-def brier_score(y_true, y_prob, *, labels=None, sample_weight=None):
-    """Mean ``sum_k (p_k - [y = k])^2``; the report's ``"brier"``."""
-    columns, y_idx, w = _true_class_probability(y_true, y_prob, labels, sample_weight)
-    return _weighted_mean(brier_terms(columns, y_idx), w)
-
-
-METRICS = {
-    "ece": expected_calibration_error,
-    "adaptive_ece": adaptive_calibration_error,
-    "classwise_ece": classwise_calibration_error,
-    "mce": maximum_calibration_error,
-    "smooth_ece": smooth_calibration_error,
-    "debiased_ece": debiased_calibration_error,
-    "ece_sweep": ece_sweep,
-    "kernel_calibration_error": kernel_calibration_error,
-    "nll": negative_log_likelihood,
-    "brier": brier_score,
-}
-
-
-def resolve_metric(metric):
-    """The function of a metric name, or the callable itself."""
-    if callable(metric):
-        return metric
-    return METRICS[check_option(metric, "metric", tuple(METRICS))]
+from ._debiased import MODES, debiased_layout, debiased_terms_sum
 
 
 class Plan(NamedTuple):
@@ -169,7 +111,7 @@ def _validated(y_true, y_prob, params):
     y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
-    check_prob_values(p)
+    p = check_prob_values(p)
     return y_idx, p, as_columns(p), w
 
 
@@ -192,7 +134,7 @@ def _mean_finalize(weighted):
 
 
 def _terms(name, columns, k):
-    return (nll_terms if name == "nll" else brier_terms)(columns, k)
+    return (row_log_loss if name == "nll" else row_brier)(columns, k)
 
 
 def bootstrap_plan(name, y_true, y_prob, params):
@@ -361,14 +303,11 @@ def consistency_plan(name, y_true, y_prob, params):
     # (class, bin) are fixed, the drawn class adds its weight to its cell
     columns = columns.astype(np.float64)
     cells = bin_index(columns, edges) + every * n_bins
-    wc = np.ones(n) if w is None else w
-    fixed_count = np.bincount(
-        cells.ravel(), weights=np.repeat(wc, n_classes), minlength=n_classes * n_bins
-    )
-    fixed_conf = np.bincount(
+    fixed_count, fixed_conf = weighted_bin_sums(
         cells.ravel(),
-        weights=(wc[:, None] * columns).ravel(),
-        minlength=n_classes * n_bins,
+        n_classes * n_bins,
+        None if w is None else np.repeat(w, n_classes),
+        columns.ravel(),
     )
     values = (
         _row_values(w, np.zeros((n, n_classes)))[..., :1]

@@ -35,10 +35,9 @@ does not show.
 import numpy as np
 from scipy.special import ndtri
 
-from sklcalib._utils._scores import as_columns
+from sklcalib._utils._scores import as_columns, mean_standard_error
 
 from ._bootstrap import ConfidenceInterval
-from ._statistics import mean_standard_error
 
 #: simulated label draws on small sets (draws x rows at most _SIMULATED)
 N_DRAWS = 1000

@@ -16,7 +16,7 @@ from sklearn.metrics import get_scorer as _sklearn_get_scorer
 from sklearn.metrics import get_scorer_names as _sklearn_get_scorer_names
 from sklearn.metrics._scorer import _Scorer
 
-from ._plans import METRICS
+from ._registry import METRICS
 
 
 class _CalibrationScorer(_Scorer):

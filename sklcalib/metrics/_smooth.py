@@ -111,11 +111,10 @@ def smooth_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels and the predicted probabilities of
+        :func:`~sklcalib.metrics.expected_calibration_error`: their top-label
+        confidence and correctness are what is smoothed.
     labels : array-like of shape (n_classes,), default=None
         The label of every column of ``y_prob``.
     sample_weight : array-like of shape (n_samples,), default=None

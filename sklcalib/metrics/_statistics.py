@@ -1,4 +1,5 @@
-"""Bin sums and per-row scores: the statistics code below the metrics.
+"""Top-label and per-class bin sums from validated targets: the statistics
+code below the binned metrics.
 
 Shared by the one-shot metrics, the report and
 :class:`~sklcalib.metrics.CalibrationAccumulator` (and so the Dask path, which
@@ -39,7 +40,7 @@ def validated_top_label(p, y_idx):
         from ._fused import fused_top_label
 
         return fused_top_label(p, y_idx)
-    check_prob_values(p)
+    p = check_prob_values(p)
     return top_label(p, y_idx)
 
 
@@ -56,7 +57,7 @@ def uniform_top_label_statistics(p, y_idx, n_bins, sample_weight):
         from ._fused import fused_uniform_statistics
 
         return fused_uniform_statistics(p, y_idx, n_bins, sample_weight)
-    check_prob_values(p)
+    p = check_prob_values(p)
     conf, correct = top_label(p, y_idx)
     return _bin_statistics(conf, correct, n_bins, "uniform", sample_weight)
 
@@ -69,69 +70,3 @@ def classwise_statistics(p, y_idx, n_bins, strategy, sample_weight):
         _bin_statistics(columns[:, k], y_idx == k, n_bins, strategy, sample_weight)
         for k in range(columns.shape[1])
     ]
-
-
-def nll_terms(columns, y_idx):
-    """Per-row ``-log p_y`` of (n, K) probabilities, float64.
-
-    Probabilities are clipped at the machine epsilon of their dtype before
-    the log, as ``sklearn.metrics.log_loss`` does.
-    """
-    p_true = columns[np.arange(columns.shape[0]), y_idx].astype(np.float64)
-    return -np.log(np.clip(p_true, np.finfo(columns.dtype).eps, 1.0))
-
-
-def brier_terms(columns, y_idx):
-    """Per-row ``sum_k (p_k - [y = k])^2`` of (n, K) probabilities, float64.
-
-    Computed as ``sum_{k != y} p_k^2 + (1 - p_y)^2`` (the squares' array with
-    the true class's entry zeroed, no one-hot copy): a sum of non-negative
-    terms, so never negative, and a near-certain correct row keeps its small
-    value instead of the cancellation of ``sum_k p_k^2 - 2 p_y + 1``.
-    """
-    rows = np.arange(columns.shape[0])
-    p_true = columns[rows, y_idx].astype(np.float64)
-    squares = np.square(columns, dtype=np.float64)
-    squares[rows, y_idx] = 0.0
-    return squares.sum(axis=1) + np.square(1.0 - p_true)
-
-
-def score_terms(p, y_idx):
-    """Per-row negative log-likelihood and Brier score, float64, of
-    probabilities ``p`` (two columns for a 1-D binary ``p``): see
-    :func:`nll_terms` and :func:`brier_terms`."""
-    columns = as_columns(p)
-    return nll_terms(columns, y_idx), brier_terms(columns, y_idx)
-
-
-def mean_standard_error(terms, w=None):
-    """Standard error of the (weighted) mean of per-row ``terms``: the
-    unbiased variance of the rows (reliability weights: the biased weighted
-    variance over ``1 - sum(wn^2)``) times ``sum(wn^2)``, ``wn`` the
-    normalised weights; the textbook ``std(ddof=1) / sqrt(n)`` for equal
-    weights. ``1 - sum(wn^2)`` is summed as ``sum_i wn_i (1 - wn_i)``, with
-    the largest weight's ``1 - wn`` from the other weights, so that one
-    dominant weight (an effective number of rows just above 1) does not
-    cancel to 0. Fewer than two rows with positive weight have no standard
-    error: a ValueError."""
-    terms = np.asarray(terms, dtype=np.float64)
-    if w is not None:
-        w = np.asarray(w, dtype=np.float64)
-        positive = w > 0
-        terms, w = terms[positive], w[positive]
-    if terms.shape[0] < 2:
-        raise ValueError(
-            "The standard error of a mean needs at least two rows with positive weight."
-        )
-    if w is None:
-        return float(np.std(terms, ddof=1) / np.sqrt(terms.shape[0]))
-    w = w / w.max()  # no overflow at any scale
-    total = w.sum()
-    wn = w / total
-    mean = np.dot(wn, terms)
-    biased = np.dot(wn, (terms - mean) ** 2)
-    top = int(np.argmax(w))
-    rest = total - w  # no cancellation: only the largest can exceed total / 2
-    rest[top] = np.sum(np.delete(w, top))
-    one_minus_sum_sq = np.dot(wn, rest) / total
-    return float(np.sqrt(biased / one_minus_sum_sq * np.dot(wn, wn)))

@@ -150,11 +150,10 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`.
+    y_true, y_prob : array-like
+        The labels and the predicted probabilities of
+        :func:`~sklcalib.metrics.expected_calibration_error`: the rows are
+        sorted by their top-label confidence.
     norm : {"l1", "l2"}, default="l1"
         How the group gaps are combined.
     labels : array-like of shape (n_classes,), default=None

@@ -1,0 +1,325 @@
+"""The fused training nodes of sklcalib.losses against their reference
+compositions.
+
+Every criterion computes its training loss (logits with a gradient) in one
+autograd node with a closed-form backward, and everything else (evaluation,
+second derivatives) through ``_per_sample``, a plain composition of torch
+operations: the reference. Here the node's values and first derivatives are
+held to the reference's on random and adversarial inputs (p_t -> 1, ties at the
+maximum, one class, logits ±1e4, γ < 1 among the criteria), in float64 to
+1e-12 and in float32 to 1e-6, both relative to the largest magnitude in the
+batch; finite differences (``gradcheck``) check every node's first and second
+derivatives in float64.
+
+In float32 the composition itself is not that exact: on large batches its
+gradient strays up to 3.5e-6 from the float64 value (its autograd's
+log-softmax backward), where the node's stays within 5e-7. There the node is
+held to the same composition evaluated in float64 on the same inputs, and at a
+kink of the loss (ties between MMCE's confidences, which float64 breaks) to
+the float32 composition. Near p_t = 1 the float32 log-softmax that every
+criterion starts from fixes 1 - p_t only to about 6e-8 absolute: there torch's
+own float32 cross-entropy strays up to 3e-6 from its float64 gradient, and the
+nodes are held to that bound (the test measures it on the same logits).
+"""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from sklcalib.losses import (
+    AdaDualFocalLoss,
+    AdaFocalLoss,
+    BrierLoss,
+    DualFocalLoss,
+    FocalCalibrationLoss,
+    FocalLoss,
+    InverseFocalLoss,
+    MbLSLoss,
+    MDCALoss,
+    MMCELoss,
+    SampleDependentFocalLoss,
+)
+
+
+def _binned(cls, gammas):
+    """An AdaFocal-type criterion in a state an update could leave: 4 bins with
+    the given γ (AdaFocal: signs mixed, inverse focal in some bins)."""
+    criterion = cls(n_bins=4)
+    with torch.no_grad():
+        criterion.gammas.copy_(torch.tensor(gammas, dtype=torch.float64))
+        edges = torch.tensor([0.0, 0.2, 0.5, 0.8, 1.0], dtype=torch.float64)
+        criterion.bin_edges.copy_(edges)
+    return criterion
+
+
+CRITERIA = {
+    "focal 0.5": FocalLoss(0.5),
+    "focal 1": FocalLoss(1.0),
+    "focal 1.5": FocalLoss(1.5),
+    "focal 3": FocalLoss(3.0),
+    "inverse 0.3": InverseFocalLoss(0.3),
+    "inverse 2": InverseFocalLoss(2.0),
+    "flsd53": SampleDependentFocalLoss(),
+    "flsd532": SampleDependentFocalLoss(2.0, ((0.2, 5.0), (0.5, 3.0))),
+    "flsd γ<1": SampleDependentFocalLoss(0.5, ((0.3, 0.0), (0.6, 0.7))),
+    "flsd lambert": SampleDependentFocalLoss(thresholds="lambert"),
+    "fcl": FocalCalibrationLoss(),
+    "fcl γ=0": FocalCalibrationLoss(0.0, 2.0),
+    "fcl γ<1": FocalCalibrationLoss(0.5, 3.0),
+    "brier": BrierLoss(),
+    "dual 5": DualFocalLoss(),
+    "dual 0.5": DualFocalLoss(0.5),
+    "adafocal": AdaFocalLoss(gamma_init=0.4),
+    "adafocal mixed": _binned(AdaFocalLoss, [-1.5, 0.5, 2.0, -0.3]),
+    "adadualfocal": AdaDualFocalLoss(gamma_init=0.7),
+    "adadualfocal bins": _binned(AdaDualFocalLoss, [0.5, 2.0, 0.0, 3.0]),
+    "mbls": MbLSLoss(),
+    "mbls m=1": MbLSLoss(margin=1.0, alpha=0.3),
+    "mbls mean": MbLSLoss(margin=2.0, class_reduction="mean"),
+    "mbls m=0": MbLSLoss(margin=0.0),
+    "mdca": MDCALoss(),
+    "mdca γ=1": MDCALoss(beta=2.0, gamma=1.0),
+    "mdca γ<1": MDCALoss(gamma=0.5),
+    "mmce": MMCELoss(),
+    "mmce kumar": MMCELoss(normalisation="kumar"),
+    "mmce unweighted": MMCELoss(lam=0.7, weighted=False),
+}
+NAMES = list(CRITERIA)
+
+#: the node each criterion's training path is (the CE shortcuts aside)
+NODES = {
+    "FocalFastNodeBackward": ("focal", "inverse"),
+    "FocalNodeBackward": ("flsd", "fcl", "brier", "dual", "ada"),
+    "MarginNodeBackward": ("mbls",),
+    "MDCANodeBackward": ("mdca",),
+    "MMCENodeBackward": ("mmce",),
+}
+
+
+def _inputs():
+    """(name, logits (float64), targets) of every input the nodes face."""
+    rng = np.random.default_rng(0)
+    out = []
+    z = 3 * rng.standard_normal((48, 7))
+    out.append(("random", z, rng.integers(0, 7, 48)))
+    # p_t -> 1: the target's logit 5 to 60 above the others
+    z = 3 * rng.standard_normal((32, 5))
+    y = rng.integers(0, 5, 32)
+    z[np.arange(32), y] += np.linspace(5.0, 60.0, 32)
+    out.append(("p_t -> 1", z, y))
+    # ties at the maximum: the target tied with another class, whole rows tied
+    z = np.round(rng.standard_normal((32, 6)))
+    y = z.argmax(1)
+    z[:, 2] = z.max(1)
+    z[:8] = 0.0
+    out.append(("ties", z, y))
+    out.append(("one class", rng.standard_normal((16, 1)), np.zeros(16, int)))
+    z = np.sign(rng.standard_normal((16, 6))) * 1e4
+    y = rng.integers(0, 6, 16)
+    z[0], y[0] = [1e4, -1e4, -1e4, -1e4, -1e4, -1e4], 0  # p_t = 1
+    z[1], y[1] = [-1e4, 1e4, -1e4, -1e4, -1e4, -1e4], 0  # p_t = 0
+    out.append(("±1e4", z, y))
+    # a large batch, where float32 rounding accumulates
+    out.append(("1024 x 100", 3 * rng.standard_normal((1024, 100)), None))
+    return [
+        (name, z, rng.integers(0, z.shape[1], len(z)) if y is None else y)
+        for name, z, y in out
+    ]
+
+
+INPUTS = _inputs()
+
+
+def _loss_and_grad(criterion, logits, target, reduction, upstream, path):
+    logits = logits.clone().requires_grad_()
+    if path == "node":
+        loss = criterion(logits, target)
+    else:
+        loss = criterion._reference(logits, target, reduction)
+    (grad,) = torch.autograd.grad(loss, logits, upstream.to(logits.dtype))
+    return loss.detach().double(), grad.double()
+
+
+def _error(got, want):
+    """max |got - want| relative to the largest |want| (1 where all are 0)."""
+    scale = want.abs().max().item() or 1.0
+    return (got - want).abs().max().item() / scale
+
+
+def _float32_bound(logits, target, reduction, upstream):
+    """1e-6, or the error of torch's float32 cross-entropy gradient (against its
+    float64 one) on these logits where that is larger."""
+    ce = torch.nn.CrossEntropyLoss(reduction=reduction)
+    grads = [
+        _loss_and_grad(ce, logits.to(dtype), target, reduction, upstream, "node")[1]
+        for dtype in (torch.float32, torch.float64)
+    ]
+    return max(1e-6, _error(*grads))
+
+
+def test_float32_cross_entropy_is_the_limit_near_certainty():
+    # the premise of the bound above: on the p_t -> 1 input torch's own
+    # float32 cross-entropy is further than 1e-6 from its float64 gradient
+    _, z, y = INPUTS[1]
+    upstream = torch.tensor(1.0, dtype=torch.float64)
+    target = torch.from_numpy(y)
+    bound = _float32_bound(torch.tensor(z), target, "mean", upstream)
+    assert 1e-6 < bound < 1e-5
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_node_equals_reference_composition(name):
+    rng = np.random.default_rng(1)
+    for input_name, z, y in INPUTS:
+        if name.startswith("mmce") and len(z) > 256:
+            z, y = z[:256], y[:256]  # MMCE is quadratic in the batch
+        target = torch.from_numpy(y)
+        for reduction in ("mean", "sum", "none"):
+            criterion = copy.deepcopy(CRITERIA[name])
+            criterion.reduction = reduction
+            upstream = torch.tensor(1.7, dtype=torch.float64)
+            if reduction == "none":
+                upstream = torch.from_numpy(rng.uniform(0.5, 1.5, len(y)))
+            where = f"{name}, {input_name}, {reduction}"
+            # float64: the node against the composition
+            z64 = torch.tensor(z)
+            node = _loss_and_grad(criterion, z64, target, reduction, upstream, "node")
+            ref64 = _loss_and_grad(criterion, z64, target, reduction, upstream, "ref")
+            for got, want, what in zip(node, ref64, ("value", "gradient"), strict=True):
+                assert torch.isfinite(got).all(), where
+                assert _error(got, want) <= 1e-12, f"float64 {what}: {where}"
+            # float32: against the composition in float32 or, where that one's
+            # own rounding is the larger, in float64 (module docstring)
+            z32 = torch.tensor(z, dtype=torch.float32)
+            node = _loss_and_grad(criterion, z32, target, reduction, upstream, "node")
+            ref32 = _loss_and_grad(criterion, z32, target, reduction, upstream, "ref")
+            exact = _loss_and_grad(
+                criterion, z32.double(), target, reduction, upstream, "ref"
+            )
+            bound = _float32_bound(z32, target, reduction, upstream)
+            for i, what in enumerate(("value", "gradient")):
+                assert torch.isfinite(node[i]).all(), where
+                error = min(_error(node[i], ref32[i]), _error(node[i], exact[i]))
+                assert error <= bound, f"float32 {what}: {where}: {error:.2g}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_training_path_is_one_node(name):
+    z, y = INPUTS[0][1], INPUTS[0][2]
+    logits = torch.tensor(z, requires_grad=True)
+    loss = CRITERIA[name](logits, torch.from_numpy(y))
+    node = type(loss.grad_fn).__name__
+    assert any(name.startswith(prefixes) for prefixes in NODES[node])
+    # its only input is the logits' gradient accumulator: no other node
+    assert [type(f).__name__ for f, _ in loss.grad_fn.next_functions] == [
+        "AccumulateGrad"
+    ] + [None] * (len(loss.grad_fn.next_functions) - 1) or all(
+        f is None or type(f).__name__ == "AccumulateGrad"
+        for f, _ in loss.grad_fn.next_functions
+    )
+
+
+def _tie_free(seed, n=6, k=4):
+    """Logits with no ties and no kink within gradcheck's steps (differences of
+    at least 0.05 between any two logits of a row, targets of every rank)."""
+    rng = np.random.default_rng(seed)
+    z = np.stack([rng.permutation(k) * 0.7 + 0.05 * rng.random(k) for _ in range(n)])
+    z += rng.standard_normal((n, 1))
+    return torch.tensor(z, requires_grad=True), torch.from_numpy(rng.integers(0, k, n))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_gradcheck_first_and_second_derivatives(name, reduction):
+    # first derivatives: the closed-form backward; second: the reference
+    # composition's graph, which the node's backward builds under create_graph
+    criterion = copy.deepcopy(CRITERIA[name])
+    criterion.reduction = reduction
+    if name.startswith("mbls"):
+        criterion.margin = 0.5  # distances above and below it, none at it
+    logits, target = _tie_free(3)
+    assert torch.autograd.gradcheck(lambda x: criterion(x, target), (logits,))
+    assert torch.autograd.gradgradcheck(
+        lambda x: criterion(x, target), (logits,), fast_mode=True
+    )
+
+
+def test_hessian_vector_product_is_the_compositions():
+    # the diagnostics' Hessian-vector products through a node equal those
+    # through the composition itself
+    logits, target = _tie_free(4, n=8, k=5)
+    vector = torch.randn(logits.shape, dtype=torch.float64)
+    for name in ("focal 3", "flsd53", "dual 5", "fcl", "mbls", "mdca γ=1", "mmce"):
+        criterion = CRITERIA[name]
+        hvps = []
+        for path in ("node", "ref"):
+            x = logits.detach().clone().requires_grad_()
+            if path == "node":
+                loss = criterion(x, target)
+            else:
+                loss = criterion._reference(x, target, criterion.reduction)
+            (grad,) = torch.autograd.grad(loss, x, create_graph=True)
+            (hvp,) = torch.autograd.grad((grad * vector).sum(), x)
+            hvps.append(hvp)
+        torch.testing.assert_close(*hvps, rtol=1e-12, atol=1e-14, msg=name)
+
+
+def test_parameters_are_checked_once_per_change(monkeypatch):
+    # the per-batch work is the loss: parameters (and what derives from them,
+    # the fused plan, FLSD's tables) are checked and built once per change
+    calls = []
+    criterion = SampleDependentFocalLoss()
+    original = type(criterion)._check_params
+    monkeypatch.setattr(
+        type(criterion),
+        "_check_params",
+        lambda self: calls.append(1) or original(self),
+    )
+    logits, target = _tie_free(5, n=16, k=4)
+    for _ in range(5):
+        criterion(logits, target).backward()
+    assert len(calls) == 1
+    criterion.gamma = 2.0
+    criterion(logits, target).backward()
+    assert len(calls) == 2
+    expected = SampleDependentFocalLoss(gamma=2.0)
+    torch.testing.assert_close(criterion(logits, target), expected(logits, target))
+
+
+def test_adafocal_state_checked_again_when_a_buffer_is_replaced():
+    criterion = AdaFocalLoss(n_bins=4)
+    logits, target = _tie_free(6, n=8, k=3)
+    criterion(logits, target)
+    criterion.gammas = torch.ones(3, dtype=torch.float64)  # 3 bins, n_bins=4
+    with pytest.raises(ValueError, match="n_bins"):
+        criterion(logits, target)
+
+
+def test_row_min_finds_the_first_minimum_as_torch_does():
+    from sklcalib.losses._autograd import INDEX_BY_VALUE, row_min
+
+    rng = np.random.default_rng(7)
+    n, k = INDEX_BY_VALUE // 50 + 1, 50  # above the size that uses the values
+    key = torch.tensor(np.round(rng.standard_normal((n, k)), 1))
+    key[:5] = float("inf")  # rows with no finite minimum
+    key[5:10, 3:7] = -1e30  # ties at the minimum
+    key[10, 0] = key[10, -1] = -1e31
+    want_value, want_index = key.min(1, keepdim=True)
+    value, index = row_min(key.clone(), scratch=True)
+    torch.testing.assert_close(value, want_value, rtol=0, atol=0)
+    finite = torch.isfinite(want_value).squeeze(1)
+    assert torch.equal(index[finite], want_index[finite])
+    assert index.min() >= 0 and index.max() < k
+
+
+@pytest.mark.parametrize("name", ["focal 3", "fcl", "dual 5", "mbls", "mdca", "mmce"])
+def test_a_retained_graph_gives_the_same_gradient_twice(name):
+    # the backward writes the gradient over the saved log-probabilities; a
+    # second backward through the same graph recomputes them
+    logits, target = _tie_free(8, n=8, k=5)
+    loss = CRITERIA[name](logits, target)
+    (first,) = torch.autograd.grad(loss, logits, retain_graph=True)
+    (second,) = torch.autograd.grad(loss, logits)
+    torch.testing.assert_close(first, second, rtol=0, atol=0)
