@@ -375,20 +375,21 @@ def calibration_report(
     # the one validation: every metric below reads these arrays
     y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
     p = check_prob_values(p)
-    values, gap_terms = _metrics(y_idx, p, w, n_bins)
+    values, top = _metrics(y_idx, p, w, n_bins)
     report = CalibrationReport(values)
     if confidence_level is not None:
         report.confidence_level = confidence_level
         report.update(
-            _intervals(report, y_idx, p, w, n_bins, confidence_level, random_state)
+            _intervals(report, y_idx, p, w, top, n_bins, confidence_level, random_state)
         )
+        gap_terms = top[0].astype(np.float64) - top[1]
         report["confidence_gap_ci"] = _mean_interval(gap_terms, w, confidence_level)
     return report
 
 
 def _metrics(y_idx, p, w, n_bins):
     """Every metric of validated inputs (``w`` without zero weights), and the
-    per-row confidence minus correctness."""
+    top label's ``(confidence, correct)`` (the intervals' cells reuse it)."""
     conf, correct = top_label(p, y_idx)
     uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
     quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
@@ -432,10 +433,10 @@ def _metrics(y_idx, p, w, n_bins):
         "skce": validated_skce(y_idx, p, w) if n >= 2 else None,
         "n_samples": int(n),
     }
-    return values, gap_terms
+    return values, (conf, correct)
 
 
-def _intervals(report, y_idx, p, w, n_bins, level, random_state):
+def _intervals(report, y_idx, p, w, top, n_bins, level, random_state):
     """The intervals and the test's p-value, from the validated inputs and
     the report's own estimates (nothing validated or computed twice)."""
     seed = int(stream_seeds(random_state, 1)[0] % 2**32)
@@ -455,6 +456,7 @@ def _intervals(report, y_idx, p, w, n_bins, level, random_state):
             confidence_level=level,
             random_state=seed,
             n_bins=n_bins,
+            top=top,
         )
         out[f"{key}_ci"] = (ci.low, ci.high)
         if key == "ece":
