@@ -247,8 +247,8 @@ def test_auto_names_the_winner_and_prints_the_numbers_of_its_rule(capsys, tmp_pa
     head = " ".join(out.split())
     assert "auto chose temperature (temperature 2." in head
     assert "after auto (temperature)" in out
-    table = out[out.index("candidate ") :].splitlines()
-    assert "vs best" in table[0] and "within 1 SE" in table[0]
+    header = next(ln for ln in out.splitlines() if ln.startswith("candidate "))
+    assert "vs best" in header and "within 1 SE" in header
     status, out, _ = _run(
         capsys, test, "--calibrate", "auto", "--fit-on", val, "--json"
     )
