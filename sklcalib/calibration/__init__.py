@@ -39,6 +39,12 @@ calibrator                           scores         method
 the way scikit-learn's ``CalibratedClassifierCV`` does (``calibrator=None``
 is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
 Every calibrator's ``fit`` takes ``sample_weight``.
+
+:class:`SegmentCalibrator` calibrates the scores *and* segment columns
+(region, age band, device...) given beside them: ``fit(scores, y,
+segments=...)``, ``predict_proba(scores, segments=...)``; it repairs a model
+miscalibrated differently in different segments, which the global
+calibrators above cannot.
 """
 
 from ._beta_native import BetaScaler
@@ -58,6 +64,7 @@ from ._registry import (
 )
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._segment import SegmentCalibrator
 from ._select import (
     CalibrationWarning,
     CalibratorSearchCV,
@@ -96,6 +103,7 @@ __all__ = [
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SegmentCalibrator",
     "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",
