@@ -251,3 +251,40 @@ def test_size_binary_and_top_label():
         y = (prob.cumsum(axis=1) < u).sum(axis=1).clip(max=9)
         top += cumulative_calibration_test(y, prob, labels=range(10)).pvalue <= 0.05
     assert 1 <= top <= 17  # 0.7 % to 11 % of 150
+
+
+def test_scorers_and_registry():
+    from sklearn.datasets import load_breast_cancer, load_iris
+    from sklearn.model_selection import cross_val_score
+    from sklearn.naive_bayes import GaussianNB
+
+    from sklcalib.metrics import (
+        CALIBRATION_SCORERS,
+        bootstrap_interval,
+        cumulative_ks_scorer,
+        cumulative_kuiper_scorer,
+        get_scorer,
+    )
+
+    X, y = load_iris(return_X_y=True)
+    model = GaussianNB().fit(X, y)
+    proba = model.predict_proba(X)
+    assert cumulative_kuiper_scorer(model, X, y) == -cumulative_calibration_error(
+        y, proba
+    )
+    assert get_scorer("neg_cumulative_ks")(
+        model, X, y
+    ) == -cumulative_calibration_error(y, proba, statistic="ks")
+    assert CALIBRATION_SCORERS["neg_cumulative_ks"] is cumulative_ks_scorer
+    X, y = load_breast_cancer(return_X_y=True)
+    scoring = get_scorer("neg_cumulative_kuiper")
+    scores = cross_val_score(GaussianNB(), X, y, cv=3, scoring=scoring)
+    assert np.all(scores <= 0)
+    ci = bootstrap_interval(
+        "cumulative_kuiper",
+        y,
+        GaussianNB().fit(X, y).predict_proba(X),
+        n_resamples=20,
+        random_state=0,
+    )
+    assert ci.low <= ci.high

@@ -413,3 +413,37 @@ def test_a_process_forks_safely_after_a_compiled_audit():
         [sys.executable, "-c", _FORK_AFTER_AUDIT], capture_output=True, timeout=300
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_calibration_report_opens_with_the_segment_audit():
+    from sklcalib.metrics import calibration_report
+
+    frame, _, p, rng = _frame(3000, 11)
+    true_p = np.where(frame["device"] == "ios", np.clip(p + 0.12, 0, 1), p)
+    y = (rng.uniform(size=3000) < true_p).astype(int)
+    report = calibration_report(y, p, segments=frame, random_state=0)
+    audit = multicalibration_audit(y, p, frame, random_state=0)
+    assert next(iter(report)) == "segment_verdict"
+    assert report["segment_verdict"] == audit.verdict()
+    assert report["multicalibration_pvalue"] == audit.pvalue < 0.05
+    assert report["worst_segment"] == audit.worst.segment
+    assert report.audit.n_segments == report["n_segments"] == audit.n_segments
+    text = str(report).splitlines()
+    assert text[0] == f"segments: {audit.verdict()}"
+    assert audit.worst.segment in text[1]
+    assert text[1 + len(report["worst_segments"])] == report.verdict
+    plain = calibration_report(y, p, random_state=0)
+    assert plain.audit is None and "segment_verdict" not in plain
+    assert {k: plain[k] for k in plain} == {k: report[k] for k in plain}
+    without = calibration_report(y, p, segments=frame, confidence_level=None)
+    assert without["n_segments"] == audit.n_segments
+
+
+def test_calibration_report_with_segments_refuses_dask():
+    da = pytest.importorskip("dask.array", reason="dask is the dask extra")
+    from sklcalib.metrics import calibration_report
+
+    p = da.from_array(np.array([0.2, 0.6, 0.7, 0.4]), chunks=2)
+    y = da.from_array(np.array([0, 1, 1, 0]), chunks=2)
+    with pytest.raises(ValueError, match="segment audit sorts"):
+        calibration_report(y, p, segments=np.zeros(4), labels=[0, 1])
