@@ -59,10 +59,13 @@ its 400 replications takes the sum, scaled.
 
 import argparse
 import os
+import sys
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from pathlib import Path
 
 import numpy as np
 from scipy.special import expit, ndtr
@@ -476,6 +479,36 @@ def benchmark_bracket_cell(n, label, reps, seed, n_seeds=3):
     return counts / reps
 
 
+def benchmark_bracket_bed_cell(bed, n, reps, seed, n_seeds=3):
+    """Coverage and mean width of the benchmark's bracket (the mean over
+    ``n_seeds`` test sets of per-seed ``calibration_error_interval`` ends at
+    level ``1 - 0.05 / n_seeds``) of the population ECE of a bed of
+    ``benchmarks/_beds.py``, whose truth is known by quadrature: the sharp
+    over-confident nets calibration exists for, and the tiny sets."""
+    from sklcalib.metrics import calibration_error_interval
+
+    rng = np.random.default_rng(seed)
+    truth = bed.truth("ece")
+    hits, widths = 0, 0.0
+    for r in range(reps):
+        lows, highs = [], []
+        for _ in range(n_seeds):
+            y, p = bed.sample(rng, n)
+            ci = calibration_error_interval(
+                y,
+                p,
+                labels=np.arange(p.shape[1]),  # a small split may lack a class
+                confidence_level=1.0 - 0.05 / n_seeds,
+                random_state=r,
+            )
+            lows.append(ci.low)
+            highs.append(ci.high)
+        low, high = np.mean(lows), np.mean(highs)
+        hits += low <= truth <= high
+        widths += high - low
+    return truth, hits / reps, widths / reps
+
+
 def benchmark_cost(repeats=3):
     """The report's comparisons on rows shaped like the default run."""
     from scipy.special import softmax
@@ -750,6 +783,27 @@ def _print_benchmark_marks(reps, seed):
             print(
                 f"| {n} | {label} | {_model_truth(label):.4f} | {cov:.1%} | "
                 f"{width:.4f} | {old:.1%} | {old_width:.4f} |",
+                flush=True,
+            )
+    print()
+    _print_benchmark_bed_brackets(reps, seed)
+
+
+def _print_benchmark_bed_brackets(reps, seed):
+    """The same brackets on beds of benchmarks/_beds.py: sharp over-confident
+    nets (nearly every row in the top bin) and the wine-sized test split."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from _beds import sharp_net
+
+    print("Brackets on sharp over-confident nets (3 seeds, truth by quadrature)")
+    print()
+    print("| bed | n | truth | coverage | width |")
+    print("|---|---|---|---|---|")
+    for bed in (sharp_net(0.99), sharp_net(0.999)):
+        for n in (36, 400, 2000):
+            truth, cov, width = benchmark_bracket_bed_cell(bed, n, reps, seed)
+            print(
+                f"| {bed.name} | {n} | {truth:.4f} | {cov:.1%} | {width:.4f} |",
                 flush=True,
             )
     print()

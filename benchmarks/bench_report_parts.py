@@ -45,7 +45,14 @@ def make_data(n, k, seed=0):
 
 def parts(y, p):
     from sklcalib import metrics
-    from sklcalib.metrics._scoring_rules import brier_score, negative_log_likelihood
+
+    try:
+        from sklcalib.metrics._scoring_rules import (
+            brier_score,
+            negative_log_likelihood,
+        )
+    except ImportError:  # a sklcalib before the registry had its own module
+        from sklcalib.metrics._plans import brier_score, negative_log_likelihood
 
     metrics.expected_calibration_error(y, p)
     metrics.expected_calibration_error(y, p, norm="l2")

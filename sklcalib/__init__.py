@@ -13,12 +13,20 @@ from importlib import import_module
 
 __version__ = "0.1.0"
 
-# public name -> submodule that defines it
+# public name -> submodule that defines it: what the README and the user
+# guides teach; everything else is one package deeper (sklcalib.metrics,
+# sklcalib.calibration, ...)
 _LAZY = {
     # network estimator
     "NetClassifier": "sklcalib.net",
     "MLP": "sklcalib.net",
-    # post-hoc calibration
+    # post-hoc calibration: the calibrators, the leaders of public calibration
+    # benchmarks (SMS, SVS, spline, quadratic, beta) first
+    "SMSCalibrator": "sklcalib.calibration",
+    "SVSCalibrator": "sklcalib.calibration",
+    "SplineCalibrator": "sklcalib.calibration",
+    "QuadraticScaler": "sklcalib.calibration",
+    "BetaScaler": "sklcalib.calibration",
     "TemperatureScaler": "sklcalib.calibration",
     "VectorScaler": "sklcalib.calibration",
     "MatrixScaler": "sklcalib.calibration",
@@ -32,9 +40,14 @@ _LAZY = {
     "EnsembleTemperatureScaler": "sklcalib.calibration",
     "ScalingBinningCalibrator": "sklcalib.calibration",
     "VennAbersCalibrator": "sklcalib.calibration",
-    "CalibratedClassifier": "sklcalib.calibration",
-    "select_calibrator": "sklcalib.calibration",
     "PriorCorrection": "sklcalib.calibration",
+    # ... and choosing, wrapping and checking them
+    "CalibratedClassifier": "sklcalib.calibration",
+    "CalibratorSearchCV": "sklcalib.calibration",
+    "select_calibrator": "sklcalib.calibration",
+    "check_calibrator": "sklcalib.calibration",
+    "CalibrationWarning": "sklcalib.calibration",
+    "get_calibrator": "sklcalib.calibration",
     # metrics
     "expected_calibration_error": "sklcalib.metrics",
     "adaptive_calibration_error": "sklcalib.metrics",
@@ -51,6 +64,7 @@ _LAZY = {
     "debiased_calibration_error": "sklcalib.metrics",
     "ece_sweep": "sklcalib.metrics",
     "kernel_calibration_error": "sklcalib.metrics",
+    "calibration_error_interval": "sklcalib.metrics",
     "bootstrap_interval": "sklcalib.metrics",
     "calibration_test": "sklcalib.metrics",
     "compare_calibration": "sklcalib.metrics",

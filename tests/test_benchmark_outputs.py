@@ -23,7 +23,7 @@ from sklcalib.benchmark.chance import (
 from sklcalib.benchmark.figures import plot_curvature
 from sklcalib.benchmark.outputs import INCOMPLETE, discard_run, new_run_dir, run_folder
 from sklcalib.benchmark.runner import METRICS
-from sklcalib.benchmark.summary import terminal_summary
+from sklcalib.benchmark.summary import plain_text, terminal_summary
 from sklcalib.benchmark.tables import markdown_report
 from sklcalib.cli import benchmark_command as cli_benchmark
 from sklcalib.cli import main
@@ -294,7 +294,7 @@ def test_boosting_summary_is_plain_text_within_100_columns():
         "| diamonds | 4.10 | **1.20** | 1.30 | 2.00 | 1.90 | 1.40 | 1.25 | 1.60 "
         "| 1.70 | 1.21 | 1.22 | 1.23 |\n"
     )
-    text = cli_benchmark.plain_text(markdown)
+    text = plain_text(markdown)
     assert "|" not in text and "**" not in text and "---" not in text
     assert max(map(len, text.splitlines())) <= 100
     lines = text.splitlines()

@@ -177,16 +177,55 @@ def test_ensemble_false_needs_a_partition(data):
         ).fit(X, y)
 
 
-def test_kfold_on_sorted_labels_still_names_the_calibration_split(data):
+@pytest.mark.filterwarnings(
+    "ignore:TemperatureScaler has about:sklcalib.calibration.CalibrationWarning"
+)
+def test_kfold_on_sorted_labels_fits_as_scikit_learn_does(data):
     X, y, _ = data
     order = np.argsort(y, kind="stable")
-    # each test split of unshuffled KFold(3) holds one class only: the
-    # calibrator cannot be fitted on it, and the error says why
-    # (the training splits lack classes too, and that is said first)
+    # each test split of unshuffled KFold(3) on label-sorted rows holds one or
+    # two classes and each training split lacks some: scikit-learn's
+    # CalibratedClassifierCV fits, and so does CalibratedClassifier, saying why
+    # its probabilities are only partly calibrated
+    from sklearn.calibration import CalibratedClassifierCV
+
+    CalibratedClassifierCV(LogisticRegression(), cv=KFold(3)).fit(X[order], y[order])
     with (
-        pytest.raises(ValueError, match=r"at least two classes|classes"),
         pytest.warns(UserWarning, match=r"a training split lacks class"),
+        pytest.warns(UserWarning, match=r"a calibration split lacks class"),
     ):
-        CalibratedClassifier(
+        clf = CalibratedClassifier(
             LogisticRegression(), TemperatureScaler(), cv=KFold(3)
         ).fit(X[order], y[order])
+    proba = clf.predict_proba(X)
+    assert proba.shape == (len(y), len(np.unique(y)))
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.filterwarnings(
+    "ignore:TemperatureScaler has about:sklcalib.calibration.CalibrationWarning",
+    "ignore:a calibration split lacks:UserWarning",
+    "ignore:a training split lacks:UserWarning",
+)
+def test_kfold_with_a_class_in_one_fold_fits_as_scikit_learn_does(data):
+    # unshuffled KFold(5) with the rows of one class contiguous: that class is
+    # in one held-out part only, so the other parts lack it ("scores has 3
+    # columns but y has 2 classes" before); scikit-learn fits, and so do we,
+    # each part's calibrator on the classes it holds
+    X, y, _ = data
+    classes = np.unique(y)
+    rare = np.flatnonzero(y == classes[-1])
+    order = np.r_[np.setdiff1d(np.arange(len(y)), rare), rare]
+    X, y = X[order], y[order]
+    CalibratedClassifierCV(LogisticRegression(), cv=KFold(5)).fit(X, y)
+    clf = CalibratedClassifier(
+        LogisticRegression(), TemperatureScaler(), cv=KFold(5)
+    ).fit(X, y)
+    proba = clf.predict_proba(X)
+    assert np.all(np.isfinite(proba)) and proba.min() > 0
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    # the parts that hold the class calibrate it; the others keep the raw
+    # probability of the class and calibrate the rest
+    kinds = {type(c).__name__ for _, c in clf.calibrated_classifiers_}
+    assert kinds == {"PresentClasses", "TemperatureScaler"}

@@ -174,6 +174,10 @@ def test_calibrated_classifier_sklearn_equivalence_check():
 
 
 @pytest.mark.parametrize("ensemble", [True, False])
+# a small fixture: each temperature is fitted on a third of it
+@pytest.mark.filterwarnings(
+    "ignore:TemperatureScaler has about:sklcalib.calibration.CalibrationWarning"
+)
 def test_calibrated_classifier_weights_reach_both_fits(tabular, ensemble):
     X, y = tabular
     w = np.random.default_rng(2).integers(0, 3, size=len(y))

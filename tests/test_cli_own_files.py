@@ -247,8 +247,8 @@ def test_auto_names_the_winner_and_prints_the_numbers_of_its_rule(capsys, tmp_pa
     head = " ".join(out.split())
     assert "auto chose temperature (temperature 2." in head
     assert "after auto (temperature)" in out
-    table = out[out.index("candidate ") :].splitlines()
-    assert "vs best" in table[0] and "within 1 SE" in table[0]
+    header = next(ln for ln in out.splitlines() if ln.startswith("candidate "))
+    assert "vs best" in header and "within 1 SE" in header
     status, out, _ = _run(
         capsys, test, "--calibrate", "auto", "--fit-on", val, "--json"
     )
@@ -447,3 +447,71 @@ def test_auto_is_refused_before_its_fits_when_they_would_not_fit(
     assert "the cgroup memory limit" in err
     # a named calibrator is not held to it
     assert _run(capsys, path, "--calibrate", "temperature", "--no-intervals")[0] == 0
+
+
+def test_rows_in_the_unit_interval_never_get_a_logits_hint(capsys, tmp_path):
+    # rows in [0, 1] that do not sum to 1 are not logits either: the hint used
+    # to say "pass --logits", which turns such a file into a confident, wrong
+    # report
+    y, p = _draw(200, 13)
+    path = write_csv(tmp_path / "short.csv", y, 0.8 * p, CLASSES)
+    status, _, err = _run(capsys, path)
+    assert status == 2 and "sum to 1" in err
+    assert "logits" not in err
+    # values outside [0, 1] may be logits: there the hint stays
+    path = write_csv(tmp_path / "z.csv", y, np.log(p) + 1.0, CLASSES)
+    status, _, err = _run(capsys, path)
+    assert status == 2 and "--logits" in err
+
+
+def test_a_one_column_binary_table_says_what_to_give(capsys, tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("y_true,dog\ncat,0.2\ndog,0.9\n")
+    status, _, err = _run(capsys, path)
+    assert status == 2
+    assert "one class column ('dog')" in err and "shape (n,)" in err
+
+
+# ----------------------------------------------------------------------------
+# probabilities written with a few decimals (a spreadsheet, float_format)
+# ----------------------------------------------------------------------------
+def _rounded_csv(path, y, p, decimals):
+    lines = ["y_true," + ",".join(CLASSES)] + [
+        CLASSES[k] + "," + ",".join(f"{v:.{decimals}f}" for v in row)
+        for k, row in zip(y, p, strict=True)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("decimals", [6, 4, 2])
+def test_rounded_probabilities_are_accepted_and_said(capsys, tmp_path, decimals):
+    # they were refused with a hint to pass --logits; calibrated labels drawn
+    # from p, so the report on the rounded file must match the exact one
+    y, p = _draw(2000, 12)
+    path = _rounded_csv(tmp_path / f"r{decimals}.csv", y, p, decimals)
+    status, out, err = _run(capsys, path, "--json", "--no-intervals")
+    assert status == 0, err
+    got = json.loads(out)
+    want = expected_calibration_error(y, p)
+    assert got["report"]["ece"] == pytest.approx(want, abs=3 * 10.0**-decimals)
+    assert any(f"{decimals} decimals" in note for note in got["notes"]), got["notes"]
+    status, out, _ = _run(capsys, path, "--no-intervals")
+    assert f"note: {path}" in out and "decimals" in out
+    with pytest.warns(
+        UserWarning, match=f"scores holds probabilities written with {decimals}"
+    ):
+        pred = read_predictions(path)
+    np.testing.assert_allclose(pred.scores.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_logits_is_refused_on_rounded_probabilities(capsys, tmp_path):
+    # --logits on a 2-decimal file gave a confident, wrong report (an ECE of
+    # 21.6 % where the truth is 6.8 %): refused now, as for exact rows
+    y, p = _draw(2000, 14)
+    path = _rounded_csv(tmp_path / "r2.csv", y, p, 2)
+    status, out, err = _run(capsys, path, "--logits")
+    assert status == 2 and out == ""
+    assert "these are probabilities" in err
+    with pytest.raises(InputFileError, match="these are probabilities"):
+        read_predictions(path, logits=True)

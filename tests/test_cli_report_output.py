@@ -99,24 +99,26 @@ def _calibrate_help():
     return next(a.help for a in report._actions if a.dest == "calibrate")
 
 
-def test_help_lists_only_the_calibrators_this_installation_has(monkeypatch):
+def _without_netcal(monkeypatch):
+    import sklcalib.calibration._registry as registry
+
     real = report_module.is_installed
-    monkeypatch.setattr(
-        report_module, "is_installed", lambda m: m != "netcal" and real(m)
-    )
+    for module in (report_module, registry):
+        monkeypatch.setattr(module, "is_installed", lambda m: m != "netcal" and real(m))
+
+
+def test_help_lists_only_the_calibrators_this_installation_has(monkeypatch):
+    _without_netcal(monkeypatch)
     text = _calibrate_help()
     assert "temperature" in text and "isotonic" in text
-    for name in ("bbq", "enir", "beta"):
+    for name in ("bbq", "enir", "beta_netcal"):
         assert name not in text.split(": ", 1)[1].split(", ")
 
 
 def test_a_calibrator_without_its_extra_is_one_line(capsys, monkeypatch, scores_csv):
-    real = report_module.is_installed
-    monkeypatch.setattr(
-        report_module, "is_installed", lambda m: m != "netcal" and real(m)
-    )
+    _without_netcal(monkeypatch)
     status, out, err = _run(
-        capsys, scores_csv, "--calibrate", "beta", "--fit-on", scores_csv
+        capsys, scores_csv, "--calibrate", "beta_netcal", "--fit-on", scores_csv
     )
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err

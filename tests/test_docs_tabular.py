@@ -20,7 +20,7 @@ from sklcalib.benchmark.boosting_tables import (
 )
 
 STATIC = Path(__file__).resolve().parents[1] / "docs" / "_static" / "tabular"
-PARAMETRIC = ("sms", "svs", "dirichlet", "quadratic", "beta_native")
+PARAMETRIC = ("sms", "svs", "dirichlet", "quadratic", "beta")
 
 
 def _read(name):

@@ -11,13 +11,14 @@ from _report_files import write_csv
 from scipy.special import softmax
 
 from sklcalib import calibration
-from sklcalib.cli.report_command import CALIBRATORS, available_calibrators
+from sklcalib.calibration import CALIBRATORS
+from sklcalib.cli.report_command import available_calibrators
 
 LEADERS = {
     "sms": "SMSCalibrator",
     "svs": "SVSCalibrator",
     "quadratic": "QuadraticScaler",
-    "beta_native": "BetaScaler",
+    "beta": "BetaScaler",
     "spline": "SplineCalibrator",
 }
 
@@ -37,13 +38,13 @@ def _files(tmp_path, k, seed=0):
 
 def test_the_leaders_are_offered():
     for name, cls in LEADERS.items():
-        assert CALIBRATORS[name][0] == cls
+        assert CALIBRATORS[name].estimator is getattr(calibration, cls)
         assert name in available_calibrators()
 
 
 @pytest.mark.parametrize(
     ("name", "k"),
-    [("sms", 3), ("svs", 3), ("spline", 3), ("quadratic", 2), ("beta_native", 2)],
+    [("sms", 3), ("svs", 3), ("spline", 3), ("quadratic", 2), ("beta", 2)],
 )
 def test_leader_calibrates_a_file(capsys, tmp_path, name, k):
     (val, y_val, p_val), (test, _, p_test) = _files(tmp_path, k)
@@ -55,8 +56,8 @@ def test_leader_calibrates_a_file(capsys, tmp_path, name, k):
     # the scores are over-confident: every leader lowers the ECE clearly
     assert got["calibration"]["report"]["ece"] < got["report"]["ece"] / 2
     # and it is the class fitted on the same scores (logits: log p)
-    cls_name, takes = CALIBRATORS[name]
-    model = getattr(calibration, cls_name)()
+    takes = CALIBRATORS[name].input
+    model = CALIBRATORS[name].estimator()
     scores = np.log(p_val) if takes == "logits" else p_val
     model.fit(scores, y_val)
     proba = model.predict_proba(np.log(p_test) if takes == "logits" else p_test)
@@ -70,7 +71,7 @@ def _labels(path):
     return np.array([classes.index(line.split(",")[0]) for line in lines[1:]])
 
 
-@pytest.mark.parametrize("name", ["quadratic", "beta_native"])
+@pytest.mark.parametrize("name", ["quadratic", "beta"])
 def test_binary_only_leaders_refuse_a_multiclass_file(capsys, tmp_path, name):
     (val, _, _), (test, _, _) = _files(tmp_path, 3)
     status, _, err = _run(capsys, test, "--calibrate", name, "--fit-on", val)

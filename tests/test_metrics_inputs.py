@@ -266,6 +266,32 @@ def test_report_and_intervals_see_no_row_of_weight_zero():
         assert (a.estimate, a.low, a.high) == pytest.approx((b.estimate, b.low, b.high))
 
 
+@pytest.mark.parametrize(
+    "metric", ["ece", "adaptive_ece", "smooth_ece", "ece_sweep", "nll", "debiased_ece"]
+)
+def test_resampling_entry_points_see_no_row_of_weight_zero(metric):
+    y, p = _drawn(n=200, seed=5)
+    w = np.random.default_rng(5).uniform(0.5, 2.0, size=200)
+    w[::4] = 0.0
+    keep = w > 0
+    q = p**2 / (p**2).sum(axis=1, keepdims=True)
+    calls = {
+        "test": lambda y, p, q, w: metrics.calibration_test(
+            y, p, metric=metric, sample_weight=w, n_resamples=30, random_state=0
+        ),
+        "bootstrap": lambda y, p, q, w: metrics.bootstrap_interval(
+            metric, y, p, sample_weight=w, n_resamples=30, random_state=0
+        ),
+        "compare": lambda y, p, q, w: metrics.compare_calibration(
+            y, p, q, metric=metric, sample_weight=w, n_resamples=30, random_state=0
+        ),
+    }
+    for name, call in calls.items():
+        a, b = call(y, p, q, w), call(y[keep], p[keep], q[keep], w[keep])
+        for x, z in zip(a, b, strict=True):
+            np.testing.assert_allclose(x, z, rtol=1e-12, err_msg=name)
+
+
 # --- messages -----------------------------------------------------------------
 
 

@@ -246,3 +246,31 @@ def test_coverage_databases_are_not_committed():
         [git, "ls-files", ".coverage*"], cwd=root, capture_output=True, text=True
     ).stdout
     assert tracked == ""
+
+
+def test_the_top_level_exports_what_the_readme_teaches():
+    # every name the README imports from sklcalib, the leaders of public
+    # calibration benchmarks, and the interval of a calibration error; each
+    # the object of the module that defines it
+    import re
+    from importlib import import_module
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    taught = set()
+    for block in re.findall(r"from sklcalib import (\([^)]*\)|[^\n]+)", readme):
+        names = block.strip("()").replace("\n", ",").split(",")
+        taught |= {n.strip() for n in names if n.strip()}
+    assert {"NetClassifier", "compare_calibration"} <= taught
+    leaders = {
+        "SMSCalibrator",
+        "SVSCalibrator",
+        "SplineCalibrator",
+        "QuadraticScaler",
+        "BetaScaler",
+    }
+    expected = taught | leaders | {"calibration_error_interval", "CalibratorSearchCV"}
+    assert expected <= set(sklcalib.__all__)
+    for name in expected:
+        module = import_module(sklcalib._LAZY[name])
+        assert getattr(sklcalib, name) is getattr(module, name)

@@ -681,6 +681,35 @@ def refuse_string_order(classes, why):
         )
 
 
+def drop_zero_weight_rows(params, *arrays, named=True):
+    """The raw ``arrays`` (``y_true`` first, rows first) and the metric
+    ``params`` without the rows whose ``params["sample_weight"]`` is 0, for
+    the entry points that resample or redraw rows (bootstrap, consistency
+    test, comparison): there too a row of weight 0 is no row. The weights are
+    checked first (NaN, negative or all-zero weights are named). As in
+    :func:`check_targets`, the classes are those of every row: without
+    ``labels``, those found in ``y_true`` become ``labels`` (not for string
+    labels, whose order the data must show). Unchanged without weights,
+    without a zero weight, or when the lengths disagree (validation then says
+    so)."""
+    w = params.get("sample_weight")
+    if w is None:
+        return (*arrays, params)
+    arrays = [np.asanyarray(as_numpy(a)) for a in arrays]
+    raw = np.asarray(as_numpy(w))
+    if raw.ndim != 1 or any(a.shape[:1] != raw.shape for a in arrays):
+        return (*arrays, params)
+    keep = check_sample_weight(raw, raw.shape[0]) > 0
+    if np.all(keep):
+        return (*arrays, params)
+    params = {**params, "sample_weight": raw[keep]}
+    if named and params.get("labels") is None and arrays[0].ndim == 1:
+        classes = np.unique(arrays[0])
+        if not _is_text(classes):
+            params["labels"] = classes
+    return (*(a[keep] for a in arrays), params)
+
+
 def positive_weight_rows(w, *arrays):
     """``arrays`` and ``w`` without the rows of weight 0: a row of weight 0 is
     the same as no row, for equal-mass bin edges, bandwidths and row counts

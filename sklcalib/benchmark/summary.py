@@ -12,7 +12,7 @@ from sklcalib.benchmark.tables import _best_losses, _edge_counts, _ordered
 from sklcalib.benchmark.tables import aggregate as _aggregate
 from sklcalib.benchmark.tables import chance_counts as _chance_counts
 
-__all__ = ["terminal_summary", "where_written"]
+__all__ = ["plain_text", "terminal_summary", "where_written"]
 
 #: most runs at chance listed one per line before "and N more"
 _MAX_LISTED = 8
@@ -190,3 +190,71 @@ def _blocks(datasets, widths, room):
     if current:
         blocks.append(current)
     return blocks
+
+
+#: the terminal output stays within this many columns
+_WIDTH = 100
+
+
+def plain_text(markdown, width=_WIDTH):
+    """Markdown tables as aligned plain columns, for a terminal.
+
+    ``**bold**`` loses its stars and the ``| --- |`` rule goes; a table wider
+    than ``width`` is split into blocks of columns, each repeating the first.
+    Other lines are kept as they are.
+
+    Parameters
+    ----------
+    markdown : str
+        Text with pipe tables.
+    width : int, default=100
+        Longest line of a table.
+
+    Returns
+    -------
+    text : str
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.summary import plain_text
+    >>> print(plain_text("| a | **b** |\\n| --- | --- |\\n| 1 | 22 |"))
+    a   b
+    1  22
+    """
+    out, table = [], []
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.replace("**", "").strip() for c in r] for r in table]
+        n = max(map(len, rows))
+        rows = [r + [""] * (n - len(r)) for r in rows]
+        widths = [max(len(r[j]) for r in rows) for j in range(n)]
+        blocks, current, used = [], [], widths[0]
+        for j in range(1, n):
+            if current and used + 2 + widths[j] > width:
+                blocks.append(current)
+                current, used = [], widths[0]
+            current.append(j)
+            used += 2 + widths[j]
+        blocks.append(current)
+        for b, block in enumerate(blocks):
+            if b:
+                out.append("")
+            for r in rows:
+                cells = [r[0].ljust(widths[0])]
+                cells += [r[j].rjust(widths[j]) for j in block]
+                out.append("  ".join(cells).rstrip())
+        table.clear()
+
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|") and stripped.endswith("|"):
+            cells = stripped[1:-1].split("|")
+            if not all(set(c.strip()) <= set("-: ") for c in cells):
+                table.append(cells)
+            continue
+        flush()
+        out.append(line.replace("**", ""))
+    flush()
+    return "\n".join(out)

@@ -13,7 +13,6 @@ the booster's seed, so the spread over seeds shows how much the numbers move
 with the draw of a test set of this size.
 """
 
-import importlib
 import importlib.util
 import math
 import time
@@ -39,29 +38,28 @@ __all__ = [
     "run_boosting",
 ]
 
-#: benchmark name -> (class in :mod:`sklcalib.calibration`, keyword arguments,
-#: optional package it needs). A calibrator joins the tabular benchmark with one
-#: line here; :class:`~sklcalib.calibration.CalibratedClassifier` gives it the
-#: booster's decision scores or probabilities, whichever it takes.
-CALIBRATORS = {
-    "temperature": ("TemperatureScaler", {}, None),
-    "isotonic": ("IsotonicCalibrator", {}, None),
-    "histogram": ("HistogramBinningCalibrator", {}, None),
-    "beta": ("BetaCalibrator", {}, "netcal"),
-    "dirichlet": ("DirichletCalibrator", {}, None),
-    "ets": ("EnsembleTemperatureScaler", {}, None),
-    "scaling_binning": ("ScalingBinningCalibrator", {}, None),
-    "venn_abers": ("VennAbersCalibrator", {}, None),
-    # the leaders of public calibration benchmarks; a name whose class this
-    # version lacks is left out by available_calibrators
-    "sms": ("SMSCalibrator", {}, None),
-    "svs": ("SVSCalibrator", {}, None),
-    "quadratic": ("QuadraticScaler", {}, None),
-    "beta_native": ("BetaScaler", {}, None),
-    "spline": ("SplineCalibrator", {}, None),
-    # cross-validated choice among the calibrators, "none" included
-    "auto": ("auto", {}, None),
-}
+#: the post-hoc calibrators the benchmark runs by default: names of
+#: :data:`sklcalib.calibration.CALIBRATORS` (any other name of that registry
+#: may be asked for) and ``"auto"``, the cross-validated choice among them,
+#: "none" included. :class:`~sklcalib.calibration.CalibratedClassifier` gives
+#: each the booster's decision scores or probabilities, whichever it takes.
+CALIBRATORS = (
+    "temperature",
+    "isotonic",
+    "histogram",
+    "beta_netcal",
+    "dirichlet",
+    "ets",
+    "scaling_binning",
+    "venn_abers",
+    # the leaders of public calibration benchmarks
+    "sms",
+    "svs",
+    "quadratic",
+    "beta",
+    "spline",
+    "auto",
+)
 
 #: base model name -> (constructor in this module, optional package it needs)
 MODELS = {
@@ -78,8 +76,8 @@ RAW = "none"
 def available_calibrators():
     """Names of :data:`CALIBRATORS` that this installation can run.
 
-    A name is left out when its class is not in :mod:`sklcalib.calibration`
-    (a calibrator of a later version) or the package it needs is missing.
+    A name is left out when the optional package its calibrator needs (netcal)
+    is missing.
 
     Returns
     -------
@@ -91,16 +89,8 @@ def available_calibrators():
     >>> available_calibrators()[:3]
     ['temperature', 'isotonic', 'histogram']
     """
-    return [
-        name
-        for name, (cls, _, needs) in CALIBRATORS.items()
-        if (hasattr(calibration, cls) or (cls == "auto" and _auto_available()))
-        and (needs is None or importlib.util.find_spec(needs) is not None)
-    ]
-
-
-def _auto_available():
-    return hasattr(calibration, "select_calibrator")
+    installed = set(calibration.available_calibrators())
+    return [n for n in CALIBRATORS if n == "auto" or n in installed]
 
 
 def available_models():
@@ -124,11 +114,11 @@ def available_models():
 
 
 def make_calibrator(name):
-    """A fresh calibrator for a name of :data:`CALIBRATORS`."""
-    cls, kwargs, _ = CALIBRATORS[name]
-    if cls == "auto":
-        return "auto"  # CalibratedClassifier's own cross-validated choice
-    return getattr(calibration, cls)(**kwargs)
+    """A fresh calibrator for a name of :data:`sklcalib.calibration.CALIBRATORS`,
+    or ``"auto"`` (CalibratedClassifier's own cross-validated choice)."""
+    if name == "auto":
+        return name
+    return calibration.get_calibrator(name)
 
 
 def _make_hgb(data, seed, net_epochs):
@@ -217,7 +207,7 @@ def run_boosting(
     seed : int
         Seed of the split and of the models.
     calibrators : sequence of str
-        Names of :data:`CALIBRATORS`.
+        Names of :data:`sklcalib.calibration.CALIBRATORS` or ``"auto"``.
     models : sequence of str, default=("hgb",)
         Names of :data:`MODELS`.
     max_train : int, default=None
@@ -311,9 +301,9 @@ def run_boosting(
             add(model_name, RAW, raw, time.perf_counter() - start, raw_losses)
             frozen = _FrozenWithScores(model, {id(data.X_test): raw})
             for name in calibrators:
-                calibrator = make_calibrator(name)
-                if data.n_classes > 2 and not _handles_multiclass(calibrator):
+                if data.n_classes > 2 and not _handles_multiclass(name):
                     continue  # a binary method (quadratic, beta): no row, no cell
+                calibrator = make_calibrator(name)
                 start = time.perf_counter()
                 # no harm check: it refits the calibrator cv more times (the
                 # timing column would count them) and the table already says
@@ -366,9 +356,6 @@ class _FrozenWithScores(FrozenEstimator):
         return self._scores("decision_function", X)
 
 
-def _handles_multiclass(calibrator):
-    """Whether a calibrator (or ``"auto"``) fits more than two classes, by the
-    ``multi_class`` classifier tag that binary-only calibrators turn off."""
-    if isinstance(calibrator, str):
-        return True
-    return calibrator.__sklearn_tags__().classifier_tags.multi_class
+def _handles_multiclass(name):
+    """Whether a calibrator name (or ``"auto"``) fits more than two classes."""
+    return name == "auto" or calibration.calibrator_spec(name).applies_to(3)

@@ -31,6 +31,10 @@ calibrator                           scores         method
                                                     one-vs-rest
 ===================================  =============  =================================
 
+:data:`CALIBRATORS` names each of them once (``"temperature"``,
+``"isotonic"``, ``"beta"``, ...): :func:`get_calibrator`,
+``CalibratedClassifier(calibrator="name")``, :func:`select_calibrator`,
+``sklcalib report --calibrate`` and the tabular benchmark all read it.
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
 the way scikit-learn's ``CalibratedClassifierCV`` does (``calibrator=None``
 is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
@@ -45,11 +49,18 @@ from ._meta import CalibratedClassifier
 from ._netcal import BBQCalibrator, BetaCalibrator, ENIRCalibrator
 from ._prior import PriorCorrection
 from ._quadratic import QuadraticScaler
+from ._registry import (
+    CALIBRATORS,
+    CalibratorSpec,
+    available_calibrators,
+    calibrator_spec,
+    get_calibrator,
+)
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
 from ._select import (
     CalibrationWarning,
-    CalibratorSelection,
+    CalibratorSearchCV,
     check_calibrator,
     select_calibrator,
 )
@@ -63,6 +74,7 @@ from ._temperature import (
 from ._venn_abers import VennAbersCalibrator
 
 __all__ = [
+    "CALIBRATORS",
     "DEFAULT_GRID",
     "TEMPERATURE_BOUNDS",
     "BBQCalibrator",
@@ -70,7 +82,8 @@ __all__ = [
     "BetaScaler",
     "CalibratedClassifier",
     "CalibrationWarning",
-    "CalibratorSelection",
+    "CalibratorSearchCV",
+    "CalibratorSpec",
     "DirichletCalibrator",
     "ENIRCalibrator",
     "EnsembleTemperatureScaler",
@@ -87,6 +100,25 @@ __all__ = [
     "TemperatureScaler",
     "VectorScaler",
     "VennAbersCalibrator",
+    "available_calibrators",
+    "calibrator_spec",
     "check_calibrator",
+    "get_calibrator",
     "select_calibrator",
 ]
+
+
+def __getattr__(name):
+    # a name of an earlier version: select_calibrator returned a result
+    # object, CalibratorSelection; it returns the fitted search now
+    if name == "CalibratorSelection":
+        import warnings
+
+        warnings.warn(
+            "CalibratorSelection is deprecated and will be removed in a future "
+            "version; select_calibrator returns a fitted CalibratorSearchCV.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return CalibratorSearchCV
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,24 +18,28 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
 from sklcalib._utils._scores import binary_logits, log_floored
-from sklcalib._utils._validation import check_sample_weight
+from sklcalib._utils._validation import _outside_stacklevel, check_sample_weight
 
 from ._base import LOGITS, PROBABILITIES, softmax_rows
+from ._composed import PriorThen, as_probabilities, fit_on_classes, logits_of
 from ._prior import PriorCorrection
+from ._registry import AUTO, CALIBRATORS, PASSTHROUGH, canonical_name, needs_logits
 from ._select import (
+    _CALIBRATOR_ADVICE,
+    _PRIOR_ADVICE,
+    PRIOR,
+    CalibratorSearchCV,
     _Inputs,
-    _select,
-    calibration_harm_warning,
+    _row_log_loss,
+    _warn_harm,
     calibration_size_warning,
+    floor_probabilities,
+    harm_check,
 )
 from ._temperature import TemperatureScaler
 
-PASSTHROUGH = "passthrough"
-AUTO = "auto"
-
-
-def _needs_logits(calibrator):
-    return getattr(calibrator, "_input", LOGITS) == LOGITS
+#: what CalibratedClassifier fits on each calibration part: no calibration
+NO_CALIBRATION = (None, False)
 
 
 def _logit_method(estimator):
@@ -65,7 +69,7 @@ def _response_method(estimator, calibrator):
                 "predict_proba method."
             )
         return "predict_proba"
-    if _needs_logits(calibrator):
+    if needs_logits(calibrator):
         return _logit_method(estimator)
     return "predict_proba" if has_proba else "decision_function"
 
@@ -75,15 +79,16 @@ def _to_calibrator_input(response, method, calibrator):
 
     Logit calibrators given probabilities (an estimator without
     ``decision_function``) get their logarithm, floored at the smallest
-    normal float: softmax(log p) = p, and no -inf reaches the calibrator.
+    normal float: softmax(log p) = p, and no -inf reaches the calibrator; for
+    two classes, the log-odds (one margin, as a binary decision_function).
     Probability calibrators given decision scores (an estimator without
     ``predict_proba``) get their softmax (sigmoid for binary scores).
     """
     response = np.asarray(response, dtype=np.float64)
-    if _needs_logits(calibrator) and method == "predict_proba":
-        return log_floored(response)
-    if not _needs_logits(calibrator) and method != "predict_proba":
-        return softmax_rows(binary_logits(response))
+    if needs_logits(calibrator) and method == "predict_proba":
+        return logits_of(as_probabilities(response, PROBABILITIES))
+    if not needs_logits(calibrator) and method != "predict_proba":
+        return as_probabilities(response, LOGITS)
     return response
 
 
@@ -140,42 +145,6 @@ def _fit_fold(estimator, X, y, train, test, fit_params, methods, classes):
     return estimator, _responses(estimator, _safe_indexing(X, test), methods, classes)
 
 
-class _PriorThen:
-    """A fitted prior correction followed by a calibrator (or none).
-
-    Probability calibrators get the corrected probabilities; logit
-    calibrators the shifted logits ``z + log(target / train)``; None returns
-    the corrected probabilities.
-    """
-
-    def __init__(self, prior, calibrator):
-        self.prior = prior
-        self.calibrator = calibrator
-        self._input = PROBABILITIES if calibrator is None else calibrator._input
-
-    def _corrected(self, scores):
-        if self._input == LOGITS:
-            return self.prior.shift_logits(scores)
-        return self.prior.predict_proba(scores)
-
-    def fit(self, scores, y, sample_weight=None):
-        proba = _Inputs.from_scores(scores, self._input).probabilities
-        self.prior = clone(self.prior).fit(proba, y, sample_weight)
-        self.classes_ = self.prior.classes_
-        if self.calibrator is not None:
-            self.calibrator = clone(self.calibrator).fit(
-                self._corrected(scores), y, sample_weight=sample_weight
-            )
-            self.classes_ = self.calibrator.classes_
-        return self
-
-    def predict_proba(self, scores):
-        corrected = self._corrected(scores)
-        if self.calibrator is None:
-            return corrected
-        return self.calibrator.predict_proba(corrected)
-
-
 class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """A classifier whose probabilities go through a post-hoc calibrator.
 
@@ -193,24 +162,31 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The classifier to calibrate. Wrap an already fitted classifier in
         ``sklearn.frozen.FrozenEstimator`` to calibrate it on the data given
         to ``fit`` without refitting it.
-    calibrator : calibrator instance, "auto", "passthrough" or None, \
-            default=None
+    calibrator : calibrator instance, str or None, default=None
         The calibrator; cloned for each fit, never modified. None means a
-        fresh :class:`~sklcalib.calibration.TemperatureScaler`.
+        fresh :class:`~sklcalib.calibration.TemperatureScaler`. A name of
+        :data:`~sklcalib.calibration.CALIBRATORS` (``"temperature"``,
+        ``"platt"``, ``"isotonic"``, ``"beta"``, ``"sms"``, ...; scikit-learn's
+        ``"sigmoid"`` is ``"platt"``) means a fresh calibrator of that class.
         ``"passthrough"`` means no calibration: the estimator is fitted on
         all the data and its own ``predict_proba`` is returned, so that a
         search can compare calibrators with none. ``"auto"`` chooses among
         no calibration and the calibrators by
-        :func:`~sklcalib.calibration.select_calibrator` on the held-out
+        :class:`~sklcalib.calibration.CalibratorSearchCV` on the held-out
         scores (out-of-fold scores, or all the scores of a frozen model):
         no calibration is kept unless a calibrator is better by more than
-        one standard error of the paired fold differences.
+        one standard error of the paired fold differences, and on a set too
+        small to tell (or separated by the scores) it is kept, with the
+        reason in ``selection_.reason_``.
     cv : int, cross-validation generator or iterable, default=5
         Splits of the training data, as in ``CalibratedClassifierCV``
         (an integer means stratified k-fold). Not used when the estimator is
         a ``FrozenEstimator`` and ``ensemble`` resolves to False: all data
-        then calibrates the frozen model (with ``calibrator="auto"``, ``cv``
-        is then the selection's folds of the calibration scores).
+        then calibrates the frozen model. The folds of the selection
+        (``"auto"``) and of the harm check on the calibration scores: for an
+        integer, the selection's own shuffled k-fold; for a splitter or an
+        iterable, its held-out parts (a ``GroupKFold`` with routed
+        ``groups`` keeps each group in one fold there too).
     ensemble : bool or "auto", default="auto"
         True: for each split, fit a clone of the estimator on the training
         part and a clone of the calibrator on its scores on the held-out
@@ -227,7 +203,11 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         scores before the calibrator (fitted on each calibration set; logit
         calibrators get the logits shifted by ``log(target / train)``).
         With ``calibrator="passthrough"`` the corrected probabilities are
-        returned.
+        returned. With ``"auto"``, "passthrough" is the *uncorrected*
+        scores and the correction alone is the candidate ``"prior"``, so the
+        selection can find that the correction does harm. A
+        :class:`~sklcalib.calibration.CalibrationWarning` says when the
+        correction makes the scores worse (``check_calibration``).
     check_calibration : bool, default=True
         Warn with :class:`~sklcalib.calibration.CalibrationWarning` when a
         calibration set is small for the calibrator's flexibility, and when
@@ -236,9 +216,12 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         scores' by more than the two-sided 95 % Student quantile (folds - 1
         degrees of freedom) times the standard error of the paired fold
         differences and by more than 1 % of the raw log-loss (the rule of
-        :class:`~sklcalib.calibration.CalibrationWarning`). Costs ``cv`` more fits of
-        the calibrator (not of the estimator). Not done for "auto" and
-        "passthrough".
+        :class:`~sklcalib.calibration.CalibrationWarning`); the same for
+        ``prior`` against the uncorrected scores. In ensemble mode it reuses
+        the fitted pairs (on each held-out part, the other parts'
+        calibrators, averaged, against the raw scores): no extra fit. With a
+        frozen estimator or ``ensemble=False`` it costs ``cv`` more fits of
+        the calibrator (not of the estimator). "auto" needs no check.
 
     Attributes
     ----------
@@ -253,10 +236,10 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     cv_results_ : dict of list
         With ``calibrator="auto"``: every candidate's cross-validated
         log-loss, Brier score and ECE with their spread (see
-        :class:`~sklcalib.calibration.CalibratorSelection`).
-    selection_ : CalibratorSelection
-        With ``calibrator="auto"``: the whole selection (``summary()`` prints
-        the table).
+        :class:`~sklcalib.calibration.CalibratorSearchCV`).
+    selection_ : CalibratorSearchCV
+        With ``calibrator="auto"``: the fitted selection on the calibration
+        scores (``summary()`` prints the table, ``reason_`` says why).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
@@ -275,9 +258,14 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     A fold estimator whose training split lacks a class is mapped onto the
     full set of classes as scikit-learn does (probability 0 for the missing
-    classes; a ``UserWarning`` says so). Every class must still appear in
-    every *calibration* split: with an integer ``cv``, each class needs at
-    least ``cv`` samples.
+    classes; a ``UserWarning`` says so). A *calibration* split that lacks a
+    class fits the calibrator on the classes it holds: the missing classes
+    keep the estimator's probability and the others share the rest (a split
+    of one class is not calibrated); a ``UserWarning`` says so. Unshuffled
+    ``KFold`` on label-sorted rows therefore fits, as with
+    ``CalibratedClassifierCV``, though its probabilities are only partly
+    calibrated. With an integer ``cv``, each class needs at least ``cv``
+    samples (stratified folds hold every class).
 
     Metadata routing follows ``CalibratedClassifierCV``: with
     ``sklearn.set_config(enable_metadata_routing=True)``, ``sample_weight``
@@ -354,6 +342,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 "check_calibration must be True or False; got "
                 f"{self.check_calibration!r}."
             )
+        return calibrator
 
     def _calibrator(self):
         """The calibrator to clone: None is a fresh TemperatureScaler."""
@@ -362,10 +351,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self.calibrator, str):
             if self.calibrator in (PASSTHROUGH, AUTO):
                 return self.calibrator
-            raise ValueError(
-                'calibrator must be a calibrator, "auto", "passthrough" or None; '
-                f"got {self.calibrator!r}."
-            )
+            name = canonical_name(self.calibrator, special=(AUTO, PASSTHROUGH))
+            return CALIBRATORS[name].estimator()
         return self.calibrator
 
     def get_metadata_routing(self):
@@ -427,7 +414,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : object
             The fitted classifier.
         """
-        self._check_params()
+        spec = self._check_params()
         check_classification_targets(y)
         X, y = indexable(X, y)
         y = np.asarray(y)
@@ -447,26 +434,24 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         est_params, split_params = self._routed_params(
             sample_weight, w, fit_params, frozen
         )
-        spec = self._calibrator()
         methods = self._methods(spec)
 
         if isinstance(spec, str) and spec == PASSTHROUGH:
             # no calibration: one estimator fitted on all the data
             estimator = self._fit_all(X, y, est_params, frozen)
-            pair_cal = None
-            if self.prior is not None:
-                responses = _responses(estimator, X, methods, self.classes_)
-                pair_cal = self._fit_calibrator(PASSTHROUGH, responses, y, w)
-            pairs = [(estimator, pair_cal)]
+            pairs = [(estimator, self._prior_only(X, y, w, estimator))]
         elif frozen and not ensemble:
             # a frozen model is already fitted: all data calibrates it
             estimator = clone(self.estimator)
             responses = _responses(estimator, X, methods, self.classes_)
-            spec = self._resolve(spec, responses, y, w)
-            if isinstance(spec, str):  # "auto" chose no calibration
-                pairs = [(estimator, self._prior_only(X, y, w, estimator))]
-            else:
-                pairs = [(estimator, self._fit_calibrator(spec, responses, y, w))]
+            if isinstance(self.cv, int | np.integer) or _is_splits(self.cv):
+                selection_cv = self.cv
+            else:  # a splitter, on these rows (routed groups included)
+                selection_cv = list(self.cv.split(X, y, **split_params))
+            choice, fitted = self._resolve(spec, responses, y, w, selection_cv)
+            if fitted is None:
+                fitted = self._fit_choice(choice, responses, y, w)
+            pairs = [(estimator, fitted)]
         else:
             cv = self._check_cv(y)
             splits = list(cv.split(X, y, **split_params))
@@ -485,32 +470,51 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
             for estimator, _ in folds:
                 self._warn_missing_classes(estimator, stacklevel=3)
+            pooled, order = self._pooled(folds, splits, len(y), partition=not ensemble)
+            # the selection's and the harm check's folds: an integer cv gives
+            # the selection its own shuffled k-fold; a splitter or iterable,
+            # the held-out parts it made (their groups stay together)
+            selection_cv = self.cv
+            if not isinstance(self.cv, int | np.integer):
+                selection_cv = _pooled_splits(splits, order)
+            y_pooled, w_pooled = y[order], _take(w, order)
             if ensemble:
-                pooled, order = self._pooled(folds, splits, len(y))
-                spec = self._resolve(spec, pooled, y[order], _take(w, order))
-                if isinstance(spec, str):  # "auto" chose no calibration
+                if _is_auto(spec):
+                    choice, _ = self._resolve(
+                        spec, pooled, y_pooled, w_pooled, selection_cv
+                    )
+                else:
+                    choice = (spec, self.prior is not None)
+                if choice[0] is None:  # no calibrator: one estimator on all data
                     estimator = self._fit_all(X, y, est_params, frozen)
-                    pairs = [(estimator, self._prior_only(X, y, w, estimator))]
+                    prior = self._prior_only(X, y, w, estimator) if choice[1] else None
+                    pairs = [(estimator, prior)]
                 else:
                     pairs = [
                         (
                             estimator,
-                            self._fit_calibrator(
-                                spec, responses, y[test], _take(w, test)
+                            self._fit_choice(
+                                choice, responses, y[test], _take(w, test)
                             ),
                         )
                         for (estimator, responses), (_, test) in zip(
                             folds, splits, strict=True
                         )
                     ]
+                    if self.check_calibration and not _is_auto(spec):
+                        calibration_size_warning(
+                            spec,
+                            y,
+                            parts=[test for _, test in splits],
+                            sample_weight=w,
+                        )
+                        self._check_pairs(spec, pairs, folds, splits, y, w)
             else:
-                pooled, order = self._pooled(folds, splits, len(y), partition=True)
-                spec = self._resolve(spec, pooled, y, w)
+                choice, fitted = self._resolve(spec, pooled, y, w, selection_cv)
                 estimator = self._fit_all(X, y, est_params, frozen)
-                if isinstance(spec, str):
-                    pairs = [(estimator, self._prior_only(X, y, w, estimator))]
-                else:
-                    pairs = [(estimator, self._fit_calibrator(spec, pooled, y, w))]
+                if fitted is None:
+                    fitted = self._fit_choice(choice, pooled, y, w)
+                pairs = [(estimator, fitted)]
         self.calibrated_classifiers_ = pairs
         first = pairs[0][0]
         for name in ("n_features_in_", "feature_names_in_"):
@@ -595,87 +599,135 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 passthrough = np.column_stack([1 - passthrough, passthrough])
         return _Inputs(logits, proba, passthrough)
 
-    def _resolve(self, spec, responses, y, w):
-        """The calibrator to fit: "auto" runs the selection (and records it);
-        an explicit calibrator is checked for harm."""
-        if isinstance(spec, str) and spec == AUTO:
-            return self._select(responses, y, w)
-        if self.check_calibration and not isinstance(spec, str):
+    def _resolve(self, spec, responses, y, w, selection_cv):
+        """What to fit on the calibration scores, as ``((calibrator or None,
+        with the prior correction), fitted or None)``: "auto" runs the
+        selection (recorded, and its refit returned); an explicit calibrator
+        is checked for harm on the selection's folds."""
+        if _is_auto(spec):
+            search = CalibratorSearchCV(cv=selection_cv, prior=self.prior)
+            search._fit_inputs(self._inputs(responses), y, w)
+            self.selection_ = search
+            self.selected_calibrator_ = search.best_candidate_
+            self.cv_results_ = search.cv_results_
+            name = search.best_candidate_
+            if name == PASSTHROUGH:
+                return NO_CALIBRATION, None
+            if name == PRIOR:
+                return (None, True), search.best_estimator_
+            return (CALIBRATORS[name].estimator(), self.prior is not None), (
+                search.best_estimator_
+            )
+        if self.check_calibration:
             method = _response_method(self.estimator, spec)
             scores = _to_calibrator_input(responses[method], method, spec)
-            response = LOGITS if _needs_logits(spec) else PROBABILITIES
-            if self.prior is not None:
-                proba = _Inputs.from_scores(scores, response).probabilities
-                prior = clone(self.prior).fit(proba, y, w)
-                scores = (
-                    prior.shift_logits(scores)
-                    if response == LOGITS
-                    else prior.predict_proba(scores)
-                )
-            inputs = _Inputs.from_scores(scores, response)
-            # stacklevel 5: the user's call of fit
-            calibration_size_warning(spec, y, stacklevel=5)
-            calibration_harm_warning(
-                spec, inputs, y, w, cv=_n_folds(self.cv) or 5, stacklevel=5
+            kind = LOGITS if needs_logits(spec) else PROBABILITIES
+            calibration_size_warning(spec, y, sample_weight=w)
+            harm_check(
+                spec,
+                _Inputs.from_scores(scores, kind),
+                y,
+                w,
+                cv=selection_cv,
+                prior=self.prior,
             )
-        return spec
+        return (spec, self.prior is not None), None
 
-    def _select(self, responses, y, w):
-        y = np.ravel(y)  # a column vector of labels, as scikit-learn accepts
-        inputs = self._inputs(responses)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if self.prior is not None:
-            prior = _PriorThen(self.prior, None).fit(inputs.probabilities, y, w).prior
-            inputs = _Inputs(
-                prior.shift_logits(inputs.logits),
-                prior.predict_proba(inputs.probabilities),
-                None
-                if inputs.passthrough is None
-                else prior.predict_proba(inputs.passthrough),
-            )
-        selection = _select(
-            inputs,
-            y,
-            y_idx,
-            len(classes),
-            w,
-            candidates=None,
-            cv=self.cv if isinstance(self.cv, int) else _n_folds(self.cv),
-            random_state=None,
-            rule="one_se",
-            min_events_per_parameter=10,
-        )
-        self.selection_ = selection
-        self.selected_calibrator_ = selection.name
-        self.cv_results_ = selection.cv_results
-        if selection.calibrator is None:
-            return PASSTHROUGH
-        return clone(selection.calibrator)
+    def _inputs(self, responses):
+        """The responses as the selection's inputs (logits, probabilities
+        and the uncalibrated probabilities)."""
+        est = self.estimator
+        logit_m = _logit_method(est)
+        proba_m = _response_method(est, PROBE_PROBA)
+        logits = _to_calibrator_input(responses[logit_m], logit_m, PROBE_LOGITS)
+        proba = _to_calibrator_input(responses[proba_m], proba_m, PROBE_PROBA)
+        passthrough = responses.get("predict_proba")
+        if passthrough is not None:
+            passthrough = as_probabilities(passthrough, PROBABILITIES)
+        return _Inputs(logits, as_probabilities(proba, PROBABILITIES), passthrough)
 
-    def _fit_calibrator(self, spec, responses, y, w):
-        if isinstance(spec, str):  # passthrough with a prior
-            method = "predict_proba"
-            calibrator = _PriorThen(self.prior, None)
+    def _fit_choice(self, choice, responses, y, w):
+        """Fit a choice of :meth:`_resolve` on one calibration part: a fresh
+        calibrator (behind the prior correction when chosen), fitted on the
+        classes the part holds; None for no calibration."""
+        calibrator, with_prior = choice
+        if calibrator is None and not with_prior:
+            return None
+        if with_prior:
+            target = PriorThen(self.prior, None if calibrator is None else calibrator)
         else:
-            method = _response_method(self.estimator, spec)
-            calibrator = (
-                clone(spec) if self.prior is None else _PriorThen(self.prior, spec)
+            target = clone(calibrator)
+        method = _response_method(self.estimator, target)
+        scores = _to_calibrator_input(responses[method], method, target)
+        missing = sorted(set(self.classes_.tolist()) - set(np.unique(y).tolist()))
+        if missing:
+            if with_prior:
+                raise ValueError(
+                    f"a calibration split lacks class(es) {missing}; the prior "
+                    "correction needs every class in each: use a cv whose "
+                    "held-out splits hold every class (e.g. StratifiedKFold)."
+                )
+            warnings.warn(
+                f"a calibration split lacks class(es) {missing}: its calibrator is "
+                "fitted on the classes it holds and the missing ones keep the "
+                "estimator's probability (none when it holds one class), as "
+                "scikit-learn does; use a cv whose held-out splits hold every "
+                "class (e.g. StratifiedKFold).",
+                UserWarning,
+                stacklevel=_outside_stacklevel(),
             )
-        scores = _to_calibrator_input(responses[method], method, calibrator)
-        calibrator = calibrator.fit(scores, y, sample_weight=w)
-        if not np.array_equal(calibrator.classes_, self.classes_):
-            raise ValueError(
-                "a calibration split holds classes "
-                f"{calibrator.classes_.tolist()}, not all of {self.classes_.tolist()}; "
-                "use a cv whose held-out splits hold every class."
-            )
-        return calibrator
+        return fit_on_classes(target, scores, y, self.classes_, w)
 
     def _prior_only(self, X, y, w, estimator):
+        """The prior correction alone, fitted on the estimator's responses on
+        ``X`` (None without one); checked for harm on them."""
         if self.prior is None:
             return None
         responses = _responses(estimator, X, ["predict_proba"], self.classes_)
-        return self._fit_calibrator(PASSTHROUGH, responses, y, w)
+        if self.check_calibration:
+            proba = as_probabilities(responses["predict_proba"], PROBABILITIES)
+            inputs = _Inputs(logits_of(proba), proba, proba)
+            harm_check(None, inputs, y, w, cv=self.cv, prior=self.prior)
+        return self._fit_choice((None, True), responses, y, w)
+
+    def _check_pairs(self, spec, pairs, folds, splits, y, w):
+        """The harm check of ensemble mode, on the fits it already has: on
+        each held-out part, the calibrators of the other parts (fitted on
+        data unseen there), averaged as ``predict_proba`` averages them, are
+        scored against the raw scores (and the prior correction alone)."""
+        n = len(pairs)
+        if n < 2:
+            return
+        cal, raw, prior = [], [], []
+        try:
+            for g, (_, test) in enumerate(splits):
+                y_idx = np.searchsorted(self.classes_, y[test])
+                w_g = _take(w, test)
+                mean_cal = mean_prior = 0.0
+                for f, (_, fitted) in enumerate(pairs):
+                    if f == g:
+                        continue
+                    method = _response_method(self.estimator, fitted)
+                    scores = _to_calibrator_input(folds[g][1][method], method, fitted)
+                    kind = LOGITS if needs_logits(fitted) else PROBABILITIES
+                    raw_proba = as_probabilities(scores, kind)  # part g's, for all f
+                    mean_cal = mean_cal + fitted.predict_proba(scores) / (n - 1)
+                    if isinstance(fitted, PriorThen):
+                        corrected = fitted.prior.predict_proba(raw_proba)
+                        mean_prior = mean_prior + corrected / (n - 1)
+
+                def log_loss(proba, y_idx=y_idx, w_g=w_g):
+                    return float(np.average(_row_log_loss(y_idx, proba), weights=w_g))
+
+                raw.append(log_loss(raw_proba))
+                cal.append(log_loss(mean_cal))
+                if self.prior is not None:
+                    prior.append(log_loss(mean_prior))
+        except Exception:  # the check must never break a fit that succeeds
+            return
+        if prior:
+            _warn_harm("PriorCorrection", prior, raw, _PRIOR_ADVICE, jackknife=True)
+        _warn_harm(type(spec).__name__, cal, raw, _CALIBRATOR_ADVICE, jackknife=True)
 
     def _check_cv(self, y):
         n_folds = _n_folds(self.cv)
@@ -712,26 +764,30 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``.
+            Columns follow ``classes_``. With ``calibrator="auto"``, floored
+            at the machine epsilon (renormalised): none is exactly 0 or 1.
         """
         check_is_fitted(self)
         first_estimator, first_calibrator = self.calibrated_classifiers_[0]
         if first_calibrator is None:  # no calibration
             proba = first_estimator.predict_proba(X)
-            return _map_to_classes(
+            proba = _map_to_classes(
                 proba,
                 "predict_proba",
                 getattr(first_estimator, "classes_", None),
                 self.classes_,
             )
-        total = None
-        for estimator, calibrator in self.calibrated_classifiers_:
-            method = _response_method(estimator, calibrator)
-            (response,) = _responses(estimator, X, [method], self.classes_).values()
-            scores = _to_calibrator_input(response, method, calibrator)
-            proba = calibrator.predict_proba(scores)
-            total = proba if total is None else total + proba
-        return total / len(self.calibrated_classifiers_)
+        else:
+            proba = 0.0
+            for estimator, calibrator in self.calibrated_classifiers_:
+                method = _response_method(estimator, calibrator)
+                (response,) = _responses(estimator, X, [method], self.classes_).values()
+                scores = _to_calibrator_input(response, method, calibrator)
+                proba = proba + calibrator.predict_proba(scores)
+            proba = proba / len(self.calibrated_classifiers_)
+        if "selection_" in self.__dict__:  # "auto": as the selection scored it
+            proba = floor_probabilities(proba)
+        return proba
 
     def predict(self, X):
         """Predict the class with the largest calibrated probability.
@@ -764,6 +820,31 @@ PROBE_PROBA = _Probe(PROBABILITIES)
 
 def _take(w, rows):
     return None if w is None else w[rows]
+
+
+def _is_auto(spec):
+    return isinstance(spec, str) and spec == AUTO
+
+
+def _is_splits(cv):
+    """Whether ``cv`` is an iterable of (train, test) splits, not a splitter."""
+    return not hasattr(cv, "split") and hasattr(cv, "__iter__")
+
+
+def _pooled_splits(splits, order):
+    """The outer splits' held-out parts as folds of the pooled rows (which
+    follow ``order``, the concatenated held-out parts): fold f holds the
+    positions of part f, its training rows all the others."""
+    sizes = [len(test) for _, test in splits]
+    edges = np.cumsum([0, *sizes])
+    positions = np.arange(len(order))
+    return [
+        (
+            np.r_[positions[: edges[f]], positions[edges[f + 1] :]],
+            positions[edges[f] : edges[f + 1]],
+        )
+        for f in range(len(splits))
+    ]
 
 
 def _n_folds(cv):

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from sklcalib import calibration
 from sklcalib.benchmark.boosting_tables import (
     boosting_markdown,
     boosting_summary,
@@ -27,10 +28,9 @@ from sklcalib.benchmark.figures import (
 )
 from sklcalib.benchmark.outputs import LATEST, run_folder
 from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
-from sklcalib.benchmark.summary import terminal_summary, where_written
+from sklcalib.benchmark.summary import plain_text, terminal_summary, where_written
 from sklcalib.benchmark.tables import markdown_report, write_csv
 from sklcalib.benchmark.tabular import (
-    CALIBRATORS,
     MODELS,
     RAW,
     available_calibrators,
@@ -349,21 +349,35 @@ def _resolve(args, parser):
     return list(dict.fromkeys(datasets)), list(dict.fromkeys(losses)), seeds, epochs
 
 
+def _registry_name(name):
+    """The registry's name for ``name`` (or "auto"); None when unknown."""
+    if name == "auto":
+        return name
+    try:
+        return calibration.calibrator_spec(name).name
+    except ValueError:
+        return None
+
+
 def _resolve_boosting(args, parser, datasets):
     """Datasets and calibrators of the boosting runs; parser.error on bad names."""
 
     available = available_calibrators()
     if args.calibrators:
-        calibrators = list(dict.fromkeys(_csv_list(args.calibrators)))
-        unknown = [c for c in calibrators if c not in CALIBRATORS]
+        registry = calibration.CALIBRATORS
+        # aliases ("sigmoid") and earlier names ("beta_native") resolved
+        resolved = {c: _registry_name(c) for c in _csv_list(args.calibrators)}
+        unknown = [c for c, name in resolved.items() if name is None]
         if unknown:
             parser.error(
                 f"--calibrators: unknown calibrator(s) {', '.join(unknown)}; valid "
-                f"names are {', '.join(CALIBRATORS)}"
+                f"names are {', '.join([*registry, 'auto'])}"
             )
-        missing = [c for c in calibrators if c not in available]
+        calibrators = list(dict.fromkeys(resolved.values()))
+        installed = ["auto", *calibration.available_calibrators()]
+        missing = [c for c in calibrators if c not in installed]
         if missing:
-            extras = sorted({CALIBRATORS[c][2] for c in missing} - {None})
+            extras = sorted({registry[c].requires for c in missing} - {None})
             install = (
                 "; install " + ", ".join(f'pip install "sklcalib[{e}]"' for e in extras)
                 if extras
@@ -499,56 +513,6 @@ def _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets):
     # a Dask scheduler's workers may not see this machine's folder: draw here
     n_jobs = args.n_jobs if args.scheduler is None else 1
     Parallel(n_jobs=n_jobs)(jobs)
-
-
-#: the terminal output stays within this many columns
-WIDTH = 100
-
-
-def plain_text(markdown, width=WIDTH):
-    """Markdown tables as aligned plain columns, for a terminal.
-
-    ``**bold**`` loses its stars and the ``| --- |`` rule goes; a table wider
-    than ``width`` is split into blocks of columns, each repeating the first.
-    Other lines are kept as they are.
-    """
-    out, table = [], []
-
-    def flush():
-        if not table:
-            return
-        rows = [[c.replace("**", "").strip() for c in r] for r in table]
-        n = max(map(len, rows))
-        rows = [r + [""] * (n - len(r)) for r in rows]
-        widths = [max(len(r[j]) for r in rows) for j in range(n)]
-        blocks, current, used = [], [], widths[0]
-        for j in range(1, n):
-            if current and used + 2 + widths[j] > width:
-                blocks.append(current)
-                current, used = [], widths[0]
-            current.append(j)
-            used += 2 + widths[j]
-        blocks.append(current)
-        for b, block in enumerate(blocks):
-            if b:
-                out.append("")
-            for r in rows:
-                cells = [r[0].ljust(widths[0])]
-                cells += [r[j].rjust(widths[j]) for j in block]
-                out.append("  ".join(cells).rstrip())
-        table.clear()
-
-    for line in markdown.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("|") and stripped.endswith("|"):
-            cells = stripped[1:-1].split("|")
-            if not all(set(c.strip()) <= set("-: ") for c in cells):
-                table.append(cells)
-            continue
-        flush()
-        out.append(line.replace("**", ""))
-    flush()
-    return "\n".join(out)
 
 
 def _missing_extras(args, datasets):

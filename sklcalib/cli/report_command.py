@@ -43,35 +43,7 @@ from sklcalib.io import (
 from sklcalib.metrics import bin_statistics, calibration_report
 from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
-__all__ = ["CALIBRATORS", "add_report_parser", "available_calibrators", "run_report"]
-
-#: ``--calibrate`` names: (class of sklcalib.calibration, the scores it takes).
-#: Names whose class this installation lacks are not offered.
-CALIBRATORS = {
-    "temperature": ("TemperatureScaler", "logits"),
-    "platt": ("PlattScaler", "logits"),
-    "vector": ("VectorScaler", "logits"),
-    "matrix": ("MatrixScaler", "logits"),
-    "ets": ("EnsembleTemperatureScaler", "logits"),
-    "histogram": ("HistogramBinningCalibrator", "probabilities"),
-    "isotonic": ("IsotonicCalibrator", "probabilities"),
-    "dirichlet": ("DirichletCalibrator", "probabilities"),
-    "scaling_binning": ("ScalingBinningCalibrator", "probabilities"),
-    "venn_abers": ("VennAbersCalibrator", "probabilities"),
-    "bbq": ("BBQCalibrator", "probabilities"),
-    "enir": ("ENIRCalibrator", "probabilities"),
-    "beta": ("BetaCalibrator", "probabilities"),
-    "sms": ("SMSCalibrator", "logits"),
-    "svs": ("SVSCalibrator", "logits"),
-    "quadratic": ("QuadraticScaler", "logits"),
-    "beta_native": ("BetaScaler", "probabilities"),
-    "spline": ("SplineCalibrator", "probabilities"),
-    # cross-validated choice among the calibrators, no calibration included
-    "auto": ("select_calibrator", "logits"),
-}
-
-#: ``--calibrate`` names for binary files only
-_BINARY_ONLY = ("platt", "quadratic", "beta_native")
+__all__ = ["add_report_parser", "available_calibrators", "run_report"]
 
 
 #: rows of the table: report key, label, shown in percent (the rows of the
@@ -82,13 +54,6 @@ TABLE_ROWS = REPORT_ROWS
 # ----------------------------------------------------------------------------
 # computing
 # ----------------------------------------------------------------------------
-#: class of sklcalib.calibration -> the optional package it needs
-NEEDS = {
-    "BBQCalibrator": "netcal",
-    "ENIRCalibrator": "netcal",
-    "BetaCalibrator": "netcal",
-}
-
 #: ``--confidence-level`` values that turn the intervals off
 NO_INTERVALS = "none"
 
@@ -110,26 +75,22 @@ def _report(pred, args):
 
 
 def available_calibrators():
-    """The ``--calibrate`` names this installation can fit: the class exists
-    and the optional package it needs is installed."""
+    """The ``--calibrate`` names this installation can fit: those of
+    :func:`sklcalib.calibration.available_calibrators`, and ``"auto"``."""
 
-    return [
-        n
-        for n, (cls, _) in CALIBRATORS.items()
-        if hasattr(calibration, cls) and is_installed(NEEDS.get(cls, "numpy"))
-    ]
+    return [*calibration.available_calibrators(), "auto"]
 
 
 def _calibrate(name, fit_pred, pred):
     """Fit ``name`` on ``fit_pred``; return (calibrator, calibrated proba of pred)."""
 
-    cls_name, takes = CALIBRATORS[name]
     if fit_pred.classes != pred.classes:
         raise InputFileError(
             f"{fit_pred.path} has the classes {', '.join(fit_pred.classes)}, "
             f"{pred.path} {', '.join(pred.classes)}: they must be the same columns"
         )
-    if name in _BINARY_ONLY and len(pred.classes) != 2:
+    spec = None if name == "auto" else calibration.CALIBRATORS[name]
+    if spec is not None and not spec.applies_to(len(pred.classes)):
         raise InputFileError(
             f"{pred.path}: --calibrate {name} is for binary problems, this file "
             f"has {len(pred.classes)} classes; use temperature, vector or matrix"
@@ -143,7 +104,7 @@ def _calibrate(name, fit_pred, pred):
         )
 
     def scores(p):
-        return p.logits if takes == "logits" else p.proba
+        return p.logits if spec is None or spec.input == "logits" else p.proba
 
     if name == "auto":
         selection = calibration.select_calibrator(
@@ -151,15 +112,14 @@ def _calibrate(name, fit_pred, pred):
         )
         proba = selection.predict_proba(scores(pred))
         return selection, np.asarray(proba, dtype=float), []
-    calibrator = getattr(calibration, cls_name)()
+    calibrator = spec.estimator()
     # the calibrator's own warnings (too few rows for its flexibility, worse
     # than the raw scores on its cross-validated calibration data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", calibration.CalibrationWarning)
-        if hasattr(calibration, "check_calibrator"):
-            calibration.check_calibrator(
-                calibrator, scores(fit_pred), fit_pred.y, response=takes
-            )
+        calibration.check_calibrator(
+            calibrator, scores(fit_pred), fit_pred.y, response=spec.input
+        )
     notes = [
         str(w.message)
         for w in caught
@@ -173,7 +133,7 @@ def _calibrate(name, fit_pred, pred):
 def _fitted_parameters(calibrator):
     """Scalar fitted parameters worth printing (e.g. the temperature)."""
     if _is_selection(calibrator):  # --calibrate auto: the chosen one's
-        calibrator = calibrator.calibrator
+        calibrator = calibrator.best_estimator_
         if calibrator is None:
             return {}
     out = {}
@@ -188,7 +148,7 @@ def _fitted_parameters(calibrator):
 
 def _is_selection(calibrator):
     """Whether the fitted object is ``--calibrate auto``'s selection."""
-    return hasattr(calibrator, "cv_results")
+    return isinstance(calibrator, calibration.CalibratorSearchCV)
 
 
 def selection_rows(cv_results):
@@ -209,7 +169,8 @@ def selection_rows(cv_results):
     losses = np.array([[r[k][i] for k in folds] for i in range(len(r["candidate"]))])
     means = np.array(r["mean_log_loss"], dtype=float)
     evaluated = np.isfinite(means)
-    best = int(np.nanargmin(np.where(evaluated, means, np.nan)))
+    # (none when the set was too small to cross-validate any candidate)
+    best = int(np.nanargmin(means)) if evaluated.any() else -1
     rows = []
     for i, name in enumerate(r["candidate"]):
         row = {
@@ -557,7 +518,9 @@ def add_report_parser(subparsers):
                 "string y_true class names. "
                 "npy: a structured array laid out like a table, or an (n, K + 1) "
                 "array: the true class index, then the K scores. Other names: "
-                "--y-true and --scores. Arrays of Python objects are refused "
+                "--y-true and --scores. Probabilities written with a few decimals "
+                "are accepted and renormalised, with a note. Arrays of Python "
+                "objects are refused "
                 "(allow_pickle=False: unpickling can run arbitrary code). "
                 "The same reader in Python: sklcalib.io.read_predictions.",
                 "Example: sklcalib report test.csv --calibrate temperature "
@@ -682,18 +645,22 @@ def _check_options(args, parser):
             "--fit-fraction and --split-seed split PATH when there is no "
             "--fit-on; with --fit-on the calibrator is fitted on that file"
         )
-    if args.calibrate is not None and args.calibrate not in available_calibrators():
-        cls = CALIBRATORS.get(args.calibrate, (None,))[0]
-        if cls in NEEDS:
-            module = NEEDS[cls]
+    if args.calibrate is not None and args.calibrate != "auto":
+        try:
+            # an alias ("sigmoid") or an earlier version's name ("beta_native")
+            # becomes the registry's name
+            args.calibrate = calibration.calibrator_spec(args.calibrate).name
+        except ValueError:
+            parser.error(
+                f"--calibrate: unknown calibrator {args.calibrate!r}; valid names "
+                f"are {', '.join(available_calibrators())}"
+            )
+        module = calibration.CALIBRATORS[args.calibrate].requires
+        if module is not None and not is_installed(module):
             raise InputFileError(
                 f"--calibrate {args.calibrate} needs the optional dependency "
                 f'{module}: pip install "sklcalib[{EXTRAS.get(module, module)}]"'
             )
-        parser.error(
-            f"--calibrate: unknown calibrator {args.calibrate!r}; valid names are "
-            f"{', '.join(available_calibrators())}"
-        )
     if args.plot and not is_installed("matplotlib"):
         raise InputFileError(
             "--plot needs the optional dependency matplotlib: "
@@ -748,7 +715,12 @@ def _read(path, args):
                     )
                 ) from None
             raise
-    notes = [f"{pred.path}: {' '.join(str(w.message).split())}" for w in caught]
+    notes = []
+    for w in caught:
+        if issubclass(w.category, UserWarning):  # what the reader tells the user
+            notes.append(f"{pred.path}: {' '.join(str(w.message).split())}")
+        else:  # a library's deprecation: through the usual filters
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return pred, notes
 
 
@@ -890,9 +862,12 @@ def run_report(args, parser):
             if split is not None:
                 out["calibration"]["split"] = split
             if _is_selection(calibrator):  # --calibrate auto
-                out["calibration"]["chosen"] = calibrator.name
-                out["calibration"]["cv_results"] = calibrator.cv_results
-                out["calibration"]["candidates"] = selection_rows(calibrator.cv_results)
+                out["calibration"]["chosen"] = calibrator.best_candidate_
+                out["calibration"]["reason"] = calibrator.reason_
+                out["calibration"]["cv_results"] = calibrator.cv_results_
+                out["calibration"]["candidates"] = selection_rows(
+                    calibrator.cv_results_
+                )
         if plot is not None:
             out["plot"] = str(plot[0])
         print(json.dumps(_json_ready(out), indent=2))
@@ -917,8 +892,8 @@ def run_report(args, parser):
         if _is_selection(calibrator):
             chosen = (
                 "no calibration (passthrough)"
-                if calibrator.calibrator is None
-                else calibrator.name + (f" ({params})" if params else "")
+                if calibrator.best_estimator_ is None
+                else calibrator.best_candidate_ + (f" ({params})" if params else "")
             )
             head = f"auto chose {chosen}; chosen and fitted on {fitted_on}"
         else:
@@ -930,14 +905,14 @@ def run_report(args, parser):
     if after is not None and _is_selection(calibrator):
         lines.append(
             _fill(
-                f"auto chose {calibrator.name} by 5-fold cross-validated log-loss: "
-                "of the candidates within one standard error of the best (their "
-                "mean fold difference to it at most its standard error), the one "
-                "with the fewest parameters per class; passthrough (no "
-                "calibration) has none:"
+                f"auto chose {calibrator.best_candidate_} by 5-fold cross-validated "
+                "log-loss: of the candidates within one standard error of the best "
+                "(their mean fold difference to it at most its standard error), the "
+                "one with the fewest parameters per class; passthrough (no "
+                f"calibration) has none ({calibrator.reason_}):"
             )
         )
-        lines.append(format_selection(calibrator.cv_results))
+        lines.append(format_selection(calibrator.cv_results_))
     lines += [_fill(f"warning: {note}") for note in notes]
     if plot is not None:
         lines.append(_fill(f"reliability diagram: {plot[0]}"))
@@ -950,5 +925,5 @@ def _after_title(name, calibrator):
     if name is None:
         return None
     if _is_selection(calibrator):
-        return f"after auto ({calibrator.name})"
+        return f"after auto ({calibrator.best_candidate_})"
     return f"after {name}"

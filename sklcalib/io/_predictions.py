@@ -108,8 +108,10 @@ def read_predictions(
       scores.
 
     Other names are given with ``y_true`` and ``scores``. Probabilities are
-    checked as the metrics check them; float32 and float16 files are held to
-    their own round-off.
+    checked as the metrics check them: float32 and float16 files are held to
+    their own round-off, rows written with a few decimals (a spreadsheet
+    export, ``float_format="%.4f"``) are accepted with a warning, and the
+    accepted rows are divided by their sums, in float64.
 
     A file is untrusted input: every problem ends in :class:`InputFileError`,
     one line, never a traceback. Arrays of Python objects are refused (loading
@@ -327,7 +329,8 @@ def _checked(path, y, scores, classes, kind):
             raise InputFileError(problem)
         try:
             # the library's one definition of a probability matrix
-            scores = check_prob_values(scores, name="probabilities")
+            # "scores", as read_predictions names them
+            scores = check_prob_values(scores, name="scores")
         except ValueError as exc:
             if scores.min() < 0 or scores.max() > 1:
                 hint = "if these are logits, say so (logits=True, --logits)"
@@ -348,7 +351,8 @@ def _checked(path, y, scores, classes, kind):
     ):
         raise InputFileError(
             f"{path}: logits=True (--logits), but every row lies in [0, 1] and "
-            "sums to 1: these are probabilities (their softmax would be almost "
+            "sums to 1 (within the rounding of its decimals, if written with "
+            "few): these are probabilities (their softmax would be almost "
             "uniform); drop it"
         )
     scores = np.asarray(scores, dtype=np.float64)

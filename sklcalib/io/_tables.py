@@ -95,10 +95,17 @@ def _check_header(path, header, layout):
         classes = list(layout.scores)
     else:
         classes = [h for h in header if h != label and h not in layout.segments]
-    if len(classes) < 2:
+    if len(classes) == 1:
         raise InputFileError(
-            f"{path}: {len(classes)} class column(s); give one column per class "
-            "(two or more), headed by the class names"
+            f"{path}: one class column ({classes[0]!r}); give one column per "
+            "class, headed by the class names: for a binary problem both "
+            "(e.g. the column 1 - p beside p), or save an .npz whose y_prob "
+            "has shape (n,) (the positive class's probability)"
+        )
+    if not classes:
+        raise InputFileError(
+            f"{path}: no class column; give one column per class (two or "
+            "more), headed by the class names"
         )
     for name in classes:
         if name == "" or name.startswith("Unnamed:"):

@@ -28,8 +28,8 @@ from sklcalib._utils._validation import (
     check_n_resamples,
     check_option,
     check_prob_values,
-    check_sample_weight,
     check_targets,
+    drop_zero_weight_rows,
 )
 
 from ._plans import bootstrap_plan
@@ -120,13 +120,6 @@ class _Resampler:
             # the metric finds them, string order checked)
             w = self.params.get("sample_weight")
             self.params["labels"] = check_targets(y_true, y_prob, None, w)[2]
-        w = self.params.get("sample_weight")
-        if w is not None and self.plan is None:
-            # a row of weight 0 is no row: resamples are drawn from the others
-            keep = np.asarray(w, dtype=np.float64) > 0
-            if not np.all(keep):
-                self.y_true, self.y_prob = self.y_true[keep], self.y_prob[keep]
-                self.params["sample_weight"] = np.asarray(w)[keep]
         # the metric's own value (a plan's sums agree to rounding)
         self.estimate = float(self.func(self.y_true, self.y_prob, **self.params))
         self.n = self.y_true.shape[0]
@@ -312,6 +305,10 @@ def bootstrap_interval(
     confidence_level = check_confidence_level(confidence_level)
     check_option(method, "method", METHODS)
     y_true, y_prob, metric_params = _on_host(y_true, y_prob, metric_params)
+    # a row of weight 0 is no row: resamples are drawn from the others
+    y_true, y_prob, metric_params = drop_zero_weight_rows(
+        metric_params, y_true, y_prob, named=isinstance(metric, str)
+    )
     sampler = _Resampler(metric, y_true, y_prob, metric_params)
     seeds = stream_seeds(random_state, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -582,10 +579,11 @@ def compare_calibration(
             f"{np.shape(y_prob_b)}: the two models must score the same rows."
         )
     func = resolve_metric(metric)
-    params = dict(metric_params)
-    if params.get("sample_weight") is not None:
-        # the one weight check: names NaN, negative and all-zero weights
-        check_sample_weight(params["sample_weight"], np.shape(y_prob_a)[0])
+    # the one weight check (NaN, negative and all-zero weights named); a row
+    # of weight 0 is no row, for the swaps and the paired resamples too
+    y_true, y_prob_a, y_prob_b, params = drop_zero_weight_rows(
+        metric_params, y_true, y_prob_a, y_prob_b, named=isinstance(metric, str)
+    )
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
     diff = float(func(y_true, y_prob_a, **params) - func(y_true, y_prob_b, **params))
     if _debiased_ece(metric, params):

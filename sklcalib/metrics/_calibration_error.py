@@ -310,9 +310,8 @@ def classwise_calibration_error(
 
     Notes
     -----
-    Dask arrays are reduced block by block on the active Dask scheduler
-    (uniform bins only), torch tensors read without a copy where possible; see
-    :func:`expected_calibration_error`.
+    On dask arrays (uniform bins only) each block adds its rows to the
+    per-class bin sums of every column, so the whole input is read once.
 
     Examples
     --------

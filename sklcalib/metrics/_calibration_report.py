@@ -276,8 +276,9 @@ def calibration_report(
     ----------
     y_true, y_prob : array-like
         The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as
-        :func:`~sklcalib.metrics.expected_calibration_error` takes them.
+        n_classes) or (n_samples,) of
+        :func:`~sklcalib.metrics.expected_calibration_error`, checked once
+        for every metric of the report.
     n_bins : int, default=15
         Number of bins of the binned metrics.
     labels : array-like of shape (n_classes,), default=None

@@ -12,7 +12,11 @@ from sklcalib._utils._resampling import (
     uniforms,
 )
 from sklcalib._utils._scores import as_columns
-from sklcalib._utils._validation import check_prob_values, check_targets
+from sklcalib._utils._validation import (
+    check_prob_values,
+    check_targets,
+    drop_zero_weight_rows,
+)
 
 from ._bootstrap import check_n_resamples
 from ._plans import consistency_plan
@@ -131,6 +135,10 @@ def calibration_test(
     True
     """
     n_resamples = check_n_resamples(n_resamples)
+    # a row of weight 0 is no row: no label is drawn for it
+    y_true, y_prob, metric_params = drop_zero_weight_rows(
+        metric_params, y_true, y_prob, named=isinstance(metric, str)
+    )
     func = resolve_metric(metric)
     seeds = stream_seeds(random_state, n_resamples)
     plan = consistency_plan(metric, y_true, y_prob, metric_params)

@@ -247,7 +247,6 @@ def _bit_view(p):
 def _run(p, y_idx, n_bins, sample_weight, pairs):
     dtype = tolerance_dtype(p)  # before the plain copy below drops the mark
     p = np.ascontiguousarray(p)
-    bits, one_bits, mant_bits, bias = _bit_view(p)
     n = p.shape[0]
     rows = chunk_rows(p.shape[1])
     n_chunks = max(1, -(-n // rows))
@@ -261,26 +260,10 @@ def _run(p, y_idx, n_bins, sample_weight, pairs):
     correct = np.empty(size, dtype=np.bool_)
     tol = row_sum_tolerance(dtype, p.shape[1])
     y_idx = y_idx.astype(np.intp, copy=False)
+    bit_layout = _bit_view(p)  # the bits, those of 1.0, mantissa bits, bias
+    outputs = (sums, status, pairs, conf, correct)
     with parallel_kernel_section():
-        _kernel(
-            p,
-            bits,
-            one_bits,
-            mant_bits,
-            bias,
-            y_idx,
-            w,
-            has_w,
-            edges,
-            tol,
-            rows,
-            n_chunks,
-            sums,
-            status,
-            pairs,
-            conf,
-            correct,
-        )
+        _kernel(p, *bit_layout, y_idx, w, has_w, edges, tol, rows, n_chunks, *outputs)
     if _raise_status(status, p, dtype):
         # a row sum off by more than round-off: the numpy check raises its
         # error, or accepts rows rounded to a few decimals and renormalises them

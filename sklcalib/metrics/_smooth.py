@@ -112,9 +112,9 @@ def smooth_calibration_error(
     Parameters
     ----------
     y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as
-        :func:`~sklcalib.metrics.expected_calibration_error` takes them.
+        The labels and the predicted probabilities of
+        :func:`~sklcalib.metrics.expected_calibration_error`: their top-label
+        confidence and correctness are what is smoothed.
     labels : array-like of shape (n_classes,), default=None
         The label of every column of ``y_prob``.
     sample_weight : array-like of shape (n_samples,), default=None

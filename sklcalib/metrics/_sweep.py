@@ -151,9 +151,9 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     Parameters
     ----------
     y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as
-        :func:`~sklcalib.metrics.expected_calibration_error` takes them.
+        The labels and the predicted probabilities of
+        :func:`~sklcalib.metrics.expected_calibration_error`: the rows are
+        sorted by their top-label confidence.
     norm : {"l1", "l2"}, default="l1"
         How the group gaps are combined.
     labels : array-like of shape (n_classes,), default=None

@@ -1,0 +1,85 @@
+"""What the default harm check costs in ``CalibratedClassifier.fit``.
+
+``check_calibration=True`` (the default) warns when an explicitly chosen
+calibrator makes the probabilities worse on its own calibration data. In
+ensemble mode (the default for an estimator that is not frozen) the check
+reuses the fitted pairs: on each held-out part, the calibrators of the other
+parts, averaged, are scored against the raw scores, so it fits nothing more.
+With a frozen estimator (one calibrator on all the data) it needs ``cv`` fold
+fits of the calibrator.
+
+Each repeat times the fit with and without the check back to back (the order
+alternating), on the same data; the table gives the median ratio and its
+spread (first and third quartiles) over the repeats. Bed: ``make_classification``
+with 20 features and three classes, ``LogisticRegression`` as the estimator,
+``cv=5``. Run (one BLAS/OpenMP thread)::
+
+    python benchmarks/bench_harm_check.py [--repeats 15] [--rows 5000]
+"""
+
+import argparse
+import os
+import time
+import warnings
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+from sklearn.datasets import make_classification
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from sklcalib.calibration import (
+    CalibratedClassifier,
+    IsotonicCalibrator,
+    TemperatureScaler,
+)
+
+
+def _time(model, X, y):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--rows", type=int, default=5000)
+    args = parser.parse_args(argv)
+    X, y = make_classification(
+        n_samples=args.rows,
+        n_features=20,
+        n_informative=10,
+        n_classes=3,
+        random_state=0,
+    )
+    frozen = FrozenEstimator(LogisticRegression(max_iter=1000).fit(X, y))
+    beds = {
+        "ensemble, temperature": (LogisticRegression(max_iter=1000), TemperatureScaler),
+        "ensemble, isotonic": (LogisticRegression(max_iter=1000), IsotonicCalibrator),
+        "frozen, temperature": (frozen, TemperatureScaler),
+        "frozen, isotonic": (frozen, IsotonicCalibrator),
+    }
+    print("| mode, calibrator | fit with check / without (median) | quartiles |")
+    print("|---|---|---|")
+    for name, (estimator, calibrator) in beds.items():
+        ratios = []
+        for r in range(args.repeats):
+            times = {}
+            order = (True, False) if r % 2 == 0 else (False, True)
+            for check in order:
+                model = CalibratedClassifier(
+                    estimator, calibrator(), check_calibration=check
+                )
+                times[check] = _time(model, X, y)
+            ratios.append(times[True] / times[False])
+        q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+        print(f"| {name} | {med:.2f} | {q1:.2f}-{q3:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
