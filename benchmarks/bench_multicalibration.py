@@ -35,6 +35,7 @@ rows. Audited up to depth 2 with ``min_rows=30``: 1 + 42 + 28 x 25 + ... =
 Run::
 
     python benchmarks/bench_multicalibration.py [--sims 1000] [--power-sims 200]
+        [--size-resamples 1000] [--parts speed size power coverage]
 
 (the size part takes about 1 s per simulation on one idle core with numba).
 """
@@ -107,7 +108,7 @@ def _mcgrad_pvalue(frame, y, p):
     return float(mce.mce_pvalue), int(mce.total_number_segments)
 
 
-def size(sims, n=10**4, mcgrad_sims=50):
+def size(sims, n=10**4, mcgrad_sims=50, resamples=1000):
     frame, _, _ = design(n, 0)
     rng = np.random.default_rng(1)
     ours = unadjusted = 0
@@ -123,7 +124,14 @@ def size(sims, n=10**4, mcgrad_sims=50):
         p = expit(rng.normal(-1.0, 1.0, n))
         y = (rng.uniform(size=n) < p).astype(int)
         audit = multicalibration_audit(
-            y, p, frame, max_depth=2, min_rows=30, random_state=sim, labels=[0, 1]
+            y,
+            p,
+            frame,
+            max_depth=2,
+            min_rows=30,
+            n_resamples=resamples,
+            random_state=sim,
+            labels=[0, 1],
         )
         ours += audit.pvalue <= ALPHA
         unadjusted += audit.table["pvalue_unadjusted"].min() <= ALPHA
@@ -135,7 +143,7 @@ def size(sims, n=10**4, mcgrad_sims=50):
     print(
         f"Size at the 5 % level: calibrated labels, n = {n:,}, "
         f"{audit.n_segments} segments (mcgrad: {mcgrad_segments}), {sims} "
-        f"simulations ({elapsed / sims:.2f} s each):"
+        f"simulations, {resamples} null draws each ({elapsed / sims:.2f} s each):"
     )
     print()
     print(".. csv-table::")
@@ -345,6 +353,14 @@ def speed(repeats, n=10**4):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=1000)
+    parser.add_argument(
+        "--size-resamples",
+        type=int,
+        default=1000,
+        help="the audit's n_resamples in the size part (its rank p-value has "
+        "size alpha for any number with (resamples + 1) * alpha whole)",
+    )
+    parser.add_argument("--mcgrad-sims", type=int, default=50)
     parser.add_argument("--power-sims", type=int, default=200)
     parser.add_argument("--coverage-sims", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
@@ -355,7 +371,7 @@ def main(argv=None):
     if "speed" in args.parts:
         speed(args.repeats)
     if "size" in args.parts:
-        size(args.sims)
+        size(args.sims, mcgrad_sims=args.mcgrad_sims, resamples=args.size_resamples)
     if "power" in args.parts:
         power(args.power_sims)
     if "coverage" in args.parts:

@@ -4,7 +4,7 @@ in test_metrics_cumulative_references.py)."""
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
 
@@ -150,6 +150,93 @@ def test_top_label_and_classwise_are_the_binary_statistic_of_their_columns():
     assert cw.pvalue == pytest.approx(min(1.0, 4 * min(cw.class_pvalues)))
     error = cumulative_calibration_error(y, prob, mode="classwise", statistic="ks")
     assert error == pytest.approx(np.mean(cw.statistic))
+
+
+@pytest.mark.parametrize("mode", ["top_label", "classwise"])
+def test_weighted_multiclass_is_the_weighted_binary_statistic_of_its_columns(mode):
+    rng = np.random.default_rng(3)
+    n = 600
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = np.array([rng.choice(3, p=row) for row in prob])
+    w = rng.uniform(0.1, 4.0, size=n)
+    w[::9] = 0.0
+    if mode == "top_label":
+        columns = [((prob.argmax(1) == y).astype(int), prob.max(1))]
+    else:
+        columns = [((y == k).astype(int), prob[:, k]) for k in range(3)]
+    for statistic in ("kuiper", "ks"):
+        res = cumulative_calibration_test(
+            y, prob, mode=mode, statistic=statistic, sample_weight=w
+        )
+        ref = [
+            cumulative_calibration_test(
+                o, s, statistic=statistic, sample_weight=w, labels=[0, 1]
+            )
+            for o, s in columns
+        ]
+        np.testing.assert_allclose(
+            np.atleast_1d(res.statistic), [r.statistic for r in ref], rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            np.atleast_1d(res.sigma), [r.sigma for r in ref], rtol=1e-12
+        )
+        # the weights matter: unweighted is another number
+        plain = cumulative_calibration_test(y, prob, mode=mode, statistic=statistic)
+        assert not np.allclose(plain.statistic, res.statistic)
+        # a constant rescaling and dropping the zero-weight rows change nothing
+        keep = w > 0
+        for other in (
+            cumulative_calibration_test(
+                y, prob, mode=mode, statistic=statistic, sample_weight=7.5 * w
+            ),
+            cumulative_calibration_test(
+                y[keep],
+                prob[keep],
+                mode=mode,
+                statistic=statistic,
+                sample_weight=w[keep],
+                labels=[0, 1, 2],
+            ),
+        ):
+            np.testing.assert_allclose(other.statistic, res.statistic, rtol=1e-12)
+            assert other.pvalue == pytest.approx(res.pvalue, rel=1e-9)
+
+
+@given(st.integers(0, 2**31), st.sampled_from(["top_label", "classwise"]))
+@settings(max_examples=20, deadline=None)
+def test_multiclass_integer_weights_are_repeated_rows_for_the_error(seed, mode):
+    rng = np.random.default_rng(seed)
+    n = 40
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = rng.integers(0, 3, size=n)
+    w = rng.integers(0, 4, size=n)
+    w[:3] = 1
+    for statistic in ("kuiper", "ks"):
+        weighted = cumulative_calibration_error(
+            y, prob, sample_weight=w, statistic=statistic, mode=mode, labels=[0, 1, 2]
+        )
+        repeated = cumulative_calibration_error(
+            np.repeat(y, w),
+            np.repeat(prob, w, axis=0),
+            statistic=statistic,
+            mode=mode,
+            labels=[0, 1, 2],
+        )
+        assert weighted == pytest.approx(repeated, abs=1e-12)
+
+
+def test_report_on_dask_lacks_the_cumulative_errors_and_says_why():
+    da = pytest.importorskip("dask.array", reason="dask is the dask extra")
+    from sklcalib.metrics import calibration_report
+
+    y, p, _ = _binary(200, 4)
+    report = calibration_report(
+        da.from_array(y, chunks=50), da.from_array(p, chunks=50)
+    )
+    for key in ("cumulative_kuiper", "cumulative_ks"):
+        assert key not in report and key in report.unavailable
+        with pytest.raises(KeyError, match="in-memory sample"):
+            report[key]
 
 
 def test_binary_two_columns_and_string_labels():
