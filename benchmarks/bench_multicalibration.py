@@ -3,8 +3,9 @@
 The bed: ``n`` rows with seven categorical columns of five equally likely
 levels each (independent of the scores), the scores ``p = sigmoid(z)``,
 ``z ~ N(-1, 1)``, and an eighth column ``flag``, 1 on a random 5 % of the
-rows. Audited up to depth 2 with ``min_rows=30``: 1 + 42 + 28 x 25 + ... =
-667 segments at n = 10^4 (every cell has about 400 rows or more).
+rows. Audited up to depth 2 with ``min_rows=30``: 1 + (35 + 2) + (21 x 25 +
+7 x 5 x 2) = 633 segments at n = 10^4 and 10^5 (the smallest, ``flag = 1``
+with a level of another column, hold about 1 % of the rows).
 
 - Size: labels drawn from ``p`` (calibrated in every segment). How often the
   audit's family-wise p-value is <= 0.05 (``n_resamples=1000``), against the
