@@ -109,9 +109,12 @@ def _mcgrad_pvalue(frame, y, p):
     return float(mce.mce_pvalue), int(mce.total_number_segments)
 
 
-def size(sims, n=10**4, mcgrad_sims=50, resamples=1000):
+def size(sims, n=10**4, mcgrad_sims=50, resamples=1000, seed=1, progress=0):
+    """Rejection rates on calibrated labels; ``seed`` picks the stream of the
+    simulations (parts run apart add up: their counts are printed), and
+    ``progress`` prints the running counts every that many simulations."""
     frame, _, _ = design(n, 0)
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(seed)
     ours = unadjusted = 0
     theirs, n_theirs, mcgrad_segments = 0, 0, None
     try:
@@ -131,7 +134,7 @@ def size(sims, n=10**4, mcgrad_sims=50, resamples=1000):
             max_depth=2,
             min_rows=30,
             n_resamples=resamples,
-            random_state=sim,
+            random_state=1_000_000 * seed + sim,
             labels=[0, 1],
         )
         ours += audit.pvalue <= ALPHA
@@ -140,6 +143,12 @@ def size(sims, n=10**4, mcgrad_sims=50, resamples=1000):
             pvalue, mcgrad_segments = _mcgrad_pvalue(frame, y, p)
             theirs += pvalue <= ALPHA
             n_theirs += 1
+        if progress and (sim + 1) % progress == 0:
+            print(
+                f"seed {seed}: {sim + 1} simulations, family-wise {ours}, "
+                f"unadjusted minimum {unadjusted}, mcgrad {theirs} of {n_theirs}",
+                flush=True,
+            )
     elapsed = time.perf_counter() - started
     print(
         f"Size at the 5 % level: calibrated labels, n = {n:,}, "
@@ -362,6 +371,8 @@ def main(argv=None):
         "size alpha for any number with (resamples + 1) * alpha whole)",
     )
     parser.add_argument("--mcgrad-sims", type=int, default=50)
+    parser.add_argument("--size-seed", type=int, default=1)
+    parser.add_argument("--progress", type=int, default=0)
     parser.add_argument("--power-sims", type=int, default=200)
     parser.add_argument("--coverage-sims", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
@@ -372,7 +383,13 @@ def main(argv=None):
     if "speed" in args.parts:
         speed(args.repeats)
     if "size" in args.parts:
-        size(args.sims, mcgrad_sims=args.mcgrad_sims, resamples=args.size_resamples)
+        size(
+            args.sims,
+            mcgrad_sims=args.mcgrad_sims,
+            resamples=args.size_resamples,
+            seed=args.size_seed,
+            progress=args.progress,
+        )
     if "power" in args.parts:
         power(args.power_sims)
     if "coverage" in args.parts:
