@@ -23,7 +23,7 @@ from sklcalib._utils._validation import (
 
 from ._accumulator import stream_statistics
 from ._debiased import debiased_square_error
-from ._intervals import INTERVAL_METRICS, interval_and_pvalue
+from ._intervals import INTERVAL_METRICS, validated_interval
 from ._kernel import validated_skce
 from ._multicalibration import multicalibration_audit
 from ._smooth import smooth_ece_fixed_point
@@ -88,7 +88,7 @@ class CalibrationReport(dict):
     >>> y = (rng.uniform(size=(300, 1)) > p.cumsum(axis=1)).sum(axis=1)
     >>> report = calibration_report(y, p, random_state=0)  # y drawn from p
     >>> report.verdict
-    'no evidence of miscalibration (p = 0.31, n = 300); ECE 6.9 % [0.0, 9.8] at 95%'
+    'no evidence of miscalibration (p = 0.31, n = 300); ECE 6.9 % [0.0, 9.0] at 95%'
     >>> round(report["ece"], 3), report["n_samples"]
     (0.069, 300)
     """
@@ -395,9 +395,9 @@ def calibration_report(
     >>> y = rng.uniform(size=1000) < p**3  # over-confident
     >>> report = calibration_report(y, p, random_state=0)
     >>> print(report)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-    over-confident: ECE 26.0 % [21.5, 28.7] at 95% (p < 0.001, n = 1000); ...
+    over-confident: ECE 26.0 % [23.3, 28.6] at 95% (p < 0.001, n = 1000); ...
     accuracy (%)             49.90
-    ECE (%)                  25.99 [21.49, 28.67]
+    ECE (%)                  25.99 [23.33, 28.61]
     ...
     """
     n_bins = check_n_bins(n_bins)
@@ -433,7 +433,7 @@ def calibration_report(
     # the one validation: every metric below reads these arrays
     y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
     p = check_prob_values(p)
-    values, gap_terms = _metrics(y_idx, p, w, n_bins)
+    values, top = _metrics(y_idx, p, w, n_bins)
     audit = None
     if segments is not None:  # its verdict and worst segments come first
         audit = multicalibration_audit(
@@ -451,24 +451,16 @@ def calibration_report(
     if confidence_level is not None:
         report.confidence_level = confidence_level
         report.update(
-            _intervals(
-                report,
-                y_true,
-                y_prob,
-                classes,
-                sample_weight,
-                n_bins,
-                confidence_level,
-                random_state,
-            )
+            _intervals(report, y_idx, p, w, top, n_bins, confidence_level, random_state)
         )
+        gap_terms = top[0].astype(np.float64) - top[1]
         report["confidence_gap_ci"] = _mean_interval(gap_terms, w, confidence_level)
     return report
 
 
 def _metrics(y_idx, p, w, n_bins):
     """Every metric of validated inputs (``w`` without zero weights), and the
-    per-row confidence minus correctness."""
+    top label's ``(confidence, correct)`` (the intervals' cells reuse it)."""
     conf, correct = top_label(p, y_idx)
     uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
     quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
@@ -518,13 +510,12 @@ def _metrics(y_idx, p, w, n_bins):
         "cumulative_ks": ks,
         "n_samples": int(n),
     }
-    return values, gap_terms
+    return values, (conf, correct)
 
 
-def _intervals(
-    report, y_true, y_prob, classes, sample_weight, n_bins, level, random_state
-):
-    """The intervals, the test's p-value and the confidence gap's interval."""
+def _intervals(report, y_idx, p, w, top, n_bins, level, random_state):
+    """The intervals and the test's p-value, from the validated inputs and
+    the report's own estimates (nothing validated or computed twice)."""
     seed = int(stream_seeds(random_state, 1)[0] % 2**32)
     out = {}
     rows = report["n_samples"]
@@ -533,16 +524,16 @@ def _intervals(
             # a mean of fewer than two rows has no standard error
             out[f"{key}_ci"] = None
             continue
-        binned = {} if key in ("nll", "brier") else {"n_bins": n_bins}
-        ci, pvalue = interval_and_pvalue(
-            y_true,
-            y_prob,
-            metric=key,
+        ci, pvalue = validated_interval(
+            key,
+            y_idx,
+            p,
+            w,
+            estimate=report[key],
             confidence_level=level,
             random_state=seed,
-            labels=classes,
-            sample_weight=sample_weight,
-            **binned,
+            n_bins=n_bins,
+            top=top,
         )
         out[f"{key}_ci"] = (ci.low, ci.high)
         if key == "ece":
