@@ -1004,6 +1004,7 @@ def select_calibrator(
     sample_weight=None,
     prior=None,
     groups=None,
+    segments=None,
 ):
     """Choose a post-hoc calibrator by cross-validated log-loss, "none" included.
 
@@ -1046,13 +1047,24 @@ def select_calibrator(
         A prior correction in front of every candidate but "passthrough".
     groups : array-like of shape (n_samples,), default=None
         Group labels for a group splitter given as ``cv``.
+    segments : DataFrame or array-like of shape (n_samples, n_columns), default=None
+        Segment columns of the rows (region, age band...). Given, the
+        segment-aware maps of :class:`SegmentCalibrator` are candidates too:
+        "passthrough", the global calibrator that this selection picks among
+        ``candidates`` and the logistic and boosted segment maps are compared
+        by the same rule, so a segment map is kept only when it beats them by
+        more than one standard error; the result is then that fitted
+        :class:`SegmentCalibrator` (``method_``, ``cv_results_``, ``reason_``;
+        ``predict_proba(scores, segments=...)``). Not with ``prior`` or
+        ``groups``.
 
     Returns
     -------
-    selection : CalibratorSearchCV
+    selection : CalibratorSearchCV or SegmentCalibrator
         Fitted: ``best_candidate_``, ``best_estimator_`` (None for
         "passthrough"), ``cv_results_``, ``reason_``, ``predict_proba``
-        and ``summary()``.
+        and ``summary()``; with ``segments``, a fitted
+        :class:`SegmentCalibrator`.
 
     See Also
     --------
@@ -1072,6 +1084,21 @@ def select_calibrator(
     >>> select_calibrator(4 * logit, y, response="logits").best_candidate_
     'temperature'
     """
+    if segments is not None:
+        return _select_with_segments(
+            scores,
+            y,
+            segments,
+            candidates,
+            cv,
+            random_state,
+            response,
+            rule,
+            min_events_per_parameter,
+            sample_weight,
+            prior,
+            groups,
+        )
     search = CalibratorSearchCV(
         candidates,
         cv=cv,
@@ -1083,6 +1110,51 @@ def select_calibrator(
     )
     params = {} if groups is None else {"groups": groups}
     return search.fit(scores, y, sample_weight=sample_weight, **params)
+
+
+def _select_with_segments(
+    scores,
+    y,
+    segments,
+    candidates,
+    cv,
+    random_state,
+    response,
+    rule,
+    min_events_per_parameter,
+    sample_weight,
+    prior,
+    groups,
+):
+    """select_calibrator with segment columns: a SegmentCalibrator whose
+    global candidate is this selection's choice among ``candidates``."""
+    from ._segment import SegmentCalibrator  # it builds on this module
+
+    if prior is not None or groups is not None:
+        raise ValueError(
+            "segments cannot be combined with prior or groups in "
+            "select_calibrator; apply the prior correction first, or pass a "
+            "splitter's splits as cv."
+        )
+    glob = "auto"
+    if candidates is not None:
+        names = [c for c in candidates if not _is_passthrough(c)]
+        if len(names) != 1:
+            raise ValueError(
+                "with segments, candidates names at most one global calibrator "
+                "(besides 'passthrough'), or None for the selection's choice; "
+                f"got {candidates!r}."
+            )
+        glob = names[0]
+    calibrator = SegmentCalibrator(
+        global_calibrator=glob,
+        cv=cv,
+        response=response,
+        rule=rule,
+        min_events_per_parameter=min_events_per_parameter,
+        random_state=random_state,
+    )
+    return calibrator.fit(scores, y, segments=segments, sample_weight=sample_weight)
 
 
 def check_calibrator(
