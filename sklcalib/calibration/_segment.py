@@ -25,6 +25,7 @@ from sklcalib._utils._validation import (
     check_scalar,
 )
 
+from . import _select
 from ._base import LOGITS, PROBABILITIES
 from ._composed import fit_on_classes
 from ._registry import AUTO, PASSTHROUGH, canonical_name
@@ -139,7 +140,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         Ridge strengths tried by the logistic map (penalty per unit of mean
         log-loss), largest first. None: ``(1e-1, 1e-2, 1e-3, 1e-4, 1e-5)``.
     inner_cv : int, default=3
-        Folds choosing the ridge strength.
+        Folds choosing the ridge strength (with ``method="auto"``, chosen
+        once on all the rows and kept in the outer folds).
     max_iter : int, default=200
         Most boosting rounds.
     learning_rate : float, default=0.1
@@ -444,6 +446,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         if method == LOGISTIC:
             if S.shape[1] == 0:
                 alpha = self._alphas[0]
+            elif len(self._alphas) == 1:
+                alpha = self._alphas[0]
             else:
                 alpha, _ = choose_alpha(
                     z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
@@ -516,6 +520,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 )
         splits = _splits(self.cv, y_idx, self.random_state, None)
         fold_ll = np.full((4, len(splits)), np.nan)
+        if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
+            # the ridge strength chosen once, on all rows, and kept in the
+            # folds and the refit: its inner cross-validation in every fold
+            # would cost cv times more for a one-number choice
+            alpha, _ = choose_alpha(
+                z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
+            )
+            self._alphas = (alpha,)
         for i, method in enumerate(candidates):
             if status[i] != "evaluated":
                 continue
@@ -640,3 +652,49 @@ class _Part(SegmentCalibrator):
         self._alphas = parent._alphas
         self._global = parent._global
         self.global_estimator_ = None
+
+
+def _select_with_segments(
+    scores,
+    y,
+    segments,
+    candidates,
+    cv,
+    random_state,
+    response,
+    rule,
+    min_events_per_parameter,
+    sample_weight,
+    prior,
+    groups,
+):
+    """select_calibrator with segment columns: a SegmentCalibrator whose
+    global candidate is this selection's choice among ``candidates``."""
+    if prior is not None or groups is not None:
+        raise ValueError(
+            "segments cannot be combined with prior or groups in "
+            "select_calibrator; apply the prior correction first, or pass a "
+            "splitter's splits as cv."
+        )
+    glob = "auto"
+    if candidates is not None:
+        names = [c for c in candidates if not (isinstance(c, str) and c == PASSTHROUGH)]
+        if len(names) != 1:
+            raise ValueError(
+                "with segments, candidates names at most one global calibrator "
+                "(besides 'passthrough'), or None for the selection's choice; "
+                f"got {candidates!r}."
+            )
+        glob = names[0]
+    calibrator = SegmentCalibrator(
+        global_calibrator=glob,
+        cv=cv,
+        response=response,
+        rule=rule,
+        min_events_per_parameter=min_events_per_parameter,
+        random_state=random_state,
+    )
+    return calibrator.fit(scores, y, segments=segments, sample_weight=sample_weight)
+
+
+_select._segment_selection = _select_with_segments

@@ -79,6 +79,10 @@ PRIOR = "prior"
 
 _EPS = np.finfo(np.float64).eps
 
+#: select_calibrator with segment columns; set by the module of
+#: SegmentCalibrator (which builds on this one, so this one cannot import it)
+_segment_selection = None
+
 
 class CalibrationWarning(UserWarning):
     """A calibrator that is likely to make the probabilities worse.
@@ -1085,7 +1089,7 @@ def select_calibrator(
     'temperature'
     """
     if segments is not None:
-        return _select_with_segments(
+        return _segment_selection(
             scores,
             y,
             segments,
@@ -1110,51 +1114,6 @@ def select_calibrator(
     )
     params = {} if groups is None else {"groups": groups}
     return search.fit(scores, y, sample_weight=sample_weight, **params)
-
-
-def _select_with_segments(
-    scores,
-    y,
-    segments,
-    candidates,
-    cv,
-    random_state,
-    response,
-    rule,
-    min_events_per_parameter,
-    sample_weight,
-    prior,
-    groups,
-):
-    """select_calibrator with segment columns: a SegmentCalibrator whose
-    global candidate is this selection's choice among ``candidates``."""
-    from ._segment import SegmentCalibrator  # it builds on this module
-
-    if prior is not None or groups is not None:
-        raise ValueError(
-            "segments cannot be combined with prior or groups in "
-            "select_calibrator; apply the prior correction first, or pass a "
-            "splitter's splits as cv."
-        )
-    glob = "auto"
-    if candidates is not None:
-        names = [c for c in candidates if not _is_passthrough(c)]
-        if len(names) != 1:
-            raise ValueError(
-                "with segments, candidates names at most one global calibrator "
-                "(besides 'passthrough'), or None for the selection's choice; "
-                f"got {candidates!r}."
-            )
-        glob = names[0]
-    calibrator = SegmentCalibrator(
-        global_calibrator=glob,
-        cv=cv,
-        response=response,
-        rule=rule,
-        min_events_per_parameter=min_events_per_parameter,
-        random_state=random_state,
-    )
-    return calibrator.fit(scores, y, segments=segments, sample_weight=sample_weight)
 
 
 def check_calibrator(
