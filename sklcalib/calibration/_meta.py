@@ -611,23 +611,6 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             order = np.arange(n_samples)
         return pooled, order
 
-    def _inputs(self, responses):
-        """The responses as select_calibrator's inputs (logits, probabilities
-        and the uncalibrated probabilities)."""
-        est = self.estimator
-        logit_m = _logit_method(est)
-        proba_m = _response_method(est, PROBE_PROBA)
-        logits = _to_calibrator_input(responses[logit_m], logit_m, PROBE_LOGITS)
-        if logits.ndim == 2 and logits.shape[1] == 2 and logit_m == "predict_proba":
-            logits = logits[:, 1] - logits[:, 0]
-        proba = _to_calibrator_input(responses[proba_m], proba_m, PROBE_PROBA)
-        passthrough = responses.get("predict_proba")
-        if passthrough is not None:
-            passthrough = np.asarray(passthrough, dtype=np.float64)
-            if passthrough.ndim == 1:
-                passthrough = np.column_stack([1 - passthrough, passthrough])
-        return _Inputs(logits, proba, passthrough)
-
     def _resolve(self, spec, responses, y, w, selection_cv):
         """What to fit on the calibration scores, as ``((calibrator or None,
         with the prior correction), fitted or None)``: "auto" runs the

@@ -638,6 +638,16 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         unknown = sorted(set(params) - {"groups"})
         if unknown:
             raise ValueError(f"fit got unexpected parameter(s) {unknown}.")
+        inputs, y, w = self._validate(scores, y, sample_weight)
+        groups = params.get("groups")
+        if groups is not None:
+            groups = column_or_1d(as_numpy(groups))
+            check_consistent_length(groups, y)
+        return self._fit_inputs(inputs, y, w, groups=groups)
+
+    def _validate(self, scores, y, sample_weight):
+        """The checks of ``fit``, once: ``(inputs, y, weights)``; sets
+        ``n_features_in_``, ``classes_`` and ``response_``."""
         y = column_or_1d(as_numpy(y))
         check_classification_targets(y)
         scores = self._validate_scores(scores, reset=True)
@@ -662,13 +672,7 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         if response == PROBABILITIES:
             check_prob_values(scores, "scores")
         self.response_ = response
-        groups = params.get("groups")
-        if groups is not None:
-            groups = column_or_1d(as_numpy(groups))
-            check_consistent_length(groups, y)
-        return self._fit_inputs(
-            _Inputs.from_scores(scores, response), y, w, groups=groups
-        )
+        return _Inputs.from_scores(scores, response), y, w
 
     # -- the search on prepared inputs (CalibratedClassifier calls it) -------
 
@@ -1186,24 +1190,15 @@ def check_calibrator(
     # the search's own validation, then its folds without a refit
     check_scalar(min_events_per_parameter, "min_events_per_parameter", low=0)
     search._check_params()
-    y = column_or_1d(as_numpy(y))
-    check_classification_targets(y)
-    scores = search._validate_scores(scores, reset=True)
-    check_consistent_length(scores, y)
-    w = check_sample_weight(sample_weight, y.shape[0])
-    kind = response if response != "auto" else _guess_response(scores)
+    inputs, y, w = search._validate(scores, y, sample_weight)
     messages = [
         calibration_size_warning(
-            calibrator, y, min_events_per_parameter=min_events_per_parameter
-        ),
-        harm_check(
             calibrator,
-            _Inputs.from_scores(scores, kind),
             y,
-            w,
-            cv=cv,
-            random_state=random_state,
+            min_events_per_parameter=min_events_per_parameter,
+            sample_weight=w,
         ),
+        harm_check(calibrator, inputs, y, w, cv=cv, random_state=random_state),
     ]
     return [m for m in messages if m is not None]
 
