@@ -38,7 +38,8 @@ calibrator                           scores         method
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
 the way scikit-learn's ``CalibratedClassifierCV`` does (``calibrator=None``
 is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
-Every calibrator's ``fit`` takes ``sample_weight``.
+Every calibrator's ``fit`` takes ``sample_weight``: frequency weights, as in
+scikit-learn (a weight of 2 is the row repeated; see the user guide).
 
 :class:`SegmentCalibrator` calibrates the scores *and* segment columns
 (region, age band, device...) given beside them: ``fit(scores, y,
