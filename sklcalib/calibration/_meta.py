@@ -710,31 +710,45 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = len(pairs)
         if n < 2:
             return
-        cal, raw, prior = [], [], []
+        sums_cal, sums_prior, raw_proba = [0.0] * n, [0.0] * n, [None] * n
         try:
+            for f, (_, fitted) in enumerate(pairs):
+                method = _response_method(self.estimator, fitted)
+                kind = LOGITS if needs_logits(fitted) else PROBABILITIES
+                others = [g for g in range(n) if g != f]
+                scores = [
+                    _to_calibrator_input(folds[g][1][method], method, fitted)
+                    for g in others
+                ]
+                for g, part in zip(others, scores, strict=True):
+                    if raw_proba[g] is None:
+                        raw_proba[g] = as_probabilities(part, kind)
+                # one call per calibrator on all the parts it did not see
+                # (a call per part costs its input checks n - 1 times)
+                cut = np.cumsum([len(part) for part in scores])[:-1]
+                for g, p in zip(
+                    others,
+                    np.split(fitted.predict_proba(np.concatenate(scores)), cut),
+                    strict=True,
+                ):
+                    sums_cal[g] = sums_cal[g] + p
+                if isinstance(fitted, PriorThen):
+                    raw_others = np.concatenate([raw_proba[g] for g in others])
+                    corrected = fitted.prior.predict_proba(raw_others)
+                    for g, p in zip(others, np.split(corrected, cut), strict=True):
+                        sums_prior[g] = sums_prior[g] + p
+            cal, raw, prior = [], [], []
             for g, (_, test) in enumerate(splits):
                 y_idx = np.searchsorted(self.classes_, y[test])
                 w_g = _take(w, test)
-                mean_cal = mean_prior = 0.0
-                for f, (_, fitted) in enumerate(pairs):
-                    if f == g:
-                        continue
-                    method = _response_method(self.estimator, fitted)
-                    scores = _to_calibrator_input(folds[g][1][method], method, fitted)
-                    kind = LOGITS if needs_logits(fitted) else PROBABILITIES
-                    raw_proba = as_probabilities(scores, kind)  # part g's, for all f
-                    mean_cal = mean_cal + fitted.predict_proba(scores) / (n - 1)
-                    if isinstance(fitted, PriorThen):
-                        corrected = fitted.prior.predict_proba(raw_proba)
-                        mean_prior = mean_prior + corrected / (n - 1)
 
                 def log_loss(proba, y_idx=y_idx, w_g=w_g):
                     return float(np.average(_row_log_loss(y_idx, proba), weights=w_g))
 
-                raw.append(log_loss(raw_proba))
-                cal.append(log_loss(mean_cal))
+                raw.append(log_loss(raw_proba[g]))
+                cal.append(log_loss(sums_cal[g] / (n - 1)))
                 if self.prior is not None:
-                    prior.append(log_loss(mean_prior))
+                    prior.append(log_loss(sums_prior[g] / (n - 1)))
         except Exception:  # the check must never break a fit that succeeds
             return
         if prior:
