@@ -80,7 +80,9 @@ def test_boosting_repairs_what_global_cannot(opposite, backend):
     proba = seg.fit(z, y, segments=g).predict_proba(zt, segments=gt)
     before, after = _audit(yt, glob[:, 1], gt), _audit(yt, proba[:, 1], gt)
     assert seg.backend_ == backend and 0 < seg.n_iter_ <= 150
-    assert after.statistic < 0.5 * before.statistic
+    # the global map's worst segment is found at p < 0.01; not the boosting's
+    assert after.statistic < 0.6 * before.statistic
+    assert before.pvalue < 0.01 < after.pvalue
     assert _log_loss(yt, proba) < _log_loss(yt, glob) - 0.01
 
 
@@ -344,3 +346,122 @@ def test_worst_segment_no_worse_than_mcgrad():
     assert ours_sigma <= theirs_sigma + 0.5
     ll = lambda p: float(-np.mean(yt * np.log(p) + (1 - yt) * np.log(1 - p)))  # noqa: E731
     assert ll(ours) <= ll(np.clip(theirs, 1e-12, 1 - 1e-12)) + 0.002
+
+
+# ---------------------------------------------------------------------------
+# CalibratedClassifier(segments=...) and select_calibrator(segments=...)
+# ---------------------------------------------------------------------------
+def _frame(n, seed, calibrated=False):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 2, size=n)
+    region = rng.choice(np.array(["north", "south", "east"], dtype=object), size=n)
+    slope = np.where(region == "north", 0.5, np.where(region == "south", 1.6, 1.0))
+    true = x if calibrated else slope * x
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    return pd.DataFrame({"x": x, "region": region}), y
+
+
+def _blind_model():
+    """A logistic regression that sees x only, not the region."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    keep_x = ColumnTransformer([("x", "passthrough", ["x"])])
+    return make_pipeline(keep_x, LogisticRegression())
+
+
+def test_calibrated_classifier_passes_the_segment_columns():
+    from sklcalib.calibration import CalibratedClassifier
+
+    X, y = _frame(4000, 0)
+    Xt, yt = _frame(4000, 1)
+    seg = CalibratedClassifier(
+        _blind_model(),
+        SegmentCalibrator(method="logistic"),
+        cv=3,
+        segments=["region"],
+    ).fit(X, y)
+    plain = CalibratedClassifier(_blind_model(), "platt", cv=3).fit(X, y)
+    assert len(seg.calibrated_classifiers_) == 3
+    ours = _audit(yt, seg.predict_proba(Xt)[:, 1], Xt[["region"]])
+    glob = _audit(yt, plain.predict_proba(Xt)[:, 1], Xt[["region"]])
+    assert glob.statistic > 1.4 * glob.null_quantile and glob.pvalue < 0.01
+    assert ours.statistic <= ours.null_quantile
+    # column indices select the same column; ensemble=False pools the folds
+    by_index = CalibratedClassifier(
+        _blind_model(), SegmentCalibrator(method="logistic"), cv=3, segments=[1]
+    ).fit(X, y)
+    np.testing.assert_allclose(by_index.predict_proba(Xt), seg.predict_proba(Xt))
+    pooled = CalibratedClassifier(
+        _blind_model(),
+        SegmentCalibrator(method="logistic"),
+        cv=3,
+        ensemble=False,
+        segments=["region"],
+    ).fit(X, y)
+    assert len(pooled.calibrated_classifiers_) == 1
+    assert _audit(yt, pooled.predict_proba(Xt)[:, 1], Xt[["region"]]).statistic <= (
+        ours.null_quantile
+    )
+
+
+def test_calibrated_classifier_segments_refuses_what_it_cannot_do():
+    from sklearn.linear_model import LogisticRegression
+
+    from sklcalib.calibration import CalibratedClassifier, PriorCorrection
+
+    X, y = _frame(300, 0)
+    with pytest.raises(ValueError, match="segment-aware calibrator"):
+        CalibratedClassifier(_blind_model(), "temperature", segments=["region"]).fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="no column"):
+        CalibratedClassifier(_blind_model(), segments=["nope"]).fit(X, y)
+    with pytest.raises(ValueError, match="prior"):
+        CalibratedClassifier(
+            _blind_model(), segments=["region"], prior=PriorCorrection()
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="column names"):
+        CalibratedClassifier(LogisticRegression(), segments=["x"]).fit(
+            X[["x"]].to_numpy(), y
+        )
+
+
+def test_select_calibrator_with_segments():
+    from sklcalib.calibration import select_calibrator
+
+    (z, y, g), _ = _opposite(3000, 1), None
+    found = select_calibrator(
+        z, y, segments=g, candidates=["passthrough", "temperature"], response="logits"
+    )
+    assert isinstance(found, SegmentCalibrator)
+    assert found.method_ in ("logistic", "boosting")
+    assert found.cv_results_["candidate"][1] == "global (temperature)"
+    rng = np.random.default_rng(8)
+    zc = rng.normal(0, 2, size=3000)
+    yc = (rng.uniform(size=3000) < expit(zc)).astype(int)
+    calm = select_calibrator(
+        zc, yc, segments=rng.choice(["u", "v"], size=3000), candidates=["temperature"]
+    )
+    assert calm.method_ in ("passthrough", "global")
+    with pytest.raises(ValueError, match="at most one global"):
+        select_calibrator(z, y, segments=g, candidates=["temperature", "platt"])
+
+
+@pytest.mark.slow
+def test_auto_with_segments_leaves_a_calibrated_model_alone():
+    from sklearn.frozen import FrozenEstimator
+
+    from sklcalib.calibration import CalibratedClassifier
+
+    X, y = _frame(3000, 2, calibrated=True)
+    model = _blind_model().fit(*_frame(3000, 3, calibrated=True))
+    clf = CalibratedClassifier(FrozenEstimator(model), "auto", segments=["region"]).fit(
+        X, y
+    )
+    ((_, calibrator),) = clf.calibrated_classifiers_
+    assert calibrator.global_search_ is not None
+    assert calibrator.method_ in ("passthrough", "global")

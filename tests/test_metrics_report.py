@@ -31,6 +31,8 @@ KEYS = {
     "debiased_ece",
     "ece_sweep",
     "skce",
+    "cumulative_kuiper",
+    "cumulative_ks",
     "n_samples",
     "confidence_gap",
 }

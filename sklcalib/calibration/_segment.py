@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     check_array,
@@ -24,9 +25,10 @@ from sklcalib._utils._validation import (
     check_scalar,
 )
 
+from . import _select
 from ._base import LOGITS, PROBABILITIES
 from ._composed import fit_on_classes
-from ._registry import PASSTHROUGH, canonical_name
+from ._registry import AUTO, PASSTHROUGH, canonical_name
 from ._segment_boosting import (
     fit_lightgbm_boost,
     fit_rescaling,
@@ -44,6 +46,7 @@ from ._select import (
     _Inputs,
     _make_candidate,
     _splits,
+    default_candidates,
     floor_probabilities,
     parameters_per_class,
 )
@@ -124,7 +127,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
     global_calibrator : str or calibrator, default=None
         The global candidate of ``method="auto"``: a name of
         :data:`~sklcalib.calibration.CALIBRATORS` or an instance. None:
-        ``"platt"`` for two classes, ``"temperature"`` for more.
+        ``"platt"`` for two classes, ``"temperature"`` for more. ``"auto"``:
+        the registry's candidate that :class:`CalibratorSearchCV` chooses on
+        the same rows and folds ("passthrough" left out; slower: every global
+        calibrator is cross-validated first).
     cv : int or cross-validation generator, default=5
         Folds of ``method="auto"`` (an integer: shuffled k-fold, as in
         :class:`CalibratorSearchCV`).
@@ -134,7 +140,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         Ridge strengths tried by the logistic map (penalty per unit of mean
         log-loss), largest first. None: ``(1e-1, 1e-2, 1e-3, 1e-4, 1e-5)``.
     inner_cv : int, default=3
-        Folds choosing the ridge strength.
+        Folds choosing the ridge strength (with ``method="auto"``, chosen
+        once on all the rows and kept in the outer folds). Beyond 20,000
+        rows it is chosen on a random 20,000 and carried to all rows at the
+        same prior strength (``alpha * n_rows`` kept).
     max_iter : int, default=200
         Most boosting rounds.
     learning_rate : float, default=0.1
@@ -190,6 +199,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         ``method="auto"``: why ``method_`` was chosen.
     global_estimator_ : calibrator or None
         The fitted global calibrator when ``method_ == "global"``.
+    global_search_ : CalibratorSearchCV or None
+        The choice of the global candidate (``global_calibrator="auto"``).
     feature_names_ : list of str
         The segment indicators, ``"column=level"``.
     n_features_in_ : int
@@ -297,9 +308,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 f"{self.alphas!r}."
             )
         alphas = [check_scalar(a, "alphas", low=0, low_open=True) for a in alphas]
-        if self.global_calibrator is not None and isinstance(
-            self.global_calibrator, str
-        ):
+        if isinstance(self.global_calibrator, str) and self.global_calibrator != AUTO:
             canonical_name(self.global_calibrator, "global_calibrator")
         return tuple(sorted(alphas, reverse=True))
 
@@ -404,8 +413,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         z = _margin_logits(scores, response)
         self.alpha_ = self.n_iter_ = self.backend_ = None
         self.cv_results_ = self.reason_ = None
-        self.global_estimator_ = None
+        self.global_estimator_ = self.global_search_ = None
         self._alphas = alphas
+        self._global = self._global_candidate()
         if self.method == "auto":
             self._fit_auto(scores, z, S, X, y, y_idx, w)
         else:
@@ -414,8 +424,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
 
     def _global_candidate(self):
         name = self.global_calibrator
-        if name is None:
+        if name is None or (name == AUTO and self.method != AUTO):
             return "platt" if len(self.classes_) == 2 else "temperature"
+        if name == AUTO:  # chosen in _fit_auto
+            return AUTO
         return (
             canonical_name(name, "global_calibrator") if isinstance(name, str) else name
         )
@@ -427,7 +439,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             return
         if method == GLOBAL:
             inputs = _Inputs.from_scores(scores, self.response_)
-            calibrator = _make_candidate(self._global_candidate())
+            calibrator = _make_candidate(self._global)
             self.global_estimator_ = fit_on_classes(
                 calibrator, inputs.take(calibrator), y, self.classes_, w
             )
@@ -435,6 +447,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         wn = w / w.sum()
         if method == LOGISTIC:
             if S.shape[1] == 0:
+                alpha = self._alphas[0]
+            elif len(self._alphas) == 1:
                 alpha = self._alphas[0]
             else:
                 alpha, _ = choose_alpha(
@@ -452,7 +466,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             "min_samples_leaf": self.min_samples_leaf,
             "validation_fraction": self.validation_fraction,
             "n_iter_no_change": self.n_iter_no_change,
-            "random_state": self.random_state,
+            # an int seed for numpy's Generator and LightGBM
+            "random_state": check_random_state(self.random_state).randint(2**31 - 1),
         }
         if backend == "lightgbm":
             booster, rounds = fit_lightgbm_boost(
@@ -466,7 +481,25 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
 
     def _fit_auto(self, scores, z, S, X, y, y_idx, w):
         K = len(self.classes_)
-        glob = self._global_candidate()
+        if self._global == AUTO:  # the selection's choice among the globals
+            search = CalibratorSearchCV(
+                default_candidates(K),
+                cv=self.cv,
+                response=self.response_,
+                rule=self.rule,
+                min_events_per_parameter=self.min_events_per_parameter,
+                random_state=self.random_state,
+            )
+            search._fit_inputs(
+                _Inputs.from_scores(scores, self.response_),
+                y,
+                w,
+                metrics=(),
+                refit=False,
+            )
+            self.global_search_ = search
+            self._global = search.best_candidate_
+        glob = self._global
         n_glob = parameters_per_class(glob, K)
         candidates = [PASSTHROUGH, GLOBAL, LOGISTIC, BOOSTING]
         names = [PASSTHROUGH, f"global ({_name(glob)})", LOGISTIC, BOOSTING]
@@ -489,6 +522,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 )
         splits = _splits(self.cv, y_idx, self.random_state, None)
         fold_ll = np.full((4, len(splits)), np.nan)
+        if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
+            # the ridge strength chosen once, on all rows, and kept in the
+            # folds and the refit: its inner cross-validation in every fold
+            # would cost cv times more for a one-number choice
+            alpha, _ = choose_alpha(
+                z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
+            )
+            self._alphas = (alpha,)
         for i, method in enumerate(candidates):
             if status[i] != "evaluated":
                 continue
@@ -611,4 +652,51 @@ class _Part(SegmentCalibrator):
         self.classes_ = parent.classes_
         self.response_ = parent.response_
         self._alphas = parent._alphas
+        self._global = parent._global
         self.global_estimator_ = None
+
+
+def _select_with_segments(
+    scores,
+    y,
+    segments,
+    candidates,
+    cv,
+    random_state,
+    response,
+    rule,
+    min_events_per_parameter,
+    sample_weight,
+    prior,
+    groups,
+):
+    """select_calibrator with segment columns: a SegmentCalibrator whose
+    global candidate is this selection's choice among ``candidates``."""
+    if prior is not None or groups is not None:
+        raise ValueError(
+            "segments cannot be combined with prior or groups in "
+            "select_calibrator; apply the prior correction first, or pass a "
+            "splitter's splits as cv."
+        )
+    glob = "auto"
+    if candidates is not None:
+        names = [c for c in candidates if not (isinstance(c, str) and c == PASSTHROUGH)]
+        if len(names) != 1:
+            raise ValueError(
+                "with segments, candidates names at most one global calibrator "
+                "(besides 'passthrough'), or None for the selection's choice; "
+                f"got {candidates!r}."
+            )
+        glob = names[0]
+    calibrator = SegmentCalibrator(
+        global_calibrator=glob,
+        cv=cv,
+        response=response,
+        rule=rule,
+        min_events_per_parameter=min_events_per_parameter,
+        random_state=random_state,
+    )
+    return calibrator.fit(scores, y, segments=segments, sample_weight=sample_weight)
+
+
+_select._segment_selection = _select_with_segments

@@ -79,6 +79,10 @@ PRIOR = "prior"
 
 _EPS = np.finfo(np.float64).eps
 
+#: select_calibrator with segment columns; set by the module of
+#: SegmentCalibrator (which builds on this one, so this one cannot import it)
+_segment_selection = None
+
 
 class CalibrationWarning(UserWarning):
     """A calibrator that is likely to make the probabilities worse.
@@ -1008,6 +1012,7 @@ def select_calibrator(
     sample_weight=None,
     prior=None,
     groups=None,
+    segments=None,
 ):
     """Choose a post-hoc calibrator by cross-validated log-loss, "none" included.
 
@@ -1050,13 +1055,24 @@ def select_calibrator(
         A prior correction in front of every candidate but "passthrough".
     groups : array-like of shape (n_samples,), default=None
         Group labels for a group splitter given as ``cv``.
+    segments : DataFrame or array-like of shape (n_samples, n_columns), default=None
+        Segment columns of the rows (region, age band...). Given, the
+        segment-aware maps of :class:`SegmentCalibrator` are candidates too:
+        "passthrough", the global calibrator that this selection picks among
+        ``candidates`` and the logistic and boosted segment maps are compared
+        by the same rule, so a segment map is kept only when it beats them by
+        more than one standard error; the result is then that fitted
+        :class:`SegmentCalibrator` (``method_``, ``cv_results_``, ``reason_``;
+        ``predict_proba(scores, segments=...)``). Not with ``prior`` or
+        ``groups``.
 
     Returns
     -------
-    selection : CalibratorSearchCV
+    selection : CalibratorSearchCV or SegmentCalibrator
         Fitted: ``best_candidate_``, ``best_estimator_`` (None for
         "passthrough"), ``cv_results_``, ``reason_``, ``predict_proba``
-        and ``summary()``.
+        and ``summary()``; with ``segments``, a fitted
+        :class:`SegmentCalibrator`.
 
     See Also
     --------
@@ -1076,6 +1092,21 @@ def select_calibrator(
     >>> select_calibrator(4 * logit, y, response="logits").best_candidate_
     'temperature'
     """
+    if segments is not None:
+        return _segment_selection(
+            scores,
+            y,
+            segments,
+            candidates,
+            cv,
+            random_state,
+            response,
+            rule,
+            min_events_per_parameter,
+            sample_weight,
+            prior,
+            groups,
+        )
     search = CalibratorSearchCV(
         candidates,
         cv=cv,
