@@ -22,6 +22,7 @@ from sklcalib.benchmark.chance import majority_class_error as _majority_class_er
 __all__ = [
     "DEFAULT_LOSSES",
     "METRICS",
+    "PATIENCE",
     "derive_seed",
     "run_one",
     "subsample_train",
@@ -168,6 +169,7 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units, patien
     else:
         kwargs["train_split"] = None
     if patience is not None:
+        # the callbacks load torch and skorch: only when a net is run
         from sklcalib.callbacks import TemperatureEarlyStopping
 
         # on the validation log-loss after temperature scaling, what the run

@@ -140,6 +140,7 @@ def _make_net(data, seed, net_epochs):
     # torch and skorch (the "torch" extra) load with the net: only when asked
     from skorch.callbacks import EarlyStopping
 
+    # (the net module loads torch and skorch too)
     from sklcalib.net import NetClassifier
 
     # stopped early on NetClassifier's own validation split (a seeded,
