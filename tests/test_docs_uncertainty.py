@@ -53,17 +53,39 @@ def _percent(cell):
     return float(cell.rstrip("%"))
 
 
-def test_prose_quotes_the_coverage_tables_ranges():
+INTERVAL_TABLES = GUIDE.parents[1] / "_static/interval_coverage"
+
+
+def _interval_cells():
+    import csv
+
+    with open(INTERVAL_TABLES / "all_cells.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_prose_quotes_the_interval_coverage_tables():
+    # the guide's words follow the measured cells: the range of coverage,
+    # every cell below the 93 % target by name, and how many covering cells
+    # are wider than 1.35 times the oracle
     text = " ".join(GUIDE.read_text().split())
-    rows = _table("Coverage of nominal 95 %")
-    cover = [_percent(r[4]) for r in rows]
-    assert f"cover the truth in {min(cover):.0f}-{max(cover):.0f} %" in text
-    # the classwise simulation ignores the dependence of a row's classes: the
-    # guide says so and quotes what the classwise cells measured
-    classwise = [_percent(r[4]) for r in rows if r[0] == "classwise_ece"]
-    lo, hi = min(classwise), max(classwise)
-    assert "exactly one of a row's class outcomes is 1" in text
-    assert f"classwise cells of the coverage table below ({lo:g}-{hi:g} %)" in text
+    rows = _interval_cells()
+    assert rows
+    cover = [_percent(r["coverage"]) for r in rows]
+    assert (
+        f"{len(rows)} cells of the main table cover the truth in "
+        f"{min(cover):.1f}-{max(cover):.1f} % of the replications" in text
+    )
+    for r in rows:
+        if _percent(r["coverage"]) < 93.0:
+            assert f"{r['bed']}, n = {r['n']}, {r['error']}: {r['coverage']}" in (
+                text.replace(" %", "%")
+            ), r
+    holding = [r for r in rows if _percent(r["coverage"]) >= 93.0]
+    wide = [r for r in holding if float(r["ratio"]) > 1.35]
+    assert f"{len(wide)} of the {len(holding)} cells that cover" in text
+    for name in ("coverage_by_bed", "ratio_by_bed", "bins", "share"):
+        assert f"_static/interval_coverage/{name}.csv" in text
+        assert (INTERVAL_TABLES / f"{name}.csv").exists()
 
 
 def _comparison_rows():
