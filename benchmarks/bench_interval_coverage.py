@@ -75,6 +75,7 @@ def run_cell(bed, n, specs, reps, seed, interval=None):
     est = np.empty((len(specs), reps))
     low = np.empty_like(est)
     high = np.empty_like(est)
+    raw = np.full_like(est, np.nan)  # the debiased error's unclipped square
     seconds = np.zeros(len(specs))
     for r in range(reps):
         y, p = bed.sample(rng, n)
@@ -85,20 +86,47 @@ def run_cell(bed, n, specs, reps, seed, interval=None):
             ci = interval(y, p, metric=metric, random_state=r, **params, **labels)
             seconds[j] += time.process_time() - t0
             est[j, r], low[j, r], high[j, r] = ci.estimate, ci.low, ci.high
+            if metric == "debiased_ece":
+                raw[j, r] = _debiased_square(y, p, bed.n_classes, params)
     out = {}
     for j, (label, metric, params) in enumerate(specs):
         truth = _truth(bed, metric, params)
-        out[label] = summarise(truth, est[j], low[j], high[j])
+        if metric == "debiased_ece":
+            out[label] = summarise(truth, est[j], low[j], high[j], square=raw[j])
+        else:
+            out[label] = summarise(truth, est[j], low[j], high[j])
         out[label]["ms"] = 1000.0 * seconds[j] / reps
     return out
 
 
-def summarise(truth, est, low, high, level=LEVEL):
-    """Coverage, median width, the oracle's median width and their ratio."""
+def _debiased_square(y, p, n_classes, params):
+    """The debiased error's square before clipping (top label)."""
+    from sklcalib._utils._binning import top_label
+    from sklcalib._utils._validation import check_targets
+    from sklcalib.metrics._debiased import debiased_square_error
+
+    y_idx, q, _, _ = check_targets(y, p, np.arange(n_classes), None)
+    conf, correct = top_label(q, y_idx)
+    return debiased_square_error(conf, correct, params.get("n_bins", 15), None)
+
+
+def summarise(truth, est, low, high, level=LEVEL, square=None):
+    """Coverage, median width, the oracle's median width and their ratio.
+
+    The oracle knows the estimator's law: ``[T - q(1 - alpha/2), T -
+    q(alpha/2)]`` with ``q`` the quantiles of ``T - truth`` over the
+    replications, clipped at 0 and stretched to hold the estimate, as the
+    interval is. For the debiased error it is built on the unbiased square
+    (``square``, before clipping) and rooted."""
     alpha = 1.0 - level
-    q_lo, q_hi = np.quantile(est - truth, [alpha / 2.0, 1.0 - alpha / 2.0])
-    o_low = np.maximum(est - q_hi, 0.0)
-    o_high = np.maximum(est - q_lo, 0.0)
+    if square is not None:
+        q_lo, q_hi = np.quantile(square - truth**2, [alpha / 2.0, 1.0 - alpha / 2.0])
+        o_low = np.sqrt(np.maximum(square - q_hi, 0.0))
+        o_high = np.sqrt(np.maximum(square - q_lo, 0.0))
+    else:
+        q_lo, q_hi = np.quantile(est - truth, [alpha / 2.0, 1.0 - alpha / 2.0])
+        o_low = np.maximum(est - q_hi, 0.0)
+        o_high = np.maximum(est - q_lo, 0.0)
     o_width = np.maximum(o_high, est) - np.minimum(o_low, est)
     width = high - low
     oracle = float(np.median(o_width))

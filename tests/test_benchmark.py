@@ -54,6 +54,11 @@ def _fake_rows():
                     train_error=0.0,
                     chance_error=0.5,
                     n_test=100,
+                    prior_nll=0.69,
+                    nll_post_vs_prior=-0.2,
+                    nll_post_vs_prior_se=0.01,
+                    epochs_trained=3,
+                    best_epoch=2,
                     hessian_trace=5.0 + seed,
                     hessian_trace_se=0.5,
                     train_seconds=1.0,
@@ -303,7 +308,9 @@ def test_adafocal_trains_on_the_datasets_validation_split():
     from sklcalib.callbacks import AdaFocalUpdater
 
     data = _dataset("wine")
-    kwargs = dict(seed=0, epochs=2, batch_size=32, lr=1e-3, hidden_units=(8,))
+    kwargs = dict(
+        seed=0, epochs=2, batch_size=32, lr=1e-3, hidden_units=(8,), patience=None
+    )
     assert _build_net("ce", data, **kwargs).train_split is None
     net = _build_net("adafocal", data, **kwargs)
     net.fit(data.X_train, data.y_train)
@@ -315,6 +322,28 @@ def test_adafocal_trains_on_the_datasets_validation_split():
     assert len(net.history[-1, "adafocal_gammas"]) == 15
     row = run_one("wine", "adafocal", 0, epochs=2, hessian_samples=0)
     assert math.isfinite(row["ece_pre"]) and math.isnan(row["hessian_trace"])
+    # not a real tabular set: the whole budget, no early stopping
+    assert row["epochs_trained"] == row["best_epoch"] == 2
+
+
+def test_early_stopping_keeps_the_best_epochs_weights():
+    import torch
+
+    from sklcalib.benchmark.runner import _build_net, _dataset
+
+    data = _dataset("wine")
+    kwargs = dict(seed=0, batch_size=16, lr=3e-2, hidden_units=(64,))
+    net = _build_net("ce", data, epochs=300, patience=3, **kwargs)
+    net.fit(data.X_train, data.y_train)
+    valid = list(net.history[:, "valid_loss"])
+    best = int(np.argmin(valid))
+    # stopped 3 epochs after its best, long before the budget
+    assert len(valid) == best + 1 + 3 < 300
+    # the weights are the best epoch's: their validation loss is its loss
+    proba = net.predict_proba(data.X_val)
+    y_val = torch.as_tensor(data.y_val)
+    nll = torch.nn.functional.nll_loss(torch.log(torch.as_tensor(proba)), y_val)
+    assert float(nll) == pytest.approx(valid[best], rel=1e-4)
 
 
 def test_run_one_leaves_torch_global_state_alone(monkeypatch):

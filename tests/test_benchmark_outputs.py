@@ -94,6 +94,44 @@ def test_a_model_that_guesses_is_flagged_and_a_learnt_one_is_not():
     assert not is_at_chance(math.nan, e0, n)  # older csv without the columns
 
 
+def test_a_rare_class_model_with_signal_is_not_flagged():
+    # 3.4 % positives: an error of 2.6 % removes less than a quarter of e0, but
+    # a log-loss whose 95 % interval lies below the prior's shows the signal
+    e0, n = 0.034, 2000
+    assert is_at_chance(0.026, e0, n)  # the error alone flags it
+    assert not is_at_chance(0.026, e0, n, -0.07, 0.005)
+    # an interval that reaches 0 (or a log-loss above the prior's) is flagged
+    assert is_at_chance(0.026, e0, n, -0.009, 0.005)
+    assert is_at_chance(0.026, e0, n, 0.05, 0.005)
+    # the log-loss never flags a run whose error is well below chance
+    assert not is_at_chance(0.01, e0, n, 0.05, 0.005)
+    # rows of an older csv (NaN log-loss columns) are judged by the error
+    assert is_at_chance(0.026, e0, n, math.nan, math.nan)
+
+
+def test_prior_log_loss_columns_match_scikit_learn():
+    from types import SimpleNamespace
+
+    from sklearn.metrics import log_loss
+
+    from sklcalib.benchmark.runner import _against_prior
+
+    rng = np.random.default_rng(0)
+    y_train = rng.integers(0, 3, 200)
+    y_test = rng.integers(0, 3, 90)
+    proba = rng.dirichlet(np.ones(3), 90)
+    data = SimpleNamespace(y_train=y_train, y_test=y_test)
+    got = _against_prior(data, proba)
+    prior = np.bincount(y_train, minlength=3) / 200
+    prior_nll = log_loss(y_test, np.tile(prior, (90, 1)), labels=[0, 1, 2])
+    assert got["prior_nll"] == pytest.approx(prior_nll, rel=1e-12)
+    diff = log_loss(y_test, proba, labels=[0, 1, 2]) - prior_nll
+    assert got["nll_post_vs_prior"] == pytest.approx(diff, rel=1e-12)
+    per_row = -np.log(proba[np.arange(90), y_test]) + np.log(prior[y_test])
+    se = np.std(per_row, ddof=1) / math.sqrt(90)
+    assert got["nll_post_vs_prior_se"] == pytest.approx(se, rel=1e-12)
+
+
 def test_runs_at_chance_picks_the_collapsed_rows():
     rows = _rows(collapsed={("a", "mmce")})
     assert {(r["loss"], r["seed"]) for r in runs_at_chance(rows)} == {

@@ -7,6 +7,7 @@ run that changes the picture fails here until the prose is rewritten.
 """
 
 import csv
+import re
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,43 @@ def test_auto_does_no_harm_and_is_near_the_hindsight_best(boosting):
     assert check["cells"] >= 10
     assert check["worse_cells"] == []  # "never significantly worse"
     assert check["excess"] < 0.01  # "within 1 % of the best single calibrator"
+
+
+def _tree_ensemble_advice():
+    """The post-hoc guide's bullet on tree ensembles, as one line."""
+    page = (STATIC.parents[1] / "user_guide" / "post_hoc.rst").read_text()
+    bullets = re.split(r"\n(?=\* )", page)
+    found = [b for b in bullets if b.startswith("* **Tree ensembles")]
+    assert len(found) == 1, "the post-hoc guide has no bullet on tree ensembles"
+    return " ".join(found[0].split())
+
+
+def test_the_post_hoc_guide_advises_on_trees_as_the_measured_table_does(scores):
+    from sklcalib.calibration import CALIBRATORS
+
+    by_class = {spec.estimator.__name__: name for name, spec in CALIBRATORS.items()}
+    advice = _tree_ensemble_advice()
+    headline = re.match(r"\* \*\*(.*?)\*\*", advice)[1]
+    # isotonic regression and histogram binning appear only as what not to use
+    avoided = headline.split(" not ", 1)[1]
+    assert "isotonic" in avoided and "histogram" in avoided, headline
+    assert "isotonic" not in headline.split(" not ", 1)[0], headline
+    for c in ("isotonic", "histogram"):
+        # "worse than no calibration ... significantly worse in many cells"
+        assert scores[c]["ratio"] > 1.0 and scores[c]["worse"] > scores[c]["better"]
+    # the calibrators it says "lowered the log-loss in most cells" did
+    sentence = next(s for s in advice.split(". ") if "in most cells" in s)
+    named = re.findall(r":class:`(\w+)`", sentence)
+    assert len(named) >= 3, sentence
+    for cls in named:
+        s = scores[by_class[cls]]
+        assert s["wins"] > 0.5 and s["ratio"] < 1.0 and s["worse"] <= 1, (cls, s)
+
+
+def test_no_sentence_of_the_post_hoc_guide_recommends_binning_for_trees():
+    page = (STATIC.parents[1] / "user_guide" / "post_hoc.rst").read_text()
+    sentences = re.split(r"(?<=\.)\s", " ".join(page.split()))
+    for s in sentences:
+        low = s.lower()
+        if re.search(r"tree|boost", low) and re.search(r"isotonic|histogram", low):
+            assert re.search(r"\bnot\b|worse|avoid", low), s

@@ -50,28 +50,6 @@ def test_truths_by_quadrature_match_the_stated_values():
     assert bed.truth("ece", 0.7) == pytest.approx(0.0509, abs=5e-5)
 
 
-@pytest.mark.parametrize(
-    "metric, kind, n, tau",
-    [
-        ("ece", "binary", 200, 1.0),
-        ("ece", "binary", 2000, 0.85),
-        ("ece", "binary", 200, 0.7),
-        ("debiased_ece", "binary", 2000, 0.7),
-        ("debiased_ece", "binary", 200, 0.85),
-        ("classwise_ece", "binary", 2000, 0.7),
-        ("ece", "multiclass", 1000, 1.0),
-        ("debiased_ece", "multiclass", 1000, 1.0),
-        ("classwise_ece", "multiclass", 1000, 1.0),
-    ],
-)
-def test_interval_covers_the_population_error(metric, kind, n, tau):
-    # the fast, seeded variant of benchmarks/bench_coverage.py (400
-    # replications per cell there, >= 93 % everywhere); here 60, and a
-    # threshold that a 95 % interval passes with probability > 0.99
-    row = bed.coverage_cell(metric, kind, n, tau, reps=60, seed=7, percentile=False)
-    assert row["coverage"] >= 0.87, row
-
-
 def test_percentile_bootstrap_misses_the_truth_of_a_calibrated_model():
     # what the new interval fixes: the bootstrap of the plug-in covers the
     # plug-in's expectation, not the true error 0
@@ -117,13 +95,19 @@ def test_weights_and_mean_scores():
     a = calibration_error_interval(y, p, sample_weight=w, random_state=0)
     b = calibration_error_interval(y, p, sample_weight=w / 800, random_state=0)
     assert a[:3] == pytest.approx(b[:3])
-    # NLL: the normal interval of a mean, as scipy's
+    # NLL of a calibrated model on 800 rows, its per-row scores hardly
+    # skewed: close to the normal interval of a mean, as scipy's (the
+    # interval of the mean score also carries the labels' skew and is
+    # inverted over label laws: tests/test_metrics_interval_beds.py)
     from scipy import stats
 
     nll = -np.log(p[np.arange(800), y])
-    ci = calibration_error_interval(y, p, metric="nll")
+    ci = calibration_error_interval(y, p, metric="nll", random_state=0)
     half = stats.norm.ppf(0.975) * nll.std(ddof=1) / np.sqrt(800)
-    assert (ci.low, ci.high) == pytest.approx((nll.mean() - half, nll.mean() + half))
+    assert ci.standard_error == pytest.approx(nll.std(ddof=1) / np.sqrt(800))
+    assert (ci.low, ci.high) == pytest.approx(
+        (nll.mean() - half, nll.mean() + half), abs=0.15 * half
+    )
 
 
 @pytest.mark.parametrize(

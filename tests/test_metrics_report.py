@@ -31,6 +31,8 @@ KEYS = {
     "debiased_ece",
     "ece_sweep",
     "skce",
+    "cumulative_kuiper",
+    "cumulative_ks",
     "n_samples",
     "confidence_gap",
 }
@@ -107,11 +109,11 @@ def test_binary_1d_and_string_labels():
     p1 = rng.random(300)
     y = np.where(rng.random(300) < p1, "yes", "no")
     # without labels=: drawn from p1, the labels show their sorted order
-    report = calibration_report(y, p1)
-    two = calibration_report(y, np.c_[1 - p1, p1], labels=["no", "yes"])
+    report = calibration_report(y, p1, random_state=0)
+    two = calibration_report(y, np.c_[1 - p1, p1], labels=["no", "yes"], random_state=0)
     assert set(report) == set(two)
     for key, value in report.items():
-        if key.endswith("_ci"):  # simulated from bin means equal to rounding
+        if key.endswith("_ci"):  # same draws, bin means equal to rounding
             assert value == pytest.approx(two[key], abs=5e-3)
         elif key not in ("calibration_pvalue", "verdict"):
             assert value == two[key], key
@@ -205,7 +207,7 @@ def _count_calls(monkeypatch, module_name, function_name):
     return calls
 
 
-@pytest.mark.parametrize("intervals", [None])
+@pytest.mark.parametrize("intervals", [None, 0.95])
 def test_one_report_validates_its_inputs_once(monkeypatch, data, intervals):
     import sklcalib.metrics._fused  # noqa: F401 (patched where numba is installed)
 
@@ -219,6 +221,24 @@ def test_one_report_validates_its_inputs_once(monkeypatch, data, intervals):
     )
     assert len(targets) == 1
     assert len(values) == 1
+
+
+def test_the_reports_intervals_are_the_public_functions(data):
+    # the report hands its validated arrays and estimates down: the intervals
+    # and the p-value are what calibration_error_interval gives for the seed
+    from sklcalib._utils._resampling import stream_seeds
+    from sklcalib.metrics import calibration_error_interval
+
+    y, p, w = data
+    report = calibration_report(y, p, sample_weight=w, random_state=7)
+    seed = int(stream_seeds(7, 1)[0] % 2**32)
+    for key in ("ece", "adaptive_ece", "classwise_ece", "debiased_ece", "nll", "brier"):
+        ci = calibration_error_interval(
+            y, p, metric=key, sample_weight=w, random_state=seed
+        )
+        assert report[key] == pytest.approx(ci.estimate, rel=1e-12), key
+        assert report[f"{key}_ci"] == pytest.approx((ci.low, ci.high), rel=1e-12), key
+    assert 0.0 < report["calibration_pvalue"] <= 1.0
 
 
 def test_the_report_holds_numbers_and_its_text_is_the_table():

@@ -57,6 +57,17 @@ METRICS = (
 # Criteria that learn from the validation split while training (AdaFocal).
 _NEEDS_VALIDATION = ("adafocal", "adadualfocal")
 
+#: epochs without a lower validation loss after which a net on a real tabular
+#: set stops (and takes back its best epoch's weights); its epochs are its
+#: budget. Trained for the whole budget, the nets memorise the noise of these
+#: sets until they are worse than predicting the class frequencies
+#: (lending_club, 30 epochs: test log-loss 0.53 against the prior's 0.21, error
+#: 7.7 % against the majority class's 5.2 %); stopped: 0.18 after 14 epochs.
+#: The synthetic and bundled sets keep their whole budget: long enough for
+#: cross-entropy to fit the training labels hard, the over-confident regime
+#: the papers study, and far above chance.
+PATIENCE = 10
+
 
 def derive_seed(dataset, seed):
     """Seed of the network's weights and batch order for ``(dataset, seed)``.
@@ -139,21 +150,28 @@ def _fused_adam():
     return True
 
 
-def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
+def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units, patience):
     # torch and skorch (the "torch" extra) load with the net: only when run
     from sklcalib.net import NetClassifier
 
     kwargs = {}
-    if loss in _NEEDS_VALIDATION:
+    if patience is not None or loss in _NEEDS_VALIDATION:
         from skorch.dataset import Dataset
         from skorch.helper import predefined_split
 
-        # AdaFocal updates its γ from the validation split during training
-        # (NetClassifier adds the AdaFocalUpdater itself): give it the
-        # dataset's own validation split.
+        # the dataset's own validation split: for early stopping, and for
+        # AdaFocal's γ, which it updates from it during training
+        # (NetClassifier adds the AdaFocalUpdater itself)
         kwargs["train_split"] = predefined_split(Dataset(data.X_val, data.y_val))
     else:
         kwargs["train_split"] = None
+    if patience is not None:
+        from skorch.callbacks import EarlyStopping
+
+        # each criterion's own validation loss; the best epoch's weights
+        kwargs["callbacks"] = [
+            ("early_stopping", EarlyStopping(patience=patience, load_best=True))
+        ]
     if _fused_adam():
         # Adam's update in one kernel: the same algorithm as the default
         # per-tensor loop, a third less time per step on these small nets;
@@ -172,6 +190,24 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units):
     )
 
 
+def _against_prior(data, proba):
+    """The test log-loss of the training split's class frequencies, and the
+    mean per-row test log-loss difference of ``proba`` (the temperature-scaled
+    probabilities) to it with its standard error, as the boosting tables
+    compare their raw models with the prior."""
+    tiny = np.finfo(np.float64).eps
+    prior = np.bincount(data.y_train, minlength=proba.shape[1]) / len(data.y_train)
+    rows = np.arange(len(data.y_test))
+    prior_losses = -np.log(np.clip(prior[data.y_test], tiny, 1.0))
+    losses = -np.log(np.clip(proba[rows, data.y_test], tiny, 1.0))
+    diff = losses - prior_losses
+    return {
+        "prior_nll": float(np.mean(prior_losses)),
+        "nll_post_vs_prior": float(np.mean(diff)),
+        "nll_post_vs_prior_se": float(np.std(diff, ddof=1) / np.sqrt(len(diff))),
+    }
+
+
 def run_one(
     dataset,
     loss,
@@ -185,10 +221,14 @@ def run_one(
     interval_level=0.95,
     max_train=None,
     torch_threads=None,
+    patience="auto",
 ):
     """Train, temperature-scale and evaluate one (dataset, loss, seed) run.
 
-    The network is trained on the training split, the temperature is chosen on
+    The network is trained on the training split for ``epochs`` epochs (on
+    the real tabular sets, at most: it stops once its validation loss has not
+    decreased for ``patience`` epochs and keeps its best epoch's weights); the
+    temperature is chosen on
     the validation split by the papers' grid search on 15-bin ECE
     (``TemperatureScaler(objective="ece")``), and every metric is measured on
     the test split before and after temperature scaling. Everything random is
@@ -205,7 +245,7 @@ def run_one(
     seed : int
         Benchmark seed; the network seed is :func:`derive_seed`.
     epochs : int
-        Training epochs.
+        Training epochs at most: the budget.
     batch_size : int, default=128
         Mini-batch size.
     lr : float, default=1e-3
@@ -240,6 +280,12 @@ def run_one(
         keeps parallel runs from oversubscribing the cores and the
         floating-point reductions identical however the runs are scheduled.
         None leaves torch's setting alone.
+    patience : int, None or "auto", default="auto"
+        Epochs without a lower loss on the validation split (the criterion's
+        own) after which training stops and the best epoch's weights are taken
+        back (skorch's ``EarlyStopping(load_best=True)``); None trains for the
+        whole budget; ``"auto"``: :data:`PATIENCE` on the real tabular sets
+        (:data:`sklcalib.datasets.TABULAR_DATASETS`), None on the others.
 
     Returns
     -------
@@ -250,7 +296,13 @@ def run_one(
         (the interval of the population test ECE at ``interval_level``; it
         holds the ECE) and ``ece_interval_level``,
         ``train_error``, ``chance_error`` (the test error of always predicting
-        the most frequent test class), ``n_test``, ``hessian_trace`` and its
+        the most frequent test class), ``n_test``, ``prior_nll`` (the test
+        log-loss of the training split's class frequencies),
+        ``nll_post_vs_prior`` (the mean per-row difference of the test
+        log-loss after temperature scaling to it; negative is better) and its
+        standard error ``nll_post_vs_prior_se``,
+        ``epochs_trained`` and ``best_epoch`` (the epoch whose weights the net
+        kept), ``hessian_trace`` and its
         Hutchinson standard error ``hessian_trace_se`` (NaN with fewer than 2
         probes), ``train_seconds``, and, for the report's paired comparisons
         and reliability diagrams (arrays, not written to the csv), the test
@@ -269,6 +321,10 @@ def run_one(
     )
     if interval_level >= 1.0:
         raise ValueError(f"interval_level must be < 1, got {interval_level!r}.")
+    if isinstance(patience, str) and patience == "auto":
+        patience = PATIENCE if dataset in datasets.TABULAR_DATASETS else None
+    elif patience is not None:
+        patience = _check_scalar(patience, "patience", integer=True, low=1)
     data = _dataset(dataset, max_train)
     net_seed = derive_seed(dataset, seed)
     n_threads = torch.get_num_threads()
@@ -285,6 +341,7 @@ def run_one(
             batch_size=batch_size,
             lr=lr,
             hidden_units=hidden_units,
+            patience=patience,
         )
         start = time.perf_counter()
         net.fit(data.X_train, data.y_train)
@@ -356,6 +413,10 @@ def run_one(
     # reference of the at-chance flag (sklcalib.benchmark.chance)
     row["chance_error"] = _majority_class_error(data.y_test)
     row["n_test"] = len(data.y_test)
+    row.update(_against_prior(data, proba_post))
+    row["epochs_trained"] = len(net.history)
+    stopper = dict(net.callbacks_).get("early_stopping")
+    row["best_epoch"] = stopper.best_epoch_ if stopper else len(net.history)
     row["hessian_trace"] = trace
     row["hessian_trace_se"] = trace_se
     row["train_seconds"] = train_seconds

@@ -49,6 +49,8 @@ def row_columns():
     cols += ["ece_pre_low", "ece_pre_high", "ece_post_low", "ece_post_high"]
     cols += ["ece_interval_level"]
     cols += ["train_error", "chance_error", "n_test"]
+    cols += ["prior_nll", "nll_post_vs_prior", "nll_post_vs_prior_se"]
+    cols += ["epochs_trained", "best_epoch"]
     return [*cols, "hessian_trace", "hessian_trace_se", "train_seconds"]
 
 
@@ -75,8 +77,16 @@ def read_csv(path):
         for key, value in row.items():
             if key in ("dataset", "loss"):
                 continue
-            integer = key in ("seed", "epochs", "n_test")
-            row[key] = int(value) if integer else float(value)
+            value = float(value)
+            integer = key in (
+                "seed",
+                "epochs",
+                "n_test",
+                "epochs_trained",
+                "best_epoch",
+            )
+            # an older csv's missing column is NaN, not an integer
+            row[key] = int(value) if integer and math.isfinite(value) else value
     return rows
 
 

@@ -23,6 +23,7 @@ from sklearn.utils.metaestimators import available_if
 
 from sklcalib import calibration, metrics
 from sklcalib.benchmark.runner import METRICS
+from sklcalib.benchmark.runner import PATIENCE as _PATIENCE
 from sklcalib.benchmark.runner import derive_seed as _derive_seed
 from sklcalib.benchmark.runner import subsample_train as _subsample_train
 from sklcalib.datasets import load_dataset as _load_dataset
@@ -137,14 +138,22 @@ def _make_logreg(data, seed, net_epochs):
 
 def _make_net(data, seed, net_epochs):
     # torch and skorch (the "torch" extra) load with the net: only when asked
+    from skorch.callbacks import EarlyStopping
+
     from sklcalib.net import NetClassifier
 
+    # stopped early on NetClassifier's own validation split (a seeded,
+    # stratified 20 % of the training rows; the dataset's validation split
+    # stays the calibrators'), as the boosted trees stop on theirs: trained
+    # for the whole budget it memorises the noise of these sets until its
+    # test log-loss is worse than the prior's (see runner.PATIENCE)
+    stop = EarlyStopping(patience=_PATIENCE, load_best=True)
     return NetClassifier(
         criterion="ce",
         max_epochs=net_epochs,
-        train_split=None,
         random_state=seed,
         verbose=0,
+        callbacks=[("early_stopping", stop)],
     )
 
 

@@ -8,31 +8,61 @@ proportions, so its law is simulated per cell, at a cost independent of the
 number of rows.
 """
 
-import numpy as np
+from typing import NamedTuple
 
-from sklcalib._utils._binning import bin_index, quantile_groups, top_label
+import numpy as np
+from scipy.special import betainc, ndtri
+
+from sklcalib._utils._binning import (
+    bin_index,
+    quantile_groups,
+    top_label,
+    weighted_bin_sums,
+)
 from sklcalib._utils._binning import uniform_edges as _uniform_edges
 from sklcalib._utils._scores import as_columns
 
-from ._debiased import debiased_bins
+from ._debiased import debiased_bins, debiased_layout
 
 
 class _Cells:
     """Per-cell (bin, or class and bin) summaries: ``group`` (the class of a
-    classwise cell, else 0), ``share`` (the cell's fraction of its group's
-    weight), ``n`` (its rows, or Kish's effective number with weights),
-    ``pbar`` and ``ybar`` (mean score and mean outcome)."""
+    classwise cell, else 0; cells come group by group), ``share`` (the
+    cell's fraction of its group's weight), ``n`` (its rows, or Kish's
+    effective number with weights), ``mass`` (its weight), ``pbar`` and
+    ``ybar`` (mean score and mean outcome). A classwise error also keeps
+    every row's cell in every group, ``codes`` (n_rows, n_groups; -1 for a
+    row in no cell), and the rows' weights: a row's outcomes in different
+    classes are dependent (exactly one is 1)."""
 
-    def __init__(self, group, share, n, pbar, ybar, n_groups):
+    def __init__(
+        self, group, share, n, pbar, ybar, n_groups, mass=None, codes=None, weights=None
+    ):
         keep = n > 0
         self.group = group[keep]
         self.share = share[keep]
         self.n = n[keep]
+        self.mass = (n if mass is None else mass)[keep]
         self.pbar = np.clip(pbar[keep], 0.0, 1.0)
         self.ybar = np.clip(ybar[keep], 0.0, 1.0)
         self.n_groups = n_groups
-        # (n_cells, n_groups) 0/1: sums per group as one matrix product
-        self.indicator = (self.group[:, None] == np.arange(n_groups)).astype(float)
+        # first cell of every group present: sums per group by reduceat
+        self.starts = np.flatnonzero(np.r_[True, self.group[1:] != self.group[:-1]])
+        if self.group.shape[0] == 0:
+            self.starts = np.zeros(0, np.intp)
+        self.codes = None
+        self.weights = weights
+        if codes is not None and n_groups > 1:
+            # renumber the kept cells; a dropped cell's rows map to -1
+            new = np.full(keep.shape[0] + 1, -1, dtype=np.int64)
+            new[:-1][keep] = np.arange(int(keep.sum()))
+            self.codes = new[codes]
+
+    def group_sums(self, per_cell):
+        """Sums over the cells of every group present, last axis."""
+        if self.n_groups == 1:
+            return per_cell.sum(axis=-1, keepdims=True)
+        return np.add.reduceat(per_cell, self.starts, axis=-1)
 
 
 def _sums(idx, n_cells, score, outcome, w):
@@ -57,10 +87,11 @@ def _sums(idx, n_cells, score, outcome, w):
     return mass, n_eff, pbar, ybar
 
 
-def _binned_cells(metric, y_idx, p, w, n_bins):
-    """Cells of the L1/L2 binned errors (uniform or equal-mass bins)."""
+def _binned_cells(metric, y_idx, p, w, n_bins, top=None):
+    """Cells of the L1/L2 binned errors (uniform or equal-mass bins);
+    ``top``, when given, is the top-label ``(confidence, correct)``."""
     if metric in ("ece", "adaptive_ece"):
-        conf, correct = top_label(p, y_idx)
+        conf, correct = top_label(p, y_idx) if top is None else top
         conf = conf.astype(np.float64)
         if metric == "ece":
             idx = bin_index(conf, _uniform_edges(n_bins))
@@ -68,12 +99,12 @@ def _binned_cells(metric, y_idx, p, w, n_bins):
             idx = quantile_groups(conf, n_bins)[0]
         mass, n, pbar, ybar = _sums(idx, n_bins, conf, correct.astype(float), w)
         total = mass.sum()
-        return _Cells(np.zeros(n_bins, int), mass / total, n, pbar, ybar, 1)
+        return _Cells(np.zeros(n_bins, int), mass / total, n, pbar, ybar, 1, mass)
     columns = as_columns(p)
     columns = columns.astype(np.float64)
     n_classes = columns.shape[1]
     edges = _uniform_edges(n_bins)
-    groups, shares, ns, pbars, ybars = [], [], [], [], []
+    groups, shares, ns, pbars, ybars, masses, codes = [], [], [], [], [], [], []
     # two columns mirror each other (same gaps, mirrored bins): simulating both
     # as independent would halve the variance of their mean; take one
     classes = [1] if n_classes == 2 else range(n_classes)
@@ -82,54 +113,102 @@ def _binned_cells(metric, y_idx, p, w, n_bins):
         mass, n, pbar, ybar = _sums(
             idx, n_bins, columns[:, k], (y_idx == k).astype(float), w
         )
+        codes.append(idx + len(groups) * n_bins)
         groups.append(np.full(n_bins, len(groups)))
         shares.append(mass / mass.sum())
         ns.append(n)
         pbars.append(pbar)
         ybars.append(ybar)
+        masses.append(mass)
+    arrays = (np.concatenate(a) for a in (groups, shares, ns, pbars, ybars))
     return _Cells(
-        *(np.concatenate(a) for a in (groups, shares, ns, pbars, ybars)), len(groups)
+        *arrays,
+        len(groups),
+        np.concatenate(masses),
+        np.stack(codes, axis=1),
+        w,
     )
 
 
-def _debiased_cells(y_idx, p, w, n_bins, mode):
+def _debiased_cells(y_idx, p, w, n_bins, mode, top=None):
+    """Cells of the debiased L2 error (its equal-mass bins with two rows or
+    more)."""
     if mode == "top_label":
-        conf, correct = top_label(p, y_idx)
+        conf, correct = top_label(p, y_idx) if top is None else top
         share, n, ybar, pbar = debiased_bins(conf, correct, n_bins, w)
         return _Cells(np.zeros(share.shape[0], int), share, n, pbar, ybar, 1)
     columns = as_columns(p)
-    parts = []
+    parts, codes, offset = [], [], 0
+    wf = None if w is None else np.asarray(w, dtype=np.float64)
     for k in [1] if columns.shape[1] == 2 else range(columns.shape[1]):
-        share, n, ybar, pbar = debiased_bins(columns[:, k], y_idx == k, n_bins, w)
-        parts.append((np.full(share.shape[0], len(parts)), share, n, pbar, ybar))
-    arrays = (np.concatenate([q[i] for q in parts]) for i in range(5))
-    return _Cells(*arrays, len(parts))
+        layout = debiased_layout(columns[:, k], n_bins, wf)
+        _, sum_outcome = weighted_bin_sums(
+            layout.idx, layout.n_edges, wf, (y_idx == k).astype(np.float64)
+        )
+        ybar = sum_outcome[layout.used] / layout.mass
+        # a row in an unused bin (one row) is in no cell
+        position = np.full(layout.n_edges, -1, dtype=np.int64)
+        position[layout.used] = offset + np.arange(layout.share.shape[0])
+        row_cell = position[layout.idx]
+        codes.append(np.where(row_cell >= 0, row_cell, -1))
+        offset += layout.share.shape[0]
+        parts.append(
+            (
+                np.full(layout.share.shape[0], len(parts)),
+                layout.share,
+                layout.n_eff,
+                layout.pbar,
+                ybar,
+                layout.mass,
+            )
+        )
+    group, share, n, pbar, ybar, mass = (
+        np.concatenate([q[i] for q in parts]) for i in range(6)
+    )
+    codes = np.stack(codes, axis=1)
+    # a row in no cell keeps -1 through the renumbering (index -1 maps to -1)
+    return _Cells(group, share, n, pbar, ybar, len(parts), mass, codes, w)
 
 
-def _shrunk_gaps(cells):
-    """Per cell, the signed gap shrunk towards a line in the mean score fitted
-    across the group's cells (Efron & Morris 1975: the positive-part
-    James-Stein estimator around a regression, with the cells' binomial
-    variances), so that the configuration of gaps the pivot is simulated at
-    carries the observed gaps' signal without their noise."""
+def _shrunk_gaps(cells, with_precision=False):
+    """Per cell, the signed gap shrunk towards a line in the mean score
+    fitted across the cells of all groups (Efron & Morris 1975: the
+    positive-part James-Stein estimator around a regression, with every
+    cell's binomial variance), so that the configuration the interval is
+    simulated at carries the observed gaps' signal without their noise.
+
+    The variances are not taken at the cells' own mean outcomes: a cell that
+    happened to see fewer positives would look less noisy and weigh more,
+    pulling the fit down (a hundred classes' tail cells, each expecting one
+    positive, would all be read as over-predicted). They are taken at the
+    mean scores, then at the fitted accuracies (mean score plus the fitted
+    line, pooled over all cells), kept half a row away from 0 and 1."""
     d = cells.ybar - cells.pbar
-    var = _noise_sd(cells) ** 2
-    out = d.copy()
-    for g in range(cells.n_groups):
-        sel = (cells.group == g) & (var > 0)
-        k = int(np.count_nonzero(sel))
-        if k <= 3:
-            continue
-        prec = 1.0 / var[sel]
-        design = np.ones((k, 1))
-        coef = np.linalg.lstsq(
-            design * np.sqrt(prec)[:, None], d[sel] * np.sqrt(prec), rcond=None
-        )[0]
+    n = np.maximum(cells.n, 1.0)
+    k = d.shape[0]
+    floor = 0.5 / (n + 1.0)
+
+    def precision(q):
+        q = np.clip(q, floor, 1.0 - floor)
+        return n / (q * (1.0 - q))
+
+    prec = precision(cells.pbar)
+    if k <= 3:
+        return (d.copy(), prec) if with_precision else d.copy()
+    for _ in range(2):
+        columns = [np.ones(k)]
+        if k > 5 and np.ptp(cells.pbar) > 0:
+            columns.append(cells.pbar - np.average(cells.pbar, weights=prec))
+        design = np.stack(columns, axis=1)
+        root = np.sqrt(prec)
+        coef = np.linalg.lstsq(design * root[:, None], d * root, rcond=None)[0]
         fit = design @ coef
-        rss = float(np.sum(prec * (d[sel] - fit) ** 2))
-        shrink = min(1.0, (k - 3) / rss) if rss > 0 else 1.0
-        out[sel] = fit + (1.0 - shrink) * (d[sel] - fit)
-    return out
+        prec = precision(cells.pbar + fit)
+    rss = float(np.sum(prec * (d - fit) ** 2))
+    free = k - design.shape[1] - 2
+    shrink = min(1.0, free / rss) if rss > 0 else 1.0
+    out = fit + (1.0 - shrink) * (d - fit)
+    return (out, prec) if with_precision else out
 
 
 def _noise_sd(cells):
@@ -141,38 +220,395 @@ def _noise_sd(cells):
 
 def _statistic(cells, ybar, kind):
     """The estimator from cell means ``ybar`` of shape (..., n_cells):
-    ``kind="l1"`` / ``"l2"`` the plug-in binned error, ``"debiased"`` the
-    squared debiased error (per group clipped at 0, then averaged)."""
+    ``kind="l1"`` / ``"l2"`` the plug-in binned error (the L2 error of every
+    group, then their mean), ``"debiased"`` the squared debiased error (per
+    group clipped at 0, then averaged), ``"debiased_raw"`` the same before
+    any clipping (unbiased for the squared error of the cell means), and
+    ``"l2_debiased"`` the mean over groups of the root of the group's
+    clipped debiased square (the L2 error with each bin's noise removed)."""
     d = ybar - cells.pbar
     if kind == "l1":
         per_cell = cells.share * np.abs(d)
     elif kind == "l2":
         per_cell = cells.share * d * d
     else:
-        n = cells.n
-        with np.errstate(divide="ignore", invalid="ignore"):
-            noise = np.where(n > 1, ybar * (1.0 - ybar) / (n - 1.0), 0.0)
-        per_cell = cells.share * (d * d - noise)
-    groups = per_cell @ cells.indicator
-    if kind == "debiased":
+        per_cell = cells.share * (d * d - _noise(cells, ybar, kind))
+    groups = cells.group_sums(per_cell)
+    if kind in ("l2", "l2_debiased"):
+        groups = np.sqrt(np.maximum(groups, 0.0))
+    elif kind == "debiased":
         groups = np.maximum(groups, 0.0)
-    stat = groups.mean(axis=-1)
-    return np.sqrt(stat) if kind == "l2" else stat
+    # a group without cells adds 0
+    return groups.sum(axis=-1) / cells.n_groups
 
 
-def _simulate(cells, gaps, rng, n_draws):
-    """Cell means drawn as binomial proportions around ``pbar + gaps``
-    (normal where the binomial is, ``min(nq, n(1 - q)) >= 20``: binomial
-    draws of large counts are slow)."""
-    q = np.clip(cells.pbar + gaps, 0.0, 1.0)
-    trials = np.maximum(np.rint(cells.n), 1).astype(np.int64)
-    out = np.empty((n_draws, q.shape[0]))
-    large = np.minimum(trials * q, trials * (1.0 - q)) >= 20.0
-    if np.any(large):
-        sd = np.sqrt(q[large] * (1.0 - q[large]) / trials[large])
-        out[:, large] = q[large] + sd * rng.standard_normal((n_draws, sd.shape[0]))
-    # one cell at a time: numpy's binomial sets up once per call for
-    # scalar parameters, and per draw for array ones
-    for j in np.flatnonzero(~large):
-        out[:, j] = rng.binomial(trials[j], q[j], size=n_draws) / trials[j]
-    return out
+def _noise(cells, ybar, kind):
+    """Unbiased estimate of a bin mean's variance, ``ybar (1 - ybar) / (n -
+    1)``; a bin of one row has none: 0 for the debiased error (which drops
+    such bins), the variance at its mean score for ``"l2_debiased"``."""
+    n = cells.n
+    single = 0.0 if kind != "l2_debiased" else cells.pbar * (1.0 - cells.pbar)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 1, ybar * (1.0 - ybar) / (n - 1.0), single)
+
+
+def _truth(cells, mu, kind):
+    """The population value of the statistic at cell accuracies ``mu``:
+    the L1/L2 error of the gaps ``mu - pbar`` (for ``"debiased"`` its
+    square, which the raw debiased statistic estimates without bias)."""
+    d = np.clip(mu, 0.0, 1.0) - cells.pbar
+    if kind == "l1":
+        groups = cells.group_sums(cells.share * np.abs(d))
+    else:
+        groups = cells.group_sums(cells.share * d * d)
+        if kind == "l2":
+            groups = np.sqrt(groups)
+    return float(groups.sum() / cells.n_groups)
+
+
+def _slopes(cells, ybar, kind):
+    """Mean over the draws ``ybar`` (n_draws, n_cells) of the statistic's
+    derivative in every cell mean: the weights of its linear part."""
+    d = ybar - cells.pbar
+    g = cells.n_groups
+    if kind == "l1":
+        return cells.share * np.mean(np.sign(d), axis=0) / g
+    n1 = np.maximum(cells.n - 1.0, 1.0)
+    if kind == "l2":
+        per_cell, slope = cells.share * d * d, cells.share * d
+    else:
+        per_cell = cells.share * (d * d - _noise(cells, ybar, kind))
+        slope = cells.share * (d - np.where(cells.n > 1, (0.5 - ybar) / n1, 0.0))
+    if kind in ("l2", "l2_debiased"):
+        # the root of a group's square: its derivative divides by the root
+        per_group = np.sqrt(np.maximum(cells.group_sums(per_cell), 0.0))
+        size = np.diff(np.r_[cells.starts, d.shape[-1]])
+        norm = np.repeat(per_group, size, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(norm > 0, slope / norm, 0.0)
+    else:
+        slope = 2.0 * slope
+    return np.mean(slope, axis=0) / g
+
+
+#: rows whose cross-class covariances are summed exactly; above it a fixed
+#: random subset stands for them
+_CROSS_ROWS = 2_000_000
+_SLOPE_DRAWS = 100
+
+
+def _dependence_scale(cells, ybar, kind, rows):
+    """Factor on the simulated statistic's spread for the dependence the
+    per-cell simulation leaves out: a row's outcomes in two classes have
+    covariance ``-q_j q_k`` (exactly one is 1). With ``c`` the statistic's
+    slopes, the cross-class covariance of its linear part is ``-sum_rows
+    [(sum_k a_k)^2 - sum_k a_k^2]``, ``a_k = c_cell mu_cell w / mass_cell``
+    of the row's cell in class k; the factor is the root of the linear
+    variance with it over the linear variance without it (1 for a top-label
+    error, or where the statistic is folded and its slopes are 0)."""
+    if cells.codes is None:
+        return 1.0
+    # the slopes are means over the draws: a hundred of them are enough
+    c = _slopes(cells, ybar[:_SLOPE_DRAWS], kind)
+    mu = ybar[:_SLOPE_DRAWS].mean(axis=0)
+    independent = float(np.sum(c * c * mu * (1.0 - mu) / np.maximum(cells.n, 1.0)))
+    if not independent > 0:
+        return 1.0
+    a = np.append(c * mu / cells.mass, 0.0)  # index -1: a row in no cell
+    codes = cells.codes[rows]
+    per_row = a[codes]
+    if cells.weights is not None:
+        per_row = per_row * cells.weights[rows][:, None]
+    total = per_row.sum(axis=1)
+    cross = -float(np.sum(total * total - np.sum(per_row * per_row, axis=1)))
+    cross *= cells.codes.shape[0] / rows.shape[0]
+    # never below 1: a dependence that would narrow the law is not trusted
+    # to a linearisation
+    return float(np.sqrt(max(independent + cross, independent) / independent))
+
+
+# ---------------------------------------------------------------------------
+# binomial cell means with common random numbers
+# ---------------------------------------------------------------------------
+
+#: a cell whose expected count of its rarer outcome is at least this is drawn
+#: from the normal law with the binomial's skewness (Cornish-Fisher); below
+#: it, exactly, by inverting the binomial distribution function
+_EXACT_BELOW = 50.0
+
+
+class CellDraws:
+    """Draws of every cell's mean outcome as a binomial proportion at given
+    accuracies, from uniforms fixed once (common random numbers): the same
+    uniform gives a larger count at a larger accuracy, so the simulated
+    statistic moves smoothly with the accuracies and a root in them is a
+    root of a deterministic function.
+
+    ``trials`` (n_cells,) are the cells' numbers of rows (rounded effective
+    numbers with weights), ``rng`` draws ``n_draws`` uniforms per cell."""
+
+    def __init__(self, trials, rng, n_draws):
+        self.trials = np.maximum(np.rint(trials), 1.0)
+        m = self.trials.shape[0]
+        # Latin hypercube: every cell's uniforms are one per stratum of width
+        # 1 / n_draws, in an independent random order, so that each cell's
+        # law is drawn almost exactly and the bounds vary less between seeds
+        strata = rng.permuted(np.tile(np.arange(n_draws)[:, None], (1, m)), axis=0)
+        u = (strata + rng.random((n_draws, m))) / n_draws
+        # per cell its uniforms sorted once: a binomial quantile table is then
+        # placed on them by one sorted search for all cells, and the counts
+        # are read back in draw order through every uniform's rank
+        order = np.argsort(u, axis=0, kind="stable")
+        self.flat_sorted = (
+            np.take_along_axis(u, order, axis=0) + 2.0 * np.arange(m)[None, :]
+        ).T.ravel()
+        self.rank = np.empty_like(order)
+        np.put_along_axis(self.rank, order, np.arange(n_draws)[:, None], axis=0)
+        self.u = u
+        self.n_draws = n_draws
+        self._z = None
+
+    @property
+    def z(self):
+        if self._z is None:
+            self._z = ndtri(self.u)
+        return self._z
+
+    def means(self, mu):
+        """(n_draws, n_cells) cell means at accuracies ``mu``."""
+        mu = np.clip(mu, 0.0, 1.0)
+        t = self.trials
+        out = np.empty((self.n_draws, t.shape[0]))
+        rare = np.minimum(mu, 1.0 - mu)
+        exact = t * rare < _EXACT_BELOW
+        if not np.all(exact):
+            big = ~exact
+            q, n = mu[big], t[big]
+            var = q * (1.0 - q)
+            sd = np.sqrt(var / n)
+            skew = (1.0 - 2.0 * q) / np.sqrt(n * var)
+            z = self.z[:, big]
+            out[:, big] = np.clip(q + sd * (z + skew / 6.0 * (z * z - 1.0)), 0.0, 1.0)
+        if np.any(exact):
+            cols = np.flatnonzero(exact)
+            out[:, cols] = self._exact(cols, mu[cols]) / t[cols]
+        return out
+
+    def _exact(self, cols, mu):
+        """Binomial counts of cells ``cols`` at accuracies ``mu``: the count
+        drawn by a uniform is the number of distribution-function values
+        below it, on a table of the rarer outcome's plausible counts (the
+        tail past 8 standard deviations is merged into the table's end)."""
+        t = self.trials[cols]
+        flip = mu > 0.5
+        rare = np.where(flip, 1.0 - mu, mu)
+        m = t * rare
+        top = np.minimum(t, np.ceil(m + 8.0 * np.sqrt(m) + 10.0))
+        sizes = top.astype(np.int64) + 1
+        cell = np.repeat(np.arange(cols.shape[0]), sizes)
+        starts = np.cumsum(sizes) - sizes
+        i = (np.arange(sizes.sum()) - starts[cell]).astype(np.float64)
+        tc, rc, topc, fc = t[cell], rare[cell], top[cell], flip[cell]
+        # the table's counts of the rarer outcome, P(X <= j) = I_{1-r}(t - j,
+        # j + 1); a flipped cell's table is of successes t - top .. t, with
+        # P(S <= t - top + i) = P(F >= top - i) = I_r(top - i, t - top + i + 1)
+        j = np.where(fc, topc - i, i)
+        with np.errstate(invalid="ignore"):
+            cdf = np.where(
+                fc,
+                betainc(np.maximum(j, 1.0), tc - j + 1.0, rc),
+                betainc(np.maximum(tc - j, 1.0), j + 1.0, 1.0 - rc),
+            )
+        cdf = np.where(fc & (j <= 0), 1.0, cdf)
+        cdf = np.where(~fc & (j >= tc), 1.0, cdf)
+        cdf[starts + sizes - 1] = 1.0  # the truncated tail: mass ~ 0
+        base = np.where(flip, t - top, 0.0)
+        # positions of the table's values among each cell's sorted uniforms
+        # (cells offset by 2 in one sorted array: one search for all)
+        b = self.n_draws
+        keys = 2.0 * cols[cell] + cdf
+        pos = np.searchsorted(self.flat_sorted, keys, side="right")
+        pos -= cols[cell] * b
+        runs = np.diff(pos, prepend=0)
+        runs[starts] = pos[starts]
+        values = base[cell] + i
+        in_order = np.repeat(values, runs)  # cell by cell, uniforms sorted
+        at = self.rank[:, cols] + (np.arange(cols.shape[0]) * b)[None, :]
+        return in_order[at]
+
+
+# ---------------------------------------------------------------------------
+# the interval: a test inverted along a path of configurations
+# ---------------------------------------------------------------------------
+
+
+#: the statistic whose test is inverted, per error: the plug-in L1 error;
+#: for the L2 errors the root of the debiased square, whose law depends far
+#: less on the bins' noise than the plug-in's (biased by that noise, and, for
+#: the classwise error of many classes averaged to a narrow law, a noise
+#: slightly misjudged moves the plug-in's law by more than its width); the
+#: debiased error's unbiased square itself
+STATISTIC_OF = {"l1": "l1", "l2": "l2_debiased", "debiased": "debiased_raw"}
+
+
+class PathInterval(NamedTuple):
+    """Bounds of the statistic's population value (for ``"debiased"``: of
+    its square), the tested statistic's null draws (every gap 0) and the
+    cell means drawn at the shrunk configuration."""
+
+    low: float
+    high: float
+    null: np.ndarray
+    shrunk: np.ndarray
+
+
+def path_interval(cells, kind, observed, alpha, draws):
+    """Invert the two one-sided tests of the statistic along the path of
+    cell accuracies ``pbar + s * g`` (``g`` the shrunk gaps, ``s`` of either
+    sign).
+
+    At every point of the path the statistic's law is simulated with the
+    cells' binomial noise at those accuracies (so the noise of a cell is that
+    of its accuracy, not of its mean score; a cell whose rows are all right is
+    not simulated as noiseless unless its accuracy is 1), and the point is
+    kept when the observed statistic lies within that law's ``alpha / 2`` and
+    ``1 - alpha / 2`` quantiles. The population value of the statistic is
+    monotone along each half of the path, so the kept points form an interval
+    on each half, found by root-finding on the simulated quantiles (common
+    random numbers make them deterministic in ``s``); the bounds are the
+    extremes over both halves. At ``s = 0`` every gap is 0: the lower bound
+    is 0 exactly when the consistency test does not reject at level
+    ``alpha / 2``.
+
+    The half of the path opposite to the shrunk gaps (every gap's sign
+    flipped) is dropped when the data rule it out: when the projection of
+    the observed gaps on ``g`` lies beyond the ``1 - alpha / 20`` quantile of
+    its law at ``s = 0`` (the point of that half most favourable to it). The
+    statistic itself, an unsigned sum, cannot tell the halves apart away from
+    calibration; kept, the flipped half widens the interval for nothing."""
+    stat_kind = STATISTIC_OF[kind]
+    truth_kind = kind
+    g, prec = _shrunk_gaps(cells, with_precision=True)
+    if not np.any(np.abs(g) > 1e-12):
+        g = np.ones_like(g)  # no signal: a common shift of every cell
+    b = draws.n_draws
+    k = max(int(np.floor(alpha / 2.0 * (b + 1))), 1)
+    tol = 1e-12 * max(abs(observed), 1e-3)
+    rows = None
+    if cells.codes is not None:
+        n_rows = cells.codes.shape[0]
+        step = max(1, int(np.ceil(n_rows * cells.n_groups / _CROSS_ROWS)))
+        rows = np.arange(0, n_rows, step)
+
+    def law(mu):
+        ybar = draws.means(mu)
+        stat = _statistic(cells, ybar, stat_kind)
+        scale = _dependence_scale(cells, ybar, stat_kind, rows)
+        if scale != 1.0:
+            centre = stat.mean()
+            stat = centre + scale * (stat - centre)
+        return stat, ybar
+
+    null, null_means = law(cells.pbar)
+    shrunk, shrunk_means = law(cells.pbar + g)
+    weight = prec * g
+    projection = (null_means - cells.pbar) @ weight
+    seen = float((cells.ybar - cells.pbar) @ weight)
+    beyond = np.count_nonzero(projection >= seen - 1e-12 * abs(seen))
+    signs = (1.0,) if (1 + beyond) / (1 + b) < alpha / 20.0 else (1.0, -1.0)
+    lows, highs = [], []
+    for sign in signs:
+        direction = sign * g
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reach = np.where(
+                direction > 0,
+                (1.0 - cells.pbar) / direction,
+                np.where(direction < 0, -cells.pbar / direction, 0.0),
+            )
+        s_max = float(reach.max())
+        cache = {0.0: null}
+        if sign > 0:
+            cache[1.0] = shrunk
+        probe = 1.0
+
+        def stats(s, direction=direction, cache=cache):
+            if s not in cache:
+                cache[s] = law(cells.pbar + s * direction)[0]
+            return cache[s]
+
+        def kth_low(s):  # the k-th smallest draw, minus the observed value
+            return float(np.partition(stats(s), k - 1)[k - 1]) - observed - tol
+
+        def kth_high(s):  # the k-th largest draw, minus the observed value
+            return float(np.partition(stats(s), b - k)[b - k]) - observed + tol
+
+        def value(s, direction=direction):
+            return _truth(cells, cells.pbar + s * direction, truth_kind)
+
+        # upper end: the largest s whose law still puts alpha/2 below
+        # observed. The law's lower tail can first fall as s grows (the
+        # debiased statistic of bins of two or three rows: more noise, a
+        # larger correction), so when s = 0 is not kept the path is climbed
+        # by doubling steps to the first kept point
+        start = 0.0
+        if kth_low(0.0) > 0:
+            start = None
+            step = min(1.0, s_max)
+            while step < s_max:
+                if kth_low(step) <= 0:
+                    start = step
+                    break
+                step *= 2.0
+            if start is None:
+                continue  # observed below every law of this half
+        if s_max <= 0 or kth_low(s_max) <= 0:
+            s_hi = s_max
+        else:
+            s_hi = _root(kth_low, start, s_max, value, probe=probe)
+        # lower end: the smallest s whose law puts alpha/2 above observed
+        if kth_high(0.0) >= 0:
+            s_lo = 0.0
+        elif s_max <= 0 or kth_high(s_max) < 0:
+            continue  # observed above every law of this half
+        else:
+            s_lo = _root(kth_high, 0.0, s_max, value, probe=probe)
+        if s_lo <= s_hi:
+            lows.append(value(s_lo))
+            highs.append(value(max(s_hi, 0.0)))
+    if not lows:
+        return PathInterval(0.0, 0.0, null, shrunk_means)
+    return PathInterval(min(lows), max(highs), null, shrunk_means)
+
+
+def _root(f, lo, hi, value, rtol=5e-3, probe=None):
+    """The crossing of the increasing step-like ``f`` between ``lo`` (f <= 0)
+    and ``hi`` (f > 0), to a relative precision ``rtol`` of the population
+    value there: regula falsi with the Illinois rule, every step kept a
+    tenth of the bracket away from its ends (the function has steps), after
+    a first look at ``probe`` when it lies inside."""
+    f_lo, f_hi = f(lo), f(hi)
+    if probe is not None and lo < probe < hi:
+        f_p = f(probe)
+        if f_p <= 0:
+            lo, f_lo = probe, f_p
+        else:
+            hi, f_hi = probe, f_p
+    side = 0
+    for _ in range(60):
+        if value(hi) - value(lo) <= rtol * max(value(hi), 1e-4):
+            break
+        width = hi - lo
+        mid = lo - f_lo * width / (f_hi - f_lo) if f_hi > f_lo else lo + 0.5 * width
+        mid = min(max(mid, lo + 0.1 * width), hi - 0.1 * width)
+        f_mid = f(mid)
+        if f_mid <= 0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+    return 0.5 * (lo + hi)

@@ -5,37 +5,37 @@ bootstrap of the plug-in covers the plug-in's expectation at this ``n``, not
 the model's error. :func:`calibration_error_interval` covers the population
 value of the error at the given binning:
 
-* every bin's mean outcome is, given the bin's rows, a binomial proportion
-  around the bin's true accuracy; the estimator is a function of these
-  proportions, so its sampling distribution around the truth can be simulated
-  per bin (a parametric bootstrap of the bin means: cells, not rows, so its
-  cost does not grow with ``n``);
-* it is simulated at a *bias-corrected* recalibration of the model (every
-  bin's gap shrunk to the value whose expected absolute plug-in gap is the
-  observed one, or for the debiased L2 error to the root of its unbiased
-  square) and the interval is the pivot ``estimate - (draw - truth of the
-  draws)`` at its two tails: the "basic" bootstrap interval of a bias-corrected
-  model (Efron & Tibshirani 1993, ch. 10 and 13);
-* near calibration the pivot is not smooth (the absolute value folds the
-  noise); there the lower bound comes from inverting the consistency test:
-  the same per-bin simulation with every gap 0 is the null distribution of
-  the calibration test (Broecker & Smith 2007), and when it does not reject
-  at level ``1 - confidence_level`` the lower bound is 0;
-* for the debiased L2 error the pivot is taken on the squared scale, where
-  the estimator is unbiased and its variance has the two terms of Sun,
-  Chaudhari, Barnett & Dobriban (2024), the linear one away from calibration
-  and the degenerate one at it; the simulation reproduces both (and the skew
-  at calibration that a normal interval misses), and the bounds are rooted
-  after clipping at 0.
+* given the rows in a bin, the bin's mean outcome is a binomial proportion
+  around the bin's true accuracy; a binned error is a function of these
+  proportions, so its law at any configuration of accuracies is simulated
+  per bin (cells, not rows: the cost does not grow with ``n``), exactly
+  (by the binomial distribution function) where a bin's rarer outcome is
+  expected fewer than 50 times;
+* the interval inverts the test of the observed statistic along a path of
+  configurations: every bin's accuracy at its mean score plus ``s`` times
+  its gap shrunk across bins (Efron & Morris 1975), ``s`` of either sign.
+  A point of the path is kept when the observed statistic lies within its
+  law's central ``confidence_level`` range; the interval runs from the
+  smallest to the largest population error of the kept points. At ``s = 0``
+  every gap is 0, so the lower bound is 0 exactly when the consistency test
+  (Broecker & Smith 2007) does not reject at level ``(1 - confidence) / 2``;
+  the noise is everywhere that of the accuracies simulated, not of the mean
+  scores, and a bin whose rows are all right keeps its binomial noise;
+* for the debiased L2 error the test is that of its unbiased square (Sun,
+  Chaudhari, Barnett & Dobriban 2024 give its two variance terms; the
+  simulation has both, and the skew at calibration), and the bounds are
+  rooted;
+* NLL and Brier are means of per-row scores whose every possible value is
+  known (the score of each label): :mod:`._score_interval`.
 
 The interval always holds the estimate shown beside it.
 """
 
 import numpy as np
-from scipy.special import ndtri
 
+from sklcalib._utils._binning import error_from_stats
 from sklcalib._utils._resampling import stream_seeds
-from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
+from sklcalib._utils._scores import as_columns, row_scores, weighted_mean
 from sklcalib._utils._validation import (
     check_n_bins,
     check_option,
@@ -44,21 +44,22 @@ from sklcalib._utils._validation import (
 )
 
 from ._bootstrap import ConfidenceInterval, check_confidence_level
-from ._calibration_error import (
-    adaptive_calibration_error,
-    classwise_calibration_error,
-    expected_calibration_error,
-)
 from ._cells import (
+    STATISTIC_OF,
+    CellDraws,
     _binned_cells,
     _debiased_cells,
-    _noise_sd,
-    _shrunk_gaps,
-    _simulate,
     _statistic,
+    path_interval,
 )
-from ._debiased import MODES, debiased_calibration_error
-from ._scoring_rules import brier_score, negative_log_likelihood, scoring_rule_inputs
+from ._debiased import MODES, debiased_square_error
+from ._score_interval import score_interval
+from ._statistics import (
+    classwise_statistics,
+    uniform_top_label_statistics,
+    validated_top_label,
+)
+from .binning import _bin_statistics
 
 #: the metrics :func:`calibration_error_interval` accepts
 INTERVAL_METRICS = (
@@ -71,137 +72,9 @@ INTERVAL_METRICS = (
 )
 #: simulated draws of the bin means (cheap: cells, not rows), fewer when
 #: there are many cells (classwise errors of many classes)
-N_DRAWS = 4000
+N_DRAWS = 2000
 _DRAW_BUDGET = 400_000
-
-
-def _debiased_bounds(cells, null_means, alpha):
-    """Bounds of the squared debiased L2 error ``theta^2``, by inverting the
-    law of its estimator ``S``.
-
-    ``S`` is unbiased; its variance is ``4 sum_b w_b^2 d_b^2 s_b^2 + 2 sum_b
-    w_b^2 s_b^4`` (``w_b`` the bin's share, ``d_b`` its gap, ``s_b^2`` the
-    variance of its mean outcome): a linear term that grows with the truth,
-    dominant away from calibration, and a degenerate one that dominates at
-    calibration (Sun et al. 2024). Given ``theta^2``, the linear term is
-    largest when the whole gap sits in the cell of largest ``w_b s_b^2``:
-    that least-favourable law, simulated exactly (the degenerate part from
-    the null draws, skew included; the linear part from the same draws'
-    noise in that cell), is inverted at both tails. The lower bound is 0
-    exactly when the consistency test of ``S`` does not reject at level
-    alpha / 2."""
-    s_obs = float(_raw_debiased(cells, cells.ybar))
-    s_null = _raw_debiased(cells, null_means)
-    k = cells.n_groups
-    lever = cells.share * _noise_sd(cells) ** 2
-    j = int(np.argmax(lever))
-    eps = null_means[:, j] - cells.pbar[j]
-    share = max(float(cells.share[j]), 1e-300)
-
-    def quantile(x, level):
-        delta = np.sqrt(k * x / share)
-        return float(np.quantile(s_null + x + 2.0 / k * share * delta * eps, level))
-
-    def solve(level, s_obs):
-        # the x >= 0 at which the level-quantile of S equals s_obs (it
-        # increases with x); 0 if it is above s_obs already at x = 0
-        if quantile(0.0, level) >= s_obs:
-            return 0.0
-        lo, hi = 0.0, max(s_obs, 1e-12)
-        while quantile(hi, level) < s_obs and hi < 4.0:
-            lo, hi = hi, 2.0 * hi
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if quantile(mid, level) < s_obs:
-                lo = mid
-            else:
-                hi = mid
-        return 0.5 * (lo + hi)
-
-    low = solve(1.0 - alpha / 2.0, s_obs)
-    # the upper bound of an estimate below 0 is that of 0 (the estimate shown
-    # is clipped there): an interval [0, 0] would claim more than the data say
-    s_top = max(s_obs, 0.0)
-    high = solve(alpha / 2.0, s_top)
-    # the normal version of the same law (its lower tail is longer than the
-    # skewed exact one's at small bins): the upper bound takes the larger
-    z = float(ndtri(1.0 - alpha / 2.0))
-    c = float(lever[j]) / k
-    v0 = 2.0 * float(np.sum(lever**2)) / (k * k)
-    centre = s_top + 2.0 * z * z * c
-    half = np.sqrt(max(4 * z * z * c * s_top + 4 * z**4 * c * c + z * z * v0, 0.0))
-    high = max(high, centre + half)
-    return np.sqrt(low), np.sqrt(min(high, 1.0))
-
-
-def _raw_debiased(cells, ybar):
-    """The squared debiased statistic before any clipping at 0."""
-    d = ybar - cells.pbar
-    n = cells.n
-    with np.errstate(divide="ignore", invalid="ignore"):
-        noise = np.where(n > 1, ybar * (1.0 - ybar) / (n - 1.0), 0.0)
-    per_cell = cells.share * (d * d - noise)
-    return per_cell.sum(axis=-1) / cells.n_groups
-
-
-def _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws):
-    alpha = 1.0 - confidence_level
-    if cells.n.shape[0] == 0 or not np.any(cells.n > 1):
-        # no bin holds two rows: the data say nothing about the error
-        return ConfidenceInterval(float(estimate), 0.0, 1.0, 0.5, np.empty(0)), 1.0
-    observed = _statistic(cells, cells.ybar, kind)
-    # the statistic with every gap 0: the consistency test's null distribution
-    null_means = _simulate(cells, 0.0, rng, n_draws)
-    if kind == "debiased":
-        null = _raw_debiased(cells, null_means)
-    else:
-        null = _statistic(cells, null_means, kind)
-    if kind == "debiased":
-        low, high = _debiased_bounds(cells, null_means, alpha)
-        draws = np.sqrt(np.maximum(null, 0.0))
-    else:
-        # lower bound: |d + e| - |d| <= |e| bin by bin (and so for the
-        # weighted norm), so estimate - truth is at most the statistic of the
-        # noise alone, whose law is the null's: its 1 - alpha/2 quantile is a
-        # lower bound valid at every truth, and it is > 0 exactly when the
-        # consistency test rejects at level alpha / 2
-        low = max(observed - np.quantile(null, 1.0 - alpha / 2.0), 0.0)
-        # upper bound: the plug-in's bias is >= 0 (Jensen), so estimate -
-        # truth is at least its centred noise, simulated at the shrunk gaps
-        gaps = _shrunk_gaps(cells)
-        draws = _statistic(cells, _simulate(cells, gaps, rng, n_draws), kind)
-        high = observed - np.quantile(draws - draws.mean(), alpha / 2.0)
-    low, high = min(low, estimate), max(high, estimate)
-    se = float(np.std(draws, ddof=1))
-    pvalue = (1.0 + np.count_nonzero(null >= observed)) / (1.0 + n_draws)
-    ci = ConfidenceInterval(
-        float(estimate), float(low), float(min(high, 1.0)), se, draws
-    )
-    return ci, float(pvalue)
-
-
-def _mean_interval(func, y_true, y_prob, params, confidence_level):
-    """Normal interval of a mean score (NLL, Brier): the population value is
-    the expected per-row score, the plug-in is unbiased, and the CLT holds."""
-    columns, y_idx, w = scoring_rule_inputs(
-        y_true, y_prob, params.get("labels"), params.get("sample_weight")
-    )
-    terms = (row_log_loss if func is negative_log_likelihood else row_brier)(
-        columns, y_idx
-    )
-    estimate = float(func(y_true, y_prob, **params))
-    se = mean_standard_error(terms, w)
-    z = float(ndtri(0.5 + confidence_level / 2.0))
-    # both scores are non-negative
-    low, high = max(estimate - z * se, 0.0), estimate + z * se
-    return ConfidenceInterval(estimate, float(low), float(high), se, np.empty(0))
-
-
-_BINNED = {
-    "ece": expected_calibration_error,
-    "adaptive_ece": adaptive_calibration_error,
-    "classwise_ece": classwise_calibration_error,
-}
+_MIN_DRAWS = 400
 
 
 def calibration_error_interval(
@@ -230,26 +103,36 @@ def calibration_error_interval(
       bin b]^2`` at its equal-mass bins;
     - ``"nll"``, ``"brier"``: the expected per-row score.
 
-    Every bin's mean outcome is a binomial proportion around the bin's true
-    accuracy, so the estimator's distribution around the truth is simulated
-    per bin (cells, not rows: the cost does not grow with ``n``) at a
-    bias-corrected copy of the model (every gap shrunk to the value whose
-    expected plug-in gap is the one observed); the interval is that pivot's
-    basic bootstrap interval (Efron & Tibshirani 1993). Near calibration the
-    lower bound comes from the consistency test of the same statistic
-    (Broecker & Smith 2007; the same simulation with every gap 0): whenever
-    it does not reject at level ``1 - confidence_level``, the interval
-    starts at 0. For ``"debiased_ece"`` the pivot is taken on the squared
-    scale, where the estimator is unbiased and its variance has the linear
-    and degenerate terms of Sun et al. (2024), and the bounds are rooted.
-    NLL and Brier get the normal interval of a mean. The interval always
-    holds ``estimate``; measured coverage, widths and times are in the user
+    Given the rows in a bin, the bin's mean outcome is a binomial proportion
+    around the bin's true accuracy, so the estimator's law at any accuracies
+    is simulated per bin (cells, not rows: the cost does not grow with
+    ``n``), exactly where a bin's rarer outcome is expected fewer than 50
+    times. The interval inverts the test of the observed error along a path
+    of accuracies: every bin at its mean score plus ``s`` times its gap
+    shrunk across bins (Efron & Morris 1975), ``s`` of either sign; a point
+    is kept when the observed error lies within its law's central
+    ``confidence_level`` range, and the interval runs over the population
+    errors of the kept points. The noise is thus that of the accuracies, not
+    of the mean scores (a sharp over-confident network is right less often
+    than it says, and noisier), and a bin whose rows are all right keeps its
+    binomial noise: 36 rows at 0.999, all right, give an upper bound near
+    0.09, not 0. At ``s = 0`` every gap is 0, so the interval starts at 0
+    exactly when the consistency test of the same statistic (Broecker &
+    Smith 2007) does not reject at level ``(1 - confidence_level) / 2``. For
+    ``"debiased_ece"`` the test is that of the unbiased square (with the
+    linear and degenerate variance terms of Sun et al. 2024, and its skew),
+    and the bounds are rooted. For a classwise error the simulated spread is
+    corrected for the dependence of a row's outcomes across classes (exactly
+    one is 1; away from calibration it doubles the variance of a sharp
+    network's classwise error). NLL and Brier are means of scores whose value
+    for every label is known: the interval inverts the test of the observed
+    mean over label laws running from every row's best label through the
+    model's own probabilities and the uniform law to its worst label (its
+    skew included: under 2 % prevalence a small test set may hold no
+    positive at all). The bins are taken as given (their counts are not
+    resampled). The interval always holds ``estimate``; measured coverage
+    and widths on beds whose truth is known by construction are in the user
     guide (:ref:`uncertainty`).
-
-    Classes of a classwise error are simulated independently (their
-    dependence through the row is ignored), and the bins are taken as given
-    (their counts are not resampled): both are second-order at the sizes
-    where the interval matters.
 
     Parameters
     ----------
@@ -299,7 +182,7 @@ def calibration_error_interval(
     >>> y = rng.uniform(size=500) < p  # calibrated: the true error is 0
     >>> ci = calibration_error_interval(y, p, random_state=0)
     >>> [round(v, 3) for v in (ci.estimate, ci.low, ci.high)]
-    [0.045, 0.0, 0.065]
+    [0.045, 0.0, 0.067]
     >>> boot = bootstrap_interval("ece", y, p, random_state=0)  # not the error's
     >>> [round(v, 3) for v in (boot.low, boot.high)]
     [0.029, 0.088]
@@ -337,33 +220,122 @@ def interval_and_pvalue(
         unknown = set(params) - {"labels", "sample_weight"}
         if unknown:
             raise TypeError(f"{metric} takes no parameter {sorted(unknown)}.")
-        func = negative_log_likelihood if metric == "nll" else brier_score
-        return _mean_interval(func, y_true, y_prob, params, confidence_level), None
-    allowed = {"n_bins", "labels", "sample_weight"}
-    allowed |= {"mode"} if metric == "debiased_ece" else {"norm"}
-    unknown = set(params) - allowed
-    if unknown:
-        raise TypeError(
-            f"calibration_error_interval got unexpected parameters for "
-            f"metric={metric!r}: {sorted(unknown)}."
-        )
+    else:
+        allowed = {"n_bins", "labels", "sample_weight"}
+        allowed |= {"mode"} if metric == "debiased_ece" else {"norm"}
+        unknown = set(params) - allowed
+        if unknown:
+            raise TypeError(
+                f"calibration_error_interval got unexpected parameters for "
+                f"metric={metric!r}: {sorted(unknown)}."
+            )
     n_bins = check_n_bins(params.get("n_bins", 15))
+    norm = check_option(params.get("norm", "l1"), "norm", ("l1", "l2"))
+    mode = check_option(params.get("mode", "top_label"), "mode", MODES)
     y_idx, p, _, w = check_targets(
         y_true, y_prob, params.get("labels"), params.get("sample_weight")
     )
     p = check_prob_values(p)
     if w is not None and not np.sum(w) > 0:
         raise ValueError("sample_weight sums to zero: the error is undefined.")
+    return validated_interval(
+        metric,
+        y_idx,
+        p,
+        w,
+        confidence_level=confidence_level,
+        random_state=random_state,
+        n_bins=n_bins,
+        norm=norm,
+        mode=mode,
+    )
+
+
+def validated_interval(
+    metric,
+    y_idx,
+    p,
+    w,
+    *,
+    estimate=None,
+    confidence_level=0.95,
+    random_state=None,
+    n_bins=15,
+    norm="l1",
+    mode="top_label",
+    top=None,
+):
+    """The interval of ``metric``'s population value and the consistency
+    test's p-value (None for NLL and Brier), from inputs already validated:
+    ``y_idx``, ``p`` and ``w`` as ``check_targets`` returns them, the values
+    of ``p`` checked, ``w`` None or of positive sum, the parameters valid.
+    ``estimate``, when given, is the metric's value on these inputs (the
+    report has it already; it is computed otherwise), and ``top`` the
+    top-label ``(confidence, correct)`` of ``p``. The entry of
+    :func:`calibration_report`, which validates once and has every estimate:
+    with the same ``random_state`` it returns what
+    :func:`calibration_error_interval` does."""
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
+    if estimate is None:
+        estimate = _estimate(metric, y_idx, p, w, n_bins, norm, mode)
+    estimate = float(estimate)
+    if metric in ("nll", "brier"):
+        ci = score_interval(metric, y_idx, p, w, estimate, confidence_level, rng)
+        return ci, None
     if metric == "debiased_ece":
-        mode = check_option(params.get("mode", "top_label"), "mode", MODES)
-        estimate = debiased_calibration_error(y_true, y_prob, **params)
-        cells = _debiased_cells(y_idx, p, w, n_bins, mode)
+        cells = _debiased_cells(y_idx, p, w, n_bins, mode, top)
         kind = "debiased"
     else:
-        norm = check_option(params.get("norm", "l1"), "norm", ("l1", "l2"))
-        estimate = _BINNED[metric](y_true, y_prob, **params)
-        cells = _binned_cells(metric, y_idx, p, w, n_bins)
+        cells = _binned_cells(metric, y_idx, p, w, n_bins, top)
         kind = norm
-    n_draws = int(min(N_DRAWS, max(1000, _DRAW_BUDGET // max(cells.n.shape[0], 1))))
-    return _binned_interval(cells, kind, estimate, confidence_level, rng, n_draws)
+    return _binned_interval(cells, kind, estimate, confidence_level, rng)
+
+
+def _estimate(metric, y_idx, p, w, n_bins, norm, mode):
+    """The metric on validated inputs (the public functions' kernels)."""
+    if metric in ("nll", "brier"):
+        return weighted_mean(row_scores(p, y_idx)[0 if metric == "nll" else 1], w)
+    if metric == "ece":
+        return error_from_stats(uniform_top_label_statistics(p, y_idx, n_bins, w), norm)
+    if metric == "adaptive_ece":
+        conf, correct = validated_top_label(p, y_idx)
+        return error_from_stats(
+            _bin_statistics(conf, correct, n_bins, "quantile", w), norm
+        )
+    if metric == "classwise_ece":
+        stats = classwise_statistics(p, y_idx, n_bins, "uniform", w)
+        return float(np.mean([error_from_stats(s, norm) for s in stats]))
+    if mode == "top_label":
+        conf, correct = validated_top_label(p, y_idx)
+        return float(np.sqrt(max(debiased_square_error(conf, correct, n_bins, w), 0.0)))
+    columns = as_columns(p)
+    squares = [
+        max(debiased_square_error(columns[:, k], y_idx == k, n_bins, w), 0.0)
+        for k in range(columns.shape[1])
+    ]
+    return float(np.sqrt(np.mean(squares)))
+
+
+def _binned_interval(cells, kind, estimate, confidence_level, rng):
+    alpha = 1.0 - confidence_level
+    if cells.n.shape[0] == 0 or not np.any(cells.n > 1):
+        # no bin holds two rows: the data say nothing about the error
+        return ConfidenceInterval(estimate, 0.0, 1.0, 0.5, np.empty(0)), 1.0
+    n_cells = cells.n.shape[0]
+    n_draws = int(min(N_DRAWS, max(_MIN_DRAWS, _DRAW_BUDGET // n_cells)))
+    draws = CellDraws(cells.n, rng, n_draws)
+    observed = float(_statistic(cells, cells.ybar, STATISTIC_OF[kind]))
+    res = path_interval(cells, kind, observed, alpha, draws)
+    low, high = res.low, res.high
+    # the estimator itself at the shrunk configuration: its spread
+    if kind == "debiased":
+        low, high = np.sqrt(max(low, 0.0)), np.sqrt(max(high, 0.0))
+        shown = np.sqrt(_statistic(cells, res.shrunk, "debiased"))
+    else:
+        shown = _statistic(cells, res.shrunk, kind)
+    pvalue = (1.0 + np.count_nonzero(res.null >= observed - 1e-12)) / (1.0 + n_draws)
+    low, high = min(low, estimate), max(min(high, 1.0), estimate)
+    se = float(np.std(shown, ddof=1))
+    return ConfidenceInterval(estimate, float(low), float(high), se, shown), float(
+        pvalue
+    )

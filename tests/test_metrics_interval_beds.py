@@ -1,0 +1,166 @@
+"""calibration_error_interval on the bed family of benchmarks/_beds.py, whose
+population errors are known by construction (tests/test_beds.py): the seeded
+fast variant of benchmarks/bench_interval_coverage.py on the sharp
+over-confident network, tiny test sets and 2 % prevalence, and the private
+entry the report calls with validated inputs."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _beds
+import bench_interval_coverage as bench
+
+from sklcalib._utils._validation import check_targets
+from sklcalib.metrics import (
+    calibration_error_interval,
+    expected_calibration_error,
+)
+from sklcalib.metrics._intervals import (
+    INTERVAL_METRICS,
+    interval_and_pvalue,
+    validated_interval,
+)
+
+FAMILY = _beds.family()
+
+
+# --- coverage: the fast variant of bench_interval_coverage.py ---------------
+
+
+@pytest.mark.parametrize(
+    "name, n, labels",
+    [
+        # the audit's beds: 70-81 % (ECE), 66-85 % (debiased), 44 %
+        # (classwise L2) before; >= 93 % in the full tables
+        ("sharp_net", 300, ("ece", "debiased_ece", "classwise_ece_l2")),
+        # 36 rows at 0.999: 56 % before (131 misses in 300)
+        ("point_999", 36, ("ece", "adaptive_ece")),
+        # 2 % prevalence: the normal interval of a mean covered 79-89.5 %
+        ("rare", 100, ("nll",)),
+    ],
+)
+def test_coverage_does_not_collapse(name, n, labels):
+    # 40 seeded replications: a 95 % interval passes 34/40 with probability
+    # above 0.99, the intervals this replaced covered 44-81 % here
+    specs = tuple(spec for spec in bench.SPECS if spec[0] in labels)
+    result = bench.run_cell(FAMILY[name], n, specs, reps=40, seed=11)
+    for label, row in result.items():
+        assert row["coverage"] >= 0.85, (name, n, label, row)
+
+
+def test_all_right_rows_keep_their_binomial_noise():
+    # 36 rows at 0.999, all right: the interval used to be [0.00, 0.00]; the
+    # exact binomial bound of a proportion 36/36 is 0.0975^(1/36)... its
+    # lower end, 0.025^(1/36) = 0.9026, puts the error up to 0.096
+    p = np.tile([0.999, 0.0005, 0.0005], (36, 1))
+    y = np.zeros(36, dtype=int)
+    ci = calibration_error_interval(y, p, labels=[0, 1, 2], random_state=0)
+    assert ci.low == 0.0 and ci.estimate == pytest.approx(0.001)
+    assert 0.085 <= ci.high <= 0.1
+    # the same all-correct rows as a wine-sized benchmark prints them
+    ci = calibration_error_interval(
+        y, p, metric="adaptive_ece", labels=[0, 1, 2], random_state=0
+    )
+    assert ci.high > 0.049
+
+
+# --- the private entry of the report -------------------------------------------
+
+
+@pytest.mark.parametrize("metric", INTERVAL_METRICS)
+def test_validated_entry_is_the_public_interval(metric):
+    rng = np.random.default_rng(4)
+    y, p = FAMILY["net_calibrated"].sample(rng, 400)
+    labels = np.arange(10)
+    params = {} if metric in ("nll", "brier") else {"n_bins": 10}
+    public, pvalue = interval_and_pvalue(
+        y, p, metric=metric, labels=labels, random_state=7, **params
+    )
+    y_idx, q, _, w = check_targets(y, p, labels, None)
+    private, private_p = validated_interval(
+        metric, y_idx, q, w, random_state=7, **params
+    )
+    assert private[:4] == public[:4] and private_p == pvalue
+    # an estimate passed in is the one shown (the report computed it)
+    passed = validated_interval(
+        metric, y_idx, q, w, estimate=public.estimate, random_state=7, **params
+    )[0]
+    assert passed[:4] == public[:4]
+
+
+def test_validated_entry_takes_the_top_label_it_is_given():
+    rng = np.random.default_rng(5)
+    y, p = FAMILY["sharp_net"].sample(rng, 300)
+    y_idx, q, _, w = check_targets(y, p, np.arange(10), None)
+    conf, correct = q.max(axis=1), q.argmax(axis=1) == y_idx
+    for metric in ("ece", "adaptive_ece", "debiased_ece"):
+        a = validated_interval(metric, y_idx, q, w, random_state=1)[0]
+        b = validated_interval(
+            metric, y_idx, q, w, random_state=1, top=(conf, correct)
+        )[0]
+        assert a[:4] == b[:4]
+
+
+# --- properties ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", INTERVAL_METRICS)
+def test_a_higher_level_gives_a_wider_interval(metric):
+    rng = np.random.default_rng(6)
+    y, p = FAMILY["logistic_over"].sample(rng, 300)
+    narrow = calibration_error_interval(
+        y, p, metric=metric, confidence_level=0.8, random_state=3
+    )
+    wide = calibration_error_interval(
+        y, p, metric=metric, confidence_level=0.95, random_state=3
+    )
+    assert wide.low <= narrow.low + 1e-9 and narrow.high <= wide.high + 1e-9
+    assert wide.low <= wide.estimate <= wide.high
+
+
+@pytest.mark.parametrize("metric", INTERVAL_METRICS)
+def test_float32_probabilities(metric):
+    rng = np.random.default_rng(7)
+    y, p = FAMILY["net_calibrated"].sample(rng, 300)
+    a = calibration_error_interval(
+        y, p.astype(np.float32), metric=metric, labels=np.arange(10), random_state=0
+    )
+    b = calibration_error_interval(
+        y, p, metric=metric, labels=np.arange(10), random_state=0
+    )
+    assert a.low <= a.estimate <= a.high
+    assert a.high == pytest.approx(b.high, rel=0.05, abs=1e-3)
+
+
+def test_classwise_spread_counts_the_rows_dependence():
+    # a sharp over-confident net: the top cell of every class and the tail
+    # cells of the others hold the same rows' outcomes (one of them is 1),
+    # which moves its classwise error twice as much as independent cells
+    from sklcalib.metrics._cells import CellDraws, _binned_cells, _dependence_scale
+
+    rng = np.random.default_rng(8)
+    y, p = FAMILY["sharp_net"].sample(rng, 3000)
+    y_idx, q, _, w = check_targets(y, p, np.arange(10), None)
+    cells = _binned_cells("classwise_ece", y_idx, q, w, 15)
+    draws = CellDraws(cells.n, np.random.default_rng(0), 1000)
+    ybar = draws.means(cells.ybar)
+    rows = np.arange(3000)
+    scale = _dependence_scale(cells, ybar, "l1", rows)
+    assert 1.25 < scale < 1.6
+    # top-label cells hold every row once: nothing to correct
+    top = _binned_cells("ece", y_idx, q, w, 15)
+    assert (
+        _dependence_scale(top, CellDraws(top.n, rng, 200).means(top.ybar), "l1", rows)
+        == 1.0
+    )
+
+
+def test_estimate_matches_the_metric():
+    rng = np.random.default_rng(9)
+    y, p = FAMILY["logistic_over"].sample(rng, 500)
+    ci = calibration_error_interval(y, p, random_state=0)
+    assert ci.estimate == expected_calibration_error(y, p)
