@@ -515,3 +515,37 @@ def test_iterative_calibrators_check_max_iter_and_tol_at_fit(cls, param, bad):
     with pytest.raises(ValueError, match=param):
         cls(**{param: bad}).fit(p, y)
     cls(**{param: 1}).fit(p, y)  # and a valid value fits
+
+
+@pytest.mark.parametrize(
+    ("calibrator", "advice"),
+    [
+        (VectorScaler(max_iter=1), "L-BFGS iterations); increase max_iter."),
+        (MatrixScaler(max_iter=1), "increase max_iter or reg."),
+        (SMSCalibrator(max_iter=1), "increase max_iter or the lambda_"),
+        (SVSCalibrator(max_iter=1), "increase max_iter or the lambda_"),
+        (DirichletCalibrator(max_iter=1), "steps; increase max_iter or reg_lambda."),
+        (QuadraticScaler(max_iter=1), "steps: the classes are (nearly) separated"),
+        (BetaScaler(max_iter=1), "steps: the classes are (nearly) separated"),
+    ],
+    ids=repr,
+)
+def test_solver_limit_warns_once_at_the_callers_line(calibrator, advice):
+    # one wording from the shared solver module (the iteration limit, then
+    # what it means or what to change), shown at the user's call
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(0)
+    binary = isinstance(calibrator, QuadraticScaler | BetaScaler)
+    k = 2 if binary else 3
+    logits = 4 * rng.normal(size=(300, k))
+    y = np.array([rng.choice(k, p=p) for p in softmax(logits / 2, axis=1)])
+    X = logits if calibrator._input == "logits" else softmax(logits, axis=1)
+    with pytest.warns(ConvergenceWarning) as record:
+        calibrator.fit(X, y)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert message.startswith(f"{type(calibrator).__name__} did not converge in ")
+    assert "max_iter=1 Newton steps" in message
+    assert advice in message
+    assert record[0].filename == __file__

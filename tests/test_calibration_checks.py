@@ -292,6 +292,23 @@ def test_contract_data_frames(calibrator):
         calibrator.predict_proba(frame.rename(columns=lambda c: c + "_renamed"))
 
 
+def test_documented_attributes_are_the_fitted_ones(calibrator):
+    # the Attributes section names exactly the public attributes that a fit
+    # on a DataFrame sets (feature_names_in_ included)
+    pd = pytest.importorskip("pandas")
+    from numpydoc.docscrape import ClassDoc
+
+    documented = {
+        name.strip()
+        for entry in ClassDoc(type(calibrator))["Attributes"]
+        for name in entry.name.split(",")
+    }
+    X, y = _valid_scores(calibrator)
+    calibrator.fit(pd.DataFrame(X, columns=[f"s{k}" for k in range(X.shape[1])]), y)
+    fitted = {k for k in vars(calibrator) if k.endswith("_") and k[0] != "_"}
+    assert documented == fitted
+
+
 # The same checks through an adapter that turns their features into valid
 # scores (tests/_scores_adapter.py): every check must pass for every
 # calibrator, but for three weight-equivalence checks that fail by rounding.

@@ -9,15 +9,22 @@
   above;
 - :func:`ridge_penalised`: an objective plus a ridge penalty towards a centre;
 - :func:`bracketed_newton`: the safeguarded one-dimensional Halley/Newton
-  iteration of a positive variable (the inverse temperature).
+  iteration of a positive variable (the inverse temperature);
+- :func:`warn_not_converged`: the ConvergenceWarning of a fit whose solver
+  stopped at its iteration limit, in one wording.
 
 An objective is a function ``fun(theta, order)`` of the flattened float64
 parameters returning the loss (``order=0``), the loss and its gradient
 (``order=1``), or the loss, its gradient and its Hessian (``order=2``).
 """
 
+import warnings
+
 import numpy as np
 from scipy.optimize import minimize as scipy_minimize
+from sklearn.exceptions import ConvergenceWarning
+
+from ._validation import _outside_stacklevel
 
 #: Newton stops once the decrease it predicts is below this relative size
 _ROUND_OFF = 8 * np.finfo(np.float64).eps
@@ -25,6 +32,8 @@ _ROUND_OFF = 8 * np.finfo(np.float64).eps
 #: above this many parameters the (parameters x parameters) Hessian is too
 #: large to form: :func:`minimise` runs L-BFGS instead
 NEWTON_MAX_PARAMS = 1000
+#: :func:`minimise`'s L-BFGS gets this many iterations per Newton step allowed
+LBFGS_ITER_PER_NEWTON = 20
 
 
 def newton_minimise(fun, theta, max_iter, tol):
@@ -102,7 +111,7 @@ def minimise(fun, theta, max_iter, tol):
     (:func:`lbfgs_minimise`, at most ``20 * max_iter`` iterations) above."""
     if np.size(theta) <= NEWTON_MAX_PARAMS:
         return newton_minimise(fun, theta, max_iter, tol)
-    return lbfgs_minimise(fun, theta, 20 * max_iter, tol)
+    return lbfgs_minimise(fun, theta, LBFGS_ITER_PER_NEWTON * max_iter, tol)
 
 
 def ridge_penalised(fun, strengths, centre):
@@ -179,3 +188,18 @@ def bracketed_newton(derivatives, x, lo, hi, max_iter):
             return new
         x = new
     return x
+
+
+def warn_not_converged(owner, max_iter, advice, *, lbfgs=False):
+    """Warn (``ConvergenceWarning``, at the user's call) that ``owner``'s
+    solver stopped at ``max_iter`` Newton steps (and, with ``lbfgs``, at the
+    L-BFGS iterations :func:`minimise` allows), followed by ``advice``: what
+    the result means or what to change."""
+    limit = f"max_iter={max_iter} Newton steps"
+    if lbfgs:
+        limit += f" (or {LBFGS_ITER_PER_NEWTON * max_iter} L-BFGS iterations)"
+    warnings.warn(
+        f"{owner} did not converge in {limit}{advice}",
+        ConvergenceWarning,
+        stacklevel=_outside_stacklevel(),
+    )

@@ -1,14 +1,13 @@
 """Beta calibration of binary probabilities (Kull, Silva Filho & Flach, 2017),
 written natively: no netcal, no betacal."""
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._scores import log_floored, logistic_nll
+from sklcalib._utils._solvers import warn_not_converged
 
 from ._base import (
     NON_NEGATIVE,
@@ -17,7 +16,7 @@ from ._base import (
     BaseCalibrator,
     BinaryOnlyMixin,
 )
-from ._logistic import fit_binary_logistic, mean_weights
+from ._logistic import SEPARATED, fit_binary_logistic, mean_weights
 
 #: the faces of the constraint set {a >= 0, b >= 0}: which of (a, b) are free
 _FACES = ((True, True), (False, True), (True, False), (False, False))
@@ -77,6 +76,8 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit`` (1 or 2).
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -165,13 +166,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
                 break
         _, self.coef_, self.n_iter_, converged = best
         if not converged:
-            warnings.warn(
-                f"BetaScaler did not converge in max_iter={self.max_iter} Newton "
-                "steps: the classes are (nearly) separated by the scores; the "
-                "probabilities are close to 0 and 1.",
-                ConvergenceWarning,
-                stacklevel=4,
-            )
+            warn_not_converged("BetaScaler", self.max_iter, SEPARATED)
 
     def _predict_proba(self, scores):
         t = _beta_features(self._positive(scores)) @ self.coef_

@@ -1,13 +1,15 @@
 """Dirichlet calibration with ODIR regularisation (Kull et al., 2019)."""
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
 from sklcalib._utils._scores import as_columns, log_floored
-from sklcalib._utils._solvers import newton_minimise, ridge_penalised
+from sklcalib._utils._solvers import (
+    newton_minimise,
+    ridge_penalised,
+    warn_not_converged,
+)
 
 from ._base import (
     NON_NEGATIVE,
@@ -94,6 +96,8 @@ class DirichletCalibrator(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -140,11 +144,10 @@ class DirichletCalibrator(BaseCalibrator):
             tol=self.tol,
         )
         if not converged:
-            warnings.warn(
-                f"DirichletCalibrator did not converge in max_iter={self.max_iter} "
-                "Newton steps; increase max_iter or reg_lambda.",
-                ConvergenceWarning,
-                stacklevel=3,
+            warn_not_converged(
+                "DirichletCalibrator",
+                self.max_iter,
+                "; increase max_iter or reg_lambda.",
             )
 
     def _predict_proba(self, scores):

@@ -89,6 +89,8 @@ class EnsembleTemperatureScaler(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----

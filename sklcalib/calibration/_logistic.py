@@ -19,6 +19,12 @@ from scipy.special import expit
 from sklcalib._utils._scores import logistic_nll, softmax_nll_terms
 from sklcalib._utils._solvers import newton_minimise, ridge_penalised
 
+#: what a binary logistic fit that stops at max_iter means (the slope grows
+#: without bound on scores that separate the classes)
+SEPARATED = (
+    ": the classes are (nearly) separated by the scores; the probabilities are "
+    "close to 0 and 1."
+)
 #: rows per block when the multinomial Hessian is accumulated (bounds memory)
 _BLOCK = 8192
 

@@ -241,6 +241,8 @@ class BBQCalibrator(_NetcalCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -310,6 +312,8 @@ class ENIRCalibrator(_NetcalCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -385,6 +389,8 @@ class BetaCalibrator(_NetcalCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----

@@ -140,6 +140,8 @@ class PriorCorrection(BaseCalibrator):
         Class labels (``0 .. K-1`` when fitted without ``y``).
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------

@@ -1,11 +1,11 @@
 """Quadratic scaling of a binary logit, with ridge penalties (a CalArena leader)."""
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
+
+from sklcalib._utils._solvers import warn_not_converged
 
 from ._base import (
     LOGITS,
@@ -14,17 +14,7 @@ from ._base import (
     BaseCalibrator,
     BinaryOnlyMixin,
 )
-from ._logistic import binary_score, fit_binary_logistic, mean_weights
-
-
-def _warn_not_converged(name, max_iter):
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps: the "
-        "classes are (nearly) separated by the scores; the probabilities are "
-        "close to 0 and 1.",
-        ConvergenceWarning,
-        stacklevel=5,
-    )
+from ._logistic import SEPARATED, binary_score, fit_binary_logistic, mean_weights
 
 
 class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
@@ -70,6 +60,8 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit`` (1 or 2).
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -147,7 +139,7 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
             features, y_idx, weights, strengths, self.max_iter, self.tol
         )
         if not converged:
-            _warn_not_converged("QuadraticScaler", self.max_iter)
+            warn_not_converged("QuadraticScaler", self.max_iter, SEPARATED)
         self.coef_ = theta / np.array([1.0, sigma, sigma * sigma])
 
     def _predict_proba(self, scores):

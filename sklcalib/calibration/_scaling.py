@@ -1,12 +1,10 @@
 """Vector, matrix and Platt scaling: affine maps of logits fitted on NLL."""
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._solvers import minimise, ridge_penalised
+from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converged
 
 from ._base import (
     LOGITS,
@@ -28,15 +26,6 @@ from ._logistic import (
     platt_sums,
     vector_objective,
 )
-
-
-def _warn_not_converged(name, max_iter, what):
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps (or "
-        f"{20 * max_iter} L-BFGS iterations); increase max_iter{what}.",
-        ConvergenceWarning,
-        stacklevel=4,
-    )
 
 
 class VectorScaler(BaseCalibrator):
@@ -67,6 +56,8 @@ class VectorScaler(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -99,7 +90,9 @@ class VectorScaler(BaseCalibrator):
         start = np.r_[np.ones(k), np.zeros(k)]
         params, self.n_iter_, converged = minimise(nll, start, self.max_iter, self.tol)
         if not converged:
-            _warn_not_converged("VectorScaler", self.max_iter, "")
+            warn_not_converged(
+                "VectorScaler", self.max_iter, "; increase max_iter.", lbfgs=True
+            )
         self.coef_, self.intercept_ = params[:k], params[k:]
 
     def _predict_proba(self, scores):
@@ -140,6 +133,8 @@ class MatrixScaler(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -182,7 +177,9 @@ class MatrixScaler(BaseCalibrator):
         fun = ridge_penalised(nll, strengths.ravel(), np.zeros(start.size))
         params, self.n_iter_, converged = minimise(fun, start, self.max_iter, self.tol)
         if not converged:
-            _warn_not_converged("MatrixScaler", self.max_iter, " or reg")
+            warn_not_converged(
+                "MatrixScaler", self.max_iter, "; increase max_iter or reg.", lbfgs=True
+            )
         params = params.reshape(k, k + 1)
         self.coef_, self.intercept_ = params[:, :k], params[:, k]
 
@@ -211,6 +208,8 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit`` (1 or 2).
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----

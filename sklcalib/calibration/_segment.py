@@ -141,7 +141,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         log-loss), largest first. None: ``(1e-1, 1e-2, 1e-3, 1e-4, 1e-5)``.
     inner_cv : int, default=3
         Folds choosing the ridge strength (with ``method="auto"``, chosen
-        once on all the rows and kept in the outer folds).
+        once on all the rows and kept in the outer folds). Beyond 20,000
+        rows it is chosen on a random 20,000 and carried to all rows at the
+        same prior strength (``alpha * n_rows`` kept).
     max_iter : int, default=200
         Most boosting rounds.
     learning_rate : float, default=0.1

@@ -72,12 +72,24 @@ def _as_float(values):
 
 
 def _keys(values, numeric):
-    """Comparable keys of the present values of a categorical column: a
-    number by its float value (an integer level matches the same level read
-    as a float at predict), anything else by its type and text."""
+    """Comparable keys of the present values of a categorical column, as one
+    numpy array (sorted and searched without Python loops): a number by its
+    float value (an integer level matches the same level read as a float at
+    predict), anything else by its text."""
     if numeric:
-        return np.array([f"num:{float(v)!r}" for v in values], dtype=object)
-    return np.array([f"{type(v).__name__}:{v}" for v in values], dtype=object)
+        return np.asarray(values, dtype=np.float64)
+    return np.asarray(values).astype(str)
+
+
+def _codes(keys, kept):
+    """The position of each key among ``kept`` (-1 where absent)."""
+    if len(kept) == 0 or keys.shape[0] == 0:
+        return np.full(keys.shape[0], -1, dtype=np.int64)
+    kept = np.asarray(kept)
+    order = np.argsort(kept, kind="stable")
+    ranked = kept[order]
+    pos = np.clip(np.searchsorted(ranked, keys), 0, ranked.shape[0] - 1)
+    return np.where(ranked[pos] == keys, order[pos], -1)
 
 
 class SegmentEncoder:
@@ -150,7 +162,7 @@ class SegmentEncoder:
             for i in order[: self.max_levels]
             if counts[i] >= self.min_frequency
         ]
-        levels = [k.split(":", 1)[1] for k in kept]
+        levels = [f"{k:g}" if numeric is not None else str(k) for k in kept]
         if frequent_missing:
             levels.append(MISSING)
         return {
@@ -190,12 +202,14 @@ class SegmentEncoder:
                 block[np.flatnonzero(present), codes] = 1.0
                 raws.append(numeric)
             else:
-                index = {k: i for i, k in enumerate(spec["keys"])}
                 present = ~missing
                 numeric = spec["numeric"] and _as_float(values) is not None
                 keys = _keys(values[present], numeric)
                 rows = np.flatnonzero(present)
-                codes = np.array([index.get(k, -1) for k in keys], dtype=np.int64)
+                kept = spec["keys"]
+                if spec["numeric"] != numeric:  # numbers at fit, text now
+                    kept = [f"{k:g}" for k in kept]
+                codes = _codes(keys, kept)
                 seen = codes >= 0
                 block[rows[seen], codes[seen]] = 1.0
             if spec["levels"] and spec["levels"][-1] == MISSING:

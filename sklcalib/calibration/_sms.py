@@ -21,14 +21,12 @@ fewer rows than carry weight warns (weights normalised to sum to 1 would make
 ``eps = 1 / 2`` and the penalties n times stronger).
 """
 
-import warnings
 from typing import ClassVar
 
 import numpy as np
 from scipy.special import log_softmax
-from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._solvers import minimise, ridge_penalised
+from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converged
 
 from ._base import (
     FINITE,
@@ -65,16 +63,6 @@ def _prepare(scores, y_idx, sample_weight):
     return temperature, epsilon, x, weights, n
 
 
-def _warn(name, max_iter):
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps (or "
-        f"{20 * max_iter} L-BFGS iterations); "
-        "increase max_iter or the lambda_* penalties.",
-        ConvergenceWarning,
-        stacklevel=4,
-    )
-
-
 class _StructuredScaler(BaseCalibrator):
     """Steps 1 and 2 of SMS and SVS, the penalised fit of step 3 and the
     prediction; a subclass gives the affine map's penalised NLL
@@ -104,7 +92,12 @@ class _StructuredScaler(BaseCalibrator):
         fun = ridge_penalised(nll, strengths, centre)
         theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
-            _warn(type(self).__name__, self.max_iter)
+            warn_not_converged(
+                type(self).__name__,
+                self.max_iter,
+                "; increase max_iter or the lambda_* penalties.",
+                lbfgs=True,
+            )
         self._store(theta, x.shape[1])
 
     def _predict_proba(self, scores):
@@ -173,6 +166,8 @@ class SMSCalibrator(_StructuredScaler):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -317,6 +312,8 @@ class SVSCalibrator(_StructuredScaler):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------

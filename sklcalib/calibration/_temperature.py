@@ -64,6 +64,8 @@ class TemperatureScaler(BaseCalibrator):
     n_features_in_ : int
         Number of score columns seen in ``fit``: the number of classes, or 1
         for binary decision scores.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
