@@ -31,13 +31,19 @@ Run::
     python benchmarks/bench_losses.py --calls --repeats 61
     python benchmarks/bench_losses.py --epochs --epoch-repeats 7
     python benchmarks/bench_losses.py --out docs/_static/losses   # CSV files
+    python benchmarks/bench_losses.py --calls --device cuda       # on a GPU
 
-``--out`` writes ``calls.csv``, ``epochs.csv`` and ``README.txt`` (the command
-and the settings); the tables of the losses guide are those files.
+``--out`` writes ``calls.csv``, ``epochs.csv`` and ``README.txt`` (the command,
+the settings and the load average before and after); the tables of the losses
+guide are those files. ``--device`` moves the per-call table to another torch
+device (``cuda``), timed by the wall clock between device synchronisations
+(its thread CPU time would only measure the kernel launches); the per-epoch
+table stays on the CPU.
 """
 
 import argparse
 import csv
+import os
 import platform
 import statistics
 import sys
@@ -122,18 +128,32 @@ def mmce_floor(logits, target, bandwidth=0.4):
         (kernel * diff.sign()) @ w
 
 
-def _data(n, k, seed=0):
+def _data(n, k, seed=0, device="cpu"):
     gen = torch.Generator().manual_seed(seed)
-    logits = (3 * torch.randn(n, k, generator=gen)).requires_grad_()
+    logits = 3 * torch.randn(n, k, generator=gen)
     target = torch.randint(0, k, (n,), generator=gen)
-    return logits, target
+    return logits.to(device).requires_grad_(), target.to(device)
 
 
-def time_calls(n, k, repeats, warmup, clock, block):
+def device_clock(device):
+    """The clock of the per-call table: the thread's CPU time on the CPU, the
+    wall clock after a synchronisation elsewhere (queued kernels finished)."""
+    if torch.device(device).type == "cpu":
+        return time.thread_time
+    synchronize = torch.accelerator.synchronize
+
+    def clock():
+        synchronize()
+        return time.perf_counter()
+
+    return clock
+
+
+def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
     """Fastest and per-repeat times of every case (and MMCE's floor) on
     ``n x k`` logits, all cases timed back to back in every repeat."""
-    logits, target = _data(n, k)
-    steps = {name: make() for name, make, _ in CASES}
+    logits, target = _data(n, k, device=device)
+    steps = {name: make().to(device) for name, make, _ in CASES}
 
     def step(criterion):
         def run():
@@ -267,6 +287,12 @@ class PlainLoop:
             valid_loss = criterion(logits, self.y_valid).item()
             valid_acc = (logits.argmax(1) == self.y_valid).float().mean().item()
         return total / len(X), valid_loss, valid_acc
+
+
+def _device_name(device):
+    if torch.device(device).type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return torch.device(device).type
 
 
 def _epoch_clock(clock):
@@ -437,7 +463,11 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--epoch-repeats", type=int, default=7)
     parser.add_argument("--out", default=None, help="folder for the CSV files")
+    parser.add_argument(
+        "--device", default="cpu", help="torch device of the per-call table"
+    )
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
     if not (args.calls or args.epochs):
         args.calls = args.epochs = True
     torch.set_num_threads(1)
@@ -452,12 +482,21 @@ def main(argv=None):
     failed = []
     if args.calls:
         times = {}
+        call_clock = device_clock(args.device)
         for n, k in SHAPES:
             block = SMALL_BLOCK if n * k < 100_000 else 1
-            times[n, k] = time_calls(n, k, args.repeats, args.warmup, clock, block)
+            times[n, k] = time_calls(
+                n, k, args.repeats, args.warmup, call_clock, block, args.device
+            )
         rows = call_rows(times)
+        where = (
+            settings
+            if call_clock is clock
+            else f"{args.device} ({_device_name(args.device)}), wall clock between "
+            "synchronisations"
+        )
         print_table(
-            f"forward+backward per call, float32 logits; {settings}; fastest of "
+            f"forward+backward per call, float32 logits; {where}; fastest of "
             f"{args.repeats} interleaved repeats (128x10: blocks of {SMALL_BLOCK} "
             "calls); x CE: ratio of the fastest repeats (median: of the "
             "per-repeat ratios); MMCE against its floor, cross-entropy plus a "
@@ -484,10 +523,16 @@ def main(argv=None):
         if out is not None:
             write_csv(out / "epochs.csv", rows)
     if out is not None:
+        loads = " / ".join(
+            ", ".join(f"{x:.1f}" for x in load)
+            for load in (load_before, os.getloadavg())
+        )
         (out / "README.txt").write_text(
             "Written by: python benchmarks/bench_losses.py "
             + " ".join(sys.argv[1:] if argv is None else argv)
-            + f"\nSettings: {settings}; python {platform.python_version()}\n",
+            + f"\nSettings: {settings}; python {platform.python_version()}; "
+            + f"{os.cpu_count()} cores, load average (1, 5, 15 min) before / "
+            + f"after: {loads}\n",
             encoding="utf-8",
         )
     print("over target: " + ", ".join(failed) if failed else "all targets met")

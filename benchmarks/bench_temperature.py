@@ -83,7 +83,7 @@ def main(argv=None):
     from sklearn.frozen import FrozenEstimator
 
     from sklcalib.calibration import TemperatureScaler
-    from sklcalib.calibration._temperature import fit_temperature_nll
+    from sklcalib.calibration._temperature_nll import fit_temperature_nll
 
     logits, y = make_data(args.n, args.k)
     rows = np.arange(args.n).reshape(-1, 1)

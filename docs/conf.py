@@ -184,7 +184,7 @@ def _drop_type_docstring(app, what, name, obj, options, lines):
 
 
 # A constant a package re-exports from a private module (``TEMPERATURE_BOUNDS``
-# of sklcalib.calibration, defined in calibration/_temperature.py) has its
+# of sklcalib.calibration, defined in calibration/_temperature_nll.py) has its
 # ``#:`` comment there, where autodoc, reading the package's source, does not
 # look: take the comment from the submodule that defines the same object.
 # Runs after _drop_type_docstring, before numpydoc.
@@ -199,8 +199,9 @@ def _reexported_doc_comment(app, what, name, obj, options, lines):
         if module is None or getattr(module, attr, None) is not obj:
             continue
         comment = ModuleAnalyzer.for_module(module_name).find_attr_docs()
-        lines[:] = list(comment.get(("", attr), []))
-        return
+        if comment.get(("", attr)):  # a module may re-export it again
+            lines[:] = list(comment[("", attr)])
+            return
 
 
 # scikit-learn generates ``set_fit_request``/``set_score_request``/... methods

@@ -333,17 +333,21 @@ def test_early_stopping_keeps_the_best_epochs_weights():
 
     data = _dataset("wine")
     kwargs = dict(seed=0, batch_size=16, lr=3e-2, hidden_units=(64,))
-    net = _build_net("ce", data, epochs=300, patience=3, **kwargs)
+    net = _build_net("focal", data, epochs=300, patience=3, **kwargs)
     net.fit(data.X_train, data.y_train)
-    valid = list(net.history[:, "valid_loss"])
-    best = int(np.argmin(valid))
+    # stopped on the validation log-loss after temperature scaling
+    scores = list(net.history[:, "valid_temp_nll"])
+    best = int(np.argmin(scores))
     # stopped 3 epochs after its best, long before the budget
-    assert len(valid) == best + 1 + 3 < 300
-    # the weights are the best epoch's: their validation loss is its loss
-    proba = net.predict_proba(data.X_val)
-    y_val = torch.as_tensor(data.y_val)
-    nll = torch.nn.functional.nll_loss(torch.log(torch.as_tensor(proba)), y_val)
-    assert float(nll) == pytest.approx(valid[best], rel=1e-4)
+    assert len(scores) == best + 1 + 3 < 300
+    # the weights are the best epoch's: their validation log-loss at that
+    # epoch's temperature is its score
+    stopper = dict(net.callbacks_)["early_stopping"]
+    assert stopper.best_epoch_ == best + 1
+    logp = torch.log(torch.as_tensor(net.predict_proba(data.X_val)))
+    scaled = torch.log_softmax(logp / stopper.best_temperature_, 1)
+    nll = torch.nn.functional.nll_loss(scaled, torch.as_tensor(data.y_val))
+    assert float(nll) == pytest.approx(scores[best], rel=1e-4)
 
 
 def test_run_one_leaves_torch_global_state_alone(monkeypatch):

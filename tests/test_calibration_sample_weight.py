@@ -1,12 +1,15 @@
-"""sample_weight in every calibrator and in CalibratedClassifier: integer
-weights are repeated rows, zero weights removed rows (directly and through
-scikit-learn's own equivalence check), and bad weights are named."""
+"""sample_weight in every calibrator and in CalibratedClassifier: frequency
+weights, one rule for all. Integer weights are repeated rows and zero weights
+removed rows (directly and through scikit-learn's own equivalence check; the
+spline's rank grid to O(1/n), see test_leaders_spline.py), a term that
+depends on the number of rows counts sum(w) rows, and such fits warn when the
+weights sum to far fewer rows than carry weight; bad weights are named."""
 
 import warnings
 
 import numpy as np
 import pytest
-from _helpers import assert_weights_are_repeated_rows
+from _helpers import SPLINE_GRID, assert_weights_are_repeated_rows
 from _scores_adapter import ScoresOf
 from scipy.special import softmax
 from sklearn.base import clone
@@ -60,6 +63,9 @@ WEIGHTED = [
 ]
 BINARY_ONLY = (PlattScaler, QuadraticScaler, BetaScaler)
 NETCAL = [BBQCalibrator(), ENIRCalibrator(), BetaCalibrator()]
+# repeated rows exactly: all but the spline, whose weighted row is one point
+# at the middle of the ranks its repeats would spread over (O(1/n) apart)
+REPEATED_EXACTLY = [c for c in WEIGHTED if not isinstance(c, SplineCalibrator)]
 
 
 def _data(calibrator, n=150, seed=0):
@@ -72,14 +78,14 @@ def _data(calibrator, n=150, seed=0):
     return softmax(logits, axis=1), y
 
 
-@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+@pytest.mark.parametrize("calibrator", REPEATED_EXACTLY + NETCAL, ids=repr)
 def test_integer_weights_are_repeated_rows(calibrator):
     X, y = _data(calibrator)
     # the optimisers stop at a gradient tolerance: parameters agree to ~1e-7
     assert_weights_are_repeated_rows(calibrator, X, y, atol=1e-6)
 
 
-@pytest.mark.parametrize("calibrator", WEIGHTED, ids=repr)
+@pytest.mark.parametrize("calibrator", WEIGHTED + NETCAL, ids=repr)
 def test_unit_weights_are_no_weights(calibrator):
     X, y = _data(calibrator)
     np.testing.assert_allclose(
@@ -105,9 +111,16 @@ def test_extreme_weights_are_rescaled_exactly(calibrator, scale):
     )
 
 
+_SPLINE_GRID = pytest.mark.xfail(strict=True, reason=SPLINE_GRID)
+
+
 @pytest.mark.parametrize(
     "calibrator",
-    [c for c in WEIGHTED if not isinstance(c, BINARY_ONLY)],
+    [
+        pytest.param(c, marks=_SPLINE_GRID) if isinstance(c, SplineCalibrator) else c
+        for c in WEIGHTED + NETCAL
+        if not isinstance(c, BINARY_ONLY)
+    ],
     ids=repr,
 )
 def test_sklearn_sample_weight_equivalence_check(calibrator):
@@ -136,10 +149,79 @@ def test_bad_weights_are_named(calibrator):
 
 
 @pytest.mark.parametrize("calibrator", NETCAL, ids=repr)
-def test_netcal_calibrators_refuse_weights(calibrator):
+def test_netcal_calibrators_refuse_fractional_weights(calibrator):
     X, y = _data(calibrator, n=60)
-    with pytest.raises(ValueError, match="cannot honour sample_weight"):
-        clone(calibrator).fit(X, y, sample_weight=np.ones(len(y)))
+    with pytest.raises(ValueError, match="takes integer sample_weight only"):
+        clone(calibrator).fit(X, y, sample_weight=np.full(len(y), 1.5))
+    with pytest.raises(ValueError, match="repeat the rows into"):
+        clone(calibrator).fit(X, y, sample_weight=np.full(len(y), 1e6))
+
+
+def _weighted_data(calibrator, n=400, seed=0):
+    X, y = _data(calibrator, n=n, seed=seed)
+    return X, y, np.random.default_rng(seed).uniform(0.5, 1.5, size=n)
+
+
+# the fits whose result depends on the number of rows, and what that term is
+SIZE_DEPENDENT = [
+    (SMSCalibrator(), "mixing weight"),
+    (SVSCalibrator(), "mixing weight"),
+    (QuadraticScaler(), "ridge penalties"),
+    (BetaScaler(reg=1.0), "ridge penalty"),
+    (VennAbersCalibrator(), "test point"),
+    (HistogramBinningCalibrator(strategy="quantile", n_bins=5), "quantile edges"),
+]
+
+
+@pytest.mark.parametrize(("calibrator", "term"), SIZE_DEPENDENT, ids=repr)
+def test_weights_summing_to_one_warn_and_name_the_fix(calibrator, term):
+    # normalised weights (what survey and importance weights often are) make
+    # a frequency-weighted fit on 400 rows a fit on one: its prior
+    X, y, w = _weighted_data(calibrator)
+    with pytest.warns(UserWarning, match=rf"sums to 1 over 400 rows.*{term}.*mean 1"):
+        clone(calibrator).fit(X, y, sample_weight=w / w.sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # relative weights of mean ~1: silent
+        clone(calibrator).fit(X, y, sample_weight=w)
+        clone(calibrator).fit(X, y, sample_weight=w * 0.2)  # above a tenth
+
+
+@pytest.mark.parametrize(
+    "calibrator",
+    [c for c in WEIGHTED if not any(repr(c) == repr(d) for d, _ in SIZE_DEPENDENT)]
+    + [BetaScaler(), QuadraticScaler(reg_intercept=0.0, reg_quadratic=0.0)],
+    ids=repr,
+)
+def test_fits_without_a_size_term_are_invariant_to_the_weights_scale(calibrator):
+    # nothing in these fits counts rows (Platt's weak slope penalty aside,
+    # C * sum(w), as scikit-learn's): a common factor changes nothing, and
+    # normalised weights do not warn
+    X, y, w = _weighted_data(calibrator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        small = clone(calibrator).fit(X, y, sample_weight=w / w.sum())
+    mean_one = clone(calibrator).fit(X, y, sample_weight=w / w.mean())
+    atol = (
+        1e-3 if isinstance(calibrator, PlattScaler | ScalingBinningCalibrator) else 1e-7
+    )
+    np.testing.assert_allclose(
+        small.predict_proba(X), mean_one.predict_proba(X), atol=atol
+    )
+
+
+def test_sms_with_normalised_weights_is_the_fit_of_one_row():
+    """The rule, measured: weights summing to 1 make SMS's mixing weight 1/2
+    (a fit on one row: every probability pulled half-way to uniform), the
+    same weights rescaled to mean 1 give the unweighted fit back."""
+    X, y = _data(SMSCalibrator(), n=600)
+    w = np.ones(len(y))
+    with pytest.warns(UserWarning, match="rescale them to mean 1"):
+        one_row = SMSCalibrator().fit(X, y, sample_weight=w / w.sum())
+    assert one_row.epsilon_ == pytest.approx(0.5)
+    rescaled = SMSCalibrator().fit(X, y, sample_weight=w)
+    plain = SMSCalibrator().fit(X, y)
+    assert plain.epsilon_ == pytest.approx(1 / 601)
+    np.testing.assert_allclose(rescaled.predict_proba(X), plain.predict_proba(X))
 
 
 # CalibratedClassifier's calibration check, provoked on purpose by the small

@@ -87,6 +87,9 @@ def test_sms_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     assert ours.temperature_ == pytest.approx(their_temperature, rel=1e-6)
     # the same probabilities on new logits, to their optimiser's accuracy
     _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
+    # unit weights: the same fit (weights count rows: n of them)
+    unit = SMSCalibrator().fit(z, y, sample_weight=np.ones(n))
+    _assert_same_probabilities(unit, theirs, _problem(400, k, seed + 10)[0])
     # and the same problem, which we solve at least as well
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = _sms_strengths(n, k)
@@ -101,6 +104,8 @@ def test_svs_equals_probmetrics(probmetrics_calibrators, n, k, seed):
     z, y, _, _ = _problem(n, k, seed)
     ours, theirs = _fit_both(SVSCalibrator, TheirSVS, z, y)
     _assert_same_probabilities(ours, theirs, _problem(400, k, seed + 10)[0])
+    unit = SVSCalibrator().fit(z, y, sample_weight=np.ones(n))
+    _assert_same_probabilities(unit, theirs, _problem(400, k, seed + 10)[0])
     x = mixed_log_probabilities(z, ours.temperature_, 1.0 / (n + 1))
     strengths = (np.diag(np.full(k, k / n)), k / n)
     ours_value = _objective(x, y, np.diag(ours.coef_), ours.intercept_, *strengths)
@@ -246,18 +251,18 @@ def test_rows_sum_to_one_and_are_finite(seed, k, scale, cls):
 def test_many_classes_use_lbfgs_and_agree_with_newton():
     """Above 1000 parameters (SMS with 32 classes) L-BFGS replaces Newton:
     forcing Newton on the same problem gives the same fit."""
-    import sklcalib.calibration._sms as sms_module
+    import sklcalib._utils._solvers as solvers
 
     z, y, _, _ = _problem(3000, 32, 14)
     y[:32] = np.arange(32)  # every class seen
     lbfgs = SMSCalibrator().fit(z, y)
     assert lbfgs.n_iter_ > 5  # quasi-Newton iterations, not Newton steps
-    limit = sms_module.NEWTON_MAX_PARAMS
+    limit = solvers.NEWTON_MAX_PARAMS
     try:
-        sms_module.NEWTON_MAX_PARAMS = 10**6
+        solvers.NEWTON_MAX_PARAMS = 10**6
         newton = SMSCalibrator().fit(z, y)
     finally:
-        sms_module.NEWTON_MAX_PARAMS = limit
+        solvers.NEWTON_MAX_PARAMS = limit
     np.testing.assert_allclose(
         lbfgs.predict_proba(z), newton.predict_proba(z), atol=1e-5
     )

@@ -1,6 +1,7 @@
 """SplineCalibrator: equal to probmetrics 1.3's CDF spline on scores without
-ties, right on data with a known answer, order-free on ties, weights as
-repeated rows, valid probabilities always.
+ties, right on data with a known answer, order-free on ties, one fit for
+equal weights and repeated rows for integer ones up to O(1/n), valid
+probabilities always.
 
 Tolerance against probmetrics: it casts the scores to float32 and
 accumulates them in float32, so the calibrated values agree to about 1e-6
@@ -114,9 +115,25 @@ def test_ties_do_not_depend_on_row_order():
     np.testing.assert_allclose(shuffled.values_[0], model.values_[0], atol=1e-12)
 
 
-def test_integer_weights_are_repeated_rows():
+def test_equal_weights_are_the_unweighted_fit():
+    """The fit has no term that depends on the number of rows: any common
+    weight (1, 1.5, 1 / n, 1e6) gives the unweighted fit, exactly."""
     p, y = _data(300, 7)
-    assert_weights_are_repeated_rows(SplineCalibrator(), p, y, rtol=1e-7)
+    plain = SplineCalibrator().fit(p, y).predict_proba(p)
+    for w in [1.0, 1.5, 1.0 / len(y), 1e6]:
+        weighted = SplineCalibrator().fit(p, y, sample_weight=np.full(len(y), w))
+        np.testing.assert_allclose(weighted.predict_proba(p), plain, atol=1e-13)
+
+
+@pytest.mark.parametrize(("n", "bound"), [(300, 5e-3), (3000, 3e-4)])
+def test_integer_weights_are_repeated_rows_up_to_the_rank_grid(n, bound):
+    """A repeated row is a tie, spread over the tied ranks; the weighted row
+    is one point at their middle: the fits agree to O(1/n), far closer than
+    either is to the unweighted fit (the weights matter)."""
+    p, y = _data(n, 7)
+    weighted, _ = assert_weights_are_repeated_rows(SplineCalibrator(), p, y, atol=bound)
+    plain = SplineCalibrator().fit(p, y)
+    assert np.abs(plain.predict_proba(p) - weighted.predict_proba(p)).max() > 10 * bound
 
 
 def test_real_weights_zero_is_removed_and_scale_free():
@@ -175,11 +192,13 @@ def test_rows_sum_to_one_and_stay_clipped(seed, k, n, runout):
         assert np.all((out >= model.clip) & (out <= 1 - model.clip))
 
 
-def test_huge_integer_weights_are_not_expanded():
-    """Integer weights of 1e12 would be 1e14 repeated rows: the real-weight
-    formulation takes over (and a common factor does not matter)."""
+def test_huge_weights_are_scaled_weights():
+    """Integer weights of 1e12 (1e14 repeated rows) fit as the same weights
+    scaled down: one formulation, no expansion into rows."""
     p, y = _data(200, 10)
     w = np.random.default_rng(3).integers(1, 4, size=len(y)).astype(float)
     huge = SplineCalibrator().fit(p, y, sample_weight=1e12 * w)
-    real = SplineCalibrator().fit(p, y, sample_weight=w + 1e-9 * np.pi)
-    np.testing.assert_allclose(huge.predict_proba(p), real.predict_proba(p), atol=1e-6)
+    small = SplineCalibrator().fit(p, y, sample_weight=w / 7)
+    np.testing.assert_allclose(
+        huge.predict_proba(p), small.predict_proba(p), atol=1e-12
+    )

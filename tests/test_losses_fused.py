@@ -41,6 +41,7 @@ from sklcalib.losses import (
     MMCELoss,
     SampleDependentFocalLoss,
 )
+from sklcalib.losses._autograd import INDEX_BY_VALUE, dual_index
 
 
 def _binned(cls, gammas):
@@ -297,20 +298,39 @@ def test_adafocal_state_checked_again_when_a_buffer_is_replaced():
         criterion(logits, target)
 
 
-def test_row_min_finds_the_first_minimum_as_torch_does():
-    from sklcalib.losses._autograd import INDEX_BY_VALUE, row_min
-
+@pytest.mark.parametrize("n", [64, INDEX_BY_VALUE // 50 + 1])
+def test_dual_index_is_the_first_largest_logit_strictly_below_the_target(n):
+    # both paths: torch's min with indices, and the index found from the value
     rng = np.random.default_rng(7)
-    n, k = INDEX_BY_VALUE // 50 + 1, 50  # above the size that uses the values
-    key = torch.tensor(np.round(rng.standard_normal((n, k)), 1))
-    key[:5] = float("inf")  # rows with no finite minimum
-    key[5:10, 3:7] = -1e30  # ties at the minimum
-    key[10, 0] = key[10, -1] = -1e31
-    want_value, want_index = key.min(1, keepdim=True)
-    value, index = row_min(key.clone(), scratch=True)
-    torch.testing.assert_close(value, want_value, rtol=0, atol=0)
-    finite = torch.isfinite(want_value).squeeze(1)
-    assert torch.equal(index[finite], want_index[finite])
+    k = 50
+    logits = torch.tensor(np.round(rng.standard_normal((n, k)), 1))
+    target = torch.tensor(rng.integers(0, k, n))
+    logits[:5] = 0.0  # every class tied with the target: no class below
+    logits[5:10, 3:7] = -3.0  # ties at the largest logit below the target
+    logits[5:10, 7:] = -5.0
+    logits[5:10, :3] = -5.0
+    target[5:10] = 0
+    logits[5:10, 0] = 1.0
+    # signed zeros tie: -0.0 is not below +0.0 (nor +0.0 below -0.0)
+    logits[11], target[11] = -1.0, 0
+    logits[11, 0], logits[11, 1], logits[11, 2] = 0.0, -0.0, -0.5
+    logits[12], target[12] = -1.0, 0
+    logits[12, 0], logits[12, 1], logits[12, 2] = -0.0, 0.0, -0.5
+    # a difference whose reciprocal overflows (to -inf): still the closest
+    logits[10], target[10] = -5.0, 0
+    logits[10, 0], logits[10, 4], logits[10, 9] = 0.0, -1e-300, -5e-324
+    index, has = dual_index(logits, target)
+    for i in range(n):
+        z, t = logits[i].tolist(), int(target[i])
+        below = [j for j in range(k) if z[j] < z[t]]
+        assert bool(has[i]) == bool(below)
+        if i == 10:
+            assert int(index[i]) == 9
+        if i in (11, 12):
+            assert int(index[i]) == 2
+        if below:
+            best = max(z[j] for j in below)
+            assert int(index[i]) == min(j for j in below if z[j] == best)
     assert index.min() >= 0 and index.max() < k
 
 

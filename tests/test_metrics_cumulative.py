@@ -4,7 +4,7 @@ in test_metrics_cumulative_references.py)."""
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import quad
 
@@ -152,6 +152,93 @@ def test_top_label_and_classwise_are_the_binary_statistic_of_their_columns():
     assert error == pytest.approx(np.mean(cw.statistic))
 
 
+@pytest.mark.parametrize("mode", ["top_label", "classwise"])
+def test_weighted_multiclass_is_the_weighted_binary_statistic_of_its_columns(mode):
+    rng = np.random.default_rng(3)
+    n = 600
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = np.array([rng.choice(3, p=row) for row in prob])
+    w = rng.uniform(0.1, 4.0, size=n)
+    w[::9] = 0.0
+    if mode == "top_label":
+        columns = [((prob.argmax(1) == y).astype(int), prob.max(1))]
+    else:
+        columns = [((y == k).astype(int), prob[:, k]) for k in range(3)]
+    for statistic in ("kuiper", "ks"):
+        res = cumulative_calibration_test(
+            y, prob, mode=mode, statistic=statistic, sample_weight=w
+        )
+        ref = [
+            cumulative_calibration_test(
+                o, s, statistic=statistic, sample_weight=w, labels=[0, 1]
+            )
+            for o, s in columns
+        ]
+        np.testing.assert_allclose(
+            np.atleast_1d(res.statistic), [r.statistic for r in ref], rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            np.atleast_1d(res.sigma), [r.sigma for r in ref], rtol=1e-12
+        )
+        # the weights matter: unweighted is another number
+        plain = cumulative_calibration_test(y, prob, mode=mode, statistic=statistic)
+        assert not np.allclose(plain.statistic, res.statistic)
+        # a constant rescaling and dropping the zero-weight rows change nothing
+        keep = w > 0
+        for other in (
+            cumulative_calibration_test(
+                y, prob, mode=mode, statistic=statistic, sample_weight=7.5 * w
+            ),
+            cumulative_calibration_test(
+                y[keep],
+                prob[keep],
+                mode=mode,
+                statistic=statistic,
+                sample_weight=w[keep],
+                labels=[0, 1, 2],
+            ),
+        ):
+            np.testing.assert_allclose(other.statistic, res.statistic, rtol=1e-12)
+            assert other.pvalue == pytest.approx(res.pvalue, rel=1e-9)
+
+
+@given(st.integers(0, 2**31), st.sampled_from(["top_label", "classwise"]))
+@settings(max_examples=20, deadline=None)
+def test_multiclass_integer_weights_are_repeated_rows_for_the_error(seed, mode):
+    rng = np.random.default_rng(seed)
+    n = 40
+    prob = rng.dirichlet(np.ones(3), size=n)
+    y = rng.integers(0, 3, size=n)
+    w = rng.integers(0, 4, size=n)
+    w[:3] = 1
+    for statistic in ("kuiper", "ks"):
+        weighted = cumulative_calibration_error(
+            y, prob, sample_weight=w, statistic=statistic, mode=mode, labels=[0, 1, 2]
+        )
+        repeated = cumulative_calibration_error(
+            np.repeat(y, w),
+            np.repeat(prob, w, axis=0),
+            statistic=statistic,
+            mode=mode,
+            labels=[0, 1, 2],
+        )
+        assert weighted == pytest.approx(repeated, abs=1e-12)
+
+
+def test_report_on_dask_lacks_the_cumulative_errors_and_says_why():
+    da = pytest.importorskip("dask.array", reason="dask is the dask extra")
+    from sklcalib.metrics import calibration_report
+
+    y, p, _ = _binary(200, 4)
+    report = calibration_report(
+        da.from_array(y, chunks=50), da.from_array(p, chunks=50)
+    )
+    for key in ("cumulative_kuiper", "cumulative_ks"):
+        assert key not in report and key in report.unavailable
+        with pytest.raises(KeyError, match="in-memory sample"):
+            report[key]
+
+
 def test_binary_two_columns_and_string_labels():
     y, p, _ = _binary(300, 2)
     a = cumulative_calibration_test(y, p)
@@ -251,3 +338,40 @@ def test_size_binary_and_top_label():
         y = (prob.cumsum(axis=1) < u).sum(axis=1).clip(max=9)
         top += cumulative_calibration_test(y, prob, labels=range(10)).pvalue <= 0.05
     assert 1 <= top <= 17  # 0.7 % to 11 % of 150
+
+
+def test_scorers_and_registry():
+    from sklearn.datasets import load_breast_cancer, load_iris
+    from sklearn.model_selection import cross_val_score
+    from sklearn.naive_bayes import GaussianNB
+
+    from sklcalib.metrics import (
+        CALIBRATION_SCORERS,
+        bootstrap_interval,
+        cumulative_ks_scorer,
+        cumulative_kuiper_scorer,
+        get_scorer,
+    )
+
+    X, y = load_iris(return_X_y=True)
+    model = GaussianNB().fit(X, y)
+    proba = model.predict_proba(X)
+    assert cumulative_kuiper_scorer(model, X, y) == -cumulative_calibration_error(
+        y, proba
+    )
+    assert get_scorer("neg_cumulative_ks")(
+        model, X, y
+    ) == -cumulative_calibration_error(y, proba, statistic="ks")
+    assert CALIBRATION_SCORERS["neg_cumulative_ks"] is cumulative_ks_scorer
+    X, y = load_breast_cancer(return_X_y=True)
+    scoring = get_scorer("neg_cumulative_kuiper")
+    scores = cross_val_score(GaussianNB(), X, y, cv=3, scoring=scoring)
+    assert np.all(scores <= 0)
+    ci = bootstrap_interval(
+        "cumulative_kuiper",
+        y,
+        GaussianNB().fit(X, y).predict_proba(X),
+        n_resamples=20,
+        random_state=0,
+    )
+    assert ci.low <= ci.high

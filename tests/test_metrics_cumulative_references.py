@@ -8,6 +8,8 @@ and plotly that its metrics never import); where it is absent its tests skip
 and say so.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -206,3 +208,116 @@ def test_segments_are_built_as_mcgrad_builds_them(max_depth):
     }
     assert ours_set == theirs
     assert ours.n_segments + ours.n_dropped == ours.n_candidates
+
+
+def _mcgrad_audit(frame, y, p, w, **kwargs):
+    df = frame.copy()
+    df["label"], df["score"] = y, p
+    if w is not None:
+        df["weight"] = w
+    with warnings.catch_warnings():
+        # mcgrad 0.1.5 sorts in place, which pandas >= 3.1 deprecates
+        warnings.filterwarnings(
+            "ignore",
+            message="The inplace keyword",
+            category=getattr(pd.errors, "Pandas4Warning", FutureWarning),
+        )
+        return mcgrad_metrics.MulticalibrationError(
+            df,
+            label_column="label",
+            score_column="score",
+            weight_column=None if w is None else "weight",
+            categorical_segment_columns=["region", "device"],
+            numerical_segment_columns=["age"],
+            max_n_segments=None,
+            precision_dtype="float64",
+            **kwargs,
+        )
+
+
+@needs_mcgrad
+@pytest.mark.parametrize("weighted", [False, True])
+def test_audit_equals_mcgrad_multicalibration_error(weighted):
+    # mcgrad's whole audit object as the oracle: the same segments, the same
+    # per-segment statistics, scaled values and unadjusted p-values; its
+    # mce_sigma is the audit's maximum and its mce_pvalue the smallest
+    # unadjusted p-value (which the family-wise p-value replaces)
+    frame, y, p, rng = _frame(4000, 5)
+    w = rng.uniform(0.5, 2.0, size=4000) if weighted else None
+    p[rng.uniform(size=4000) < 0.2] += 0.01  # a little off: p-values < 1
+    p = np.clip(p, 0.02, 0.98)
+    theirs = _mcgrad_audit(
+        frame,
+        y,
+        p,
+        w,
+        max_depth=2,
+        max_values_per_segment_feature=4,
+        min_samples_per_segment=25,
+    )
+    audit = multicalibration_audit(
+        y,
+        p,
+        frame,
+        max_depth=2,
+        max_levels=4,
+        min_rows=25,
+        sample_weight=w,
+        n_resamples=20,
+        random_state=0,
+    )
+    table = audit.table
+    their_statistics = theirs.segments_ecce  # builds its segments
+    assert audit.n_segments == theirs.total_number_segments
+    for ours_col, their_values in (
+        ("statistic", their_statistics),
+        ("scaled_statistic", theirs.segments_ecce_sigma),
+        ("pvalue_unadjusted", theirs.segments_ecce_pvalue),
+    ):
+        np.testing.assert_allclose(
+            np.sort(np.asarray(table[ours_col])),
+            np.sort(np.asarray(their_values, dtype=np.float64)),
+            rtol=1e-9,
+            atol=1e-15,
+        )
+    assert audit.statistic == pytest.approx(theirs.mce_sigma, rel=1e-9)
+    assert min(table["pvalue_unadjusted"]) == pytest.approx(theirs.mce_pvalue, rel=1e-9)
+    # depth 0 (all rows) is mcgrad's global ECCE
+    everyone = [i for i, name in enumerate(table["segment"]) if name == "all rows"]
+    assert len(everyone) == 1
+    assert table["statistic"][everyone[0]] == pytest.approx(
+        theirs.global_ecce, rel=1e-9
+    )
+
+
+@needs_mcgrad
+@pytest.mark.parametrize("statistic_mode", ["top_label", "classwise"])
+def test_weighted_multiclass_columns_equal_mcgrad_ecce(statistic_mode):
+    # mcgrad is binary-only: a top-label or classwise statistic is its ecce
+    # on the binary column (correct vs confidence, or [y = k] vs p_k), weighted
+    rng = np.random.default_rng(8)
+    n = 2500
+    prob = rng.dirichlet(np.full(4, 0.7), size=n)
+    y = (prob.cumsum(axis=1) < rng.uniform(size=(n, 1))).sum(axis=1).clip(max=3)
+    w = rng.uniform(0.2, 3.0, size=n)
+    res = cumulative_calibration_test(y, prob, mode=statistic_mode, sample_weight=w)
+    if statistic_mode == "top_label":
+        columns = [((prob.argmax(1) == y).astype(int), prob.max(1))]
+    else:
+        columns = [((y == k).astype(int), prob[:, k]) for k in range(4)]
+    ref = np.array(
+        [
+            [
+                mcgrad_metrics.ecce(o, s, w),
+                mcgrad_metrics.ecce_sigma(o, s, w),
+                mcgrad_metrics.ecce_pvalue(o, s, w),
+            ]
+            for o, s in columns
+        ]
+    )
+    np.testing.assert_allclose(np.atleast_1d(res.statistic), ref[:, 0], rtol=1e-9)
+    np.testing.assert_allclose(
+        np.atleast_1d(res.scaled_statistic), ref[:, 1], rtol=1e-9
+    )
+    pvalues = res.class_pvalues if statistic_mode == "classwise" else [res.pvalue]
+    np.testing.assert_allclose(pvalues, ref[:, 2], rtol=1e-7, atol=1e-15)

@@ -102,6 +102,37 @@ def test_size_is_the_level_where_the_unadjusted_minimum_is_not():
     assert unadjusted >= 48  # 66 of 80 with this seed
 
 
+def test_power_grows_with_the_gap_and_beats_the_global_test():
+    # seeded fast variant of the power table of
+    # benchmarks/bench_multicalibration.py: a flagged 5 % of the rows has
+    # outcome probability p + delta; 30 simulations per delta, 4 columns
+    # of three levels plus the flag, up to depth 2 (59 null draws: the rank
+    # p-value's size is exactly 3 / 60)
+    rng = np.random.default_rng(20261128)
+    n = 3000
+    frame = pd.DataFrame({f"c{j}": rng.integers(0, 3, n).astype(str) for j in range(4)})
+    flag = rng.uniform(size=n) < 0.05
+    frame["flag"] = np.where(flag, "1", "0")
+    p = 1 / (1 + np.exp(-rng.normal(-1.0, 1.0, n)))
+    audit_hits, global_hits = {}, {}
+    for delta in (0.0, 0.1, 0.25):
+        true_p = np.where(flag, np.clip(p + delta, 0, 1), p)
+        audit_hits[delta] = global_hits[delta] = 0
+        for sim in range(30):
+            y = (rng.uniform(size=n) < true_p).astype(int)
+            audit = multicalibration_audit(
+                y, p, frame, n_resamples=59, random_state=sim, labels=[0, 1]
+            )
+            audit_hits[delta] += audit.pvalue <= 0.05
+            global_hits[delta] += cumulative_calibration_test(y, p).pvalue <= 0.05
+    assert audit.n_segments > 60
+    assert audit_hits[0.0] <= 6  # expected 1.5 of 30; P(X > 6) < 0.001
+    assert audit_hits[0.0] < audit_hits[0.1] < audit_hits[0.25]
+    assert audit_hits[0.25] >= 26  # the shifted segment is found
+    # the shift is 0.05 * delta on all rows: the global test mostly misses it
+    assert global_hits[0.25] <= audit_hits[0.25] - 10
+
+
 def test_a_shifted_segment_is_found_and_its_interval_covers_the_shift():
     frame, _, p, rng = _frame(6000, 4)
     true_p = np.where(frame["region"] == "b", np.clip(p + 0.1, 0, 1), p)
@@ -413,3 +444,37 @@ def test_a_process_forks_safely_after_a_compiled_audit():
         [sys.executable, "-c", _FORK_AFTER_AUDIT], capture_output=True, timeout=300
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_calibration_report_opens_with_the_segment_audit():
+    from sklcalib.metrics import calibration_report
+
+    frame, _, p, rng = _frame(3000, 11)
+    true_p = np.where(frame["device"] == "ios", np.clip(p + 0.12, 0, 1), p)
+    y = (rng.uniform(size=3000) < true_p).astype(int)
+    report = calibration_report(y, p, segments=frame, random_state=0)
+    audit = multicalibration_audit(y, p, frame, random_state=0)
+    assert next(iter(report)) == "segment_verdict"
+    assert report["segment_verdict"] == audit.verdict()
+    assert report["multicalibration_pvalue"] == audit.pvalue < 0.05
+    assert report["worst_segment"] == audit.worst.segment
+    assert report.audit.n_segments == report["n_segments"] == audit.n_segments
+    text = str(report).splitlines()
+    assert text[0] == f"segments: {audit.verdict()}"
+    assert audit.worst.segment in text[1]
+    assert text[1 + len(report["worst_segments"])] == report.verdict
+    plain = calibration_report(y, p, random_state=0)
+    assert plain.audit is None and "segment_verdict" not in plain
+    assert {k: plain[k] for k in plain} == {k: report[k] for k in plain}
+    without = calibration_report(y, p, segments=frame, confidence_level=None)
+    assert without["n_segments"] == audit.n_segments
+
+
+def test_calibration_report_with_segments_refuses_dask():
+    da = pytest.importorskip("dask.array", reason="dask is the dask extra")
+    from sklcalib.metrics import calibration_report
+
+    p = da.from_array(np.array([0.2, 0.6, 0.7, 0.4]), chunks=2)
+    y = da.from_array(np.array([0, 1, 1, 0]), chunks=2)
+    with pytest.raises(ValueError, match="segment audit sorts"):
+        calibration_report(y, p, segments=np.zeros(4), labels=[0, 1])

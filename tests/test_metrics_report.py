@@ -31,6 +31,8 @@ KEYS = {
     "debiased_ece",
     "ece_sweep",
     "skce",
+    "cumulative_kuiper",
+    "cumulative_ks",
     "n_samples",
     "confidence_gap",
 }
@@ -219,6 +221,24 @@ def test_one_report_validates_its_inputs_once(monkeypatch, data, intervals):
     )
     assert len(targets) == 1
     assert len(values) == 1
+
+
+def test_the_reports_intervals_are_the_public_functions(data):
+    # the report hands its validated arrays and estimates down: the intervals
+    # and the p-value are what calibration_error_interval gives for the seed
+    from sklcalib._utils._resampling import stream_seeds
+    from sklcalib.metrics import calibration_error_interval
+
+    y, p, w = data
+    report = calibration_report(y, p, sample_weight=w, random_state=7)
+    seed = int(stream_seeds(7, 1)[0] % 2**32)
+    for key in ("ece", "adaptive_ece", "classwise_ece", "debiased_ece", "nll", "brier"):
+        ci = calibration_error_interval(
+            y, p, metric=key, sample_weight=w, random_state=seed
+        )
+        assert report[key] == pytest.approx(ci.estimate, rel=1e-12), key
+        assert report[f"{key}_ci"] == pytest.approx((ci.low, ci.high), rel=1e-12), key
+    assert 0.0 < report["calibration_pvalue"] <= 1.0
 
 
 def test_the_report_holds_numbers_and_its_text_is_the_table():

@@ -138,7 +138,7 @@ def test_temperature_kernel_does_not_depend_on_the_thread_count():
 
 def test_temperature_kernel_matches_the_numpy_reference():
     pytest.importorskip("numba")
-    from sklcalib.calibration._temperature import nll_derivatives
+    from sklcalib.calibration._temperature_nll import nll_derivatives
 
     rng = np.random.default_rng(5)
     logits = rng.normal(scale=2.0, size=(3000, 7))

@@ -93,7 +93,7 @@ import numpy as np
 from sklcalib.metrics import expected_calibration_error, get_scorer
 from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
 import sklcalib.metrics._statistics as statistics
-import sklcalib.calibration._temperature as te
+import sklcalib.calibration._temperature_nll as te
 statistics._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
 te.FUSED_MIN_SIZE = 0
 rng = np.random.default_rng(0)
@@ -140,7 +140,7 @@ print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
         ),
         (
             "import numpy as np\n"
-            "from sklcalib.calibration._temperature import nll_derivatives\n"
+            "from sklcalib.calibration._temperature_nll import nll_derivatives\n"
             "nll_derivatives(np.zeros((2, 2)), np.array([0, 1]), fused=True)",
             "fast",
         ),

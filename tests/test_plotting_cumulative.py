@@ -104,3 +104,11 @@ def test_from_estimator():
         CumulativeDisplay.from_estimator(object(), X, y)
     with pytest.raises(ValueError, match="labels are taken"):
         CumulativeDisplay.from_estimator(model, X, y, labels=[0, 1])
+
+
+def test_dask_is_refused_naming_the_in_memory_route():
+    da = pytest.importorskip("dask.array", reason="dask is the dask extra")
+    y, p, _ = _data(100)
+    with pytest.raises(ValueError, match=r"sorts all the rows") as info:
+        CumulativeDisplay.from_predictions(da.from_array(y, chunks=50), p)
+    assert ".compute()" in str(info.value)

@@ -83,6 +83,8 @@ def test_names_and_get_scorer(iris):
         "neg_debiased_ece",
         "neg_ece_sweep",
         "neg_kernel_calibration_error",
+        "neg_cumulative_kuiper",
+        "neg_cumulative_ks",
     }
     for name, scorer in CALIBRATION_SCORERS.items():
         got = get_scorer(name)

@@ -36,6 +36,8 @@ DISPLAY = {
     "debiased_ece": MetricDisplay("dECE", "debiased L2 ECE", True),
     "ece_sweep": MetricDisplay("ECE-sweep", "ECE-sweep", True),
     "kernel_calibration_error": MetricDisplay("SKCE", "SKCE", False),
+    "cumulative_kuiper": MetricDisplay("Kuiper", "cumulative error, Kuiper", True),
+    "cumulative_ks": MetricDisplay("KS", "cumulative error, KS", True),
     "nll": MetricDisplay("NLL", "NLL", False),
     "brier": MetricDisplay("Brier", "Brier", False),
 }
@@ -56,7 +58,7 @@ REPORT_ROWS = (
     ("confidence_gap", "mean confidence - accuracy (%)", True),
     ("ece_l2", "ECE, L2 norm (%)", True),
     *map(_row, ("adaptive_ece", "classwise_ece", "mce", "smooth_ece")),
-    *map(_row, ("debiased_ece", "ece_sweep")),
+    *map(_row, ("debiased_ece", "ece_sweep", "cumulative_kuiper", "cumulative_ks")),
     _row("skce", "kernel_calibration_error"),
     _row("nll"),
     _row("brier"),

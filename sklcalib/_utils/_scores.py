@@ -7,6 +7,9 @@
   and :func:`log_floored`, the logarithm of probabilities floored at the
   smallest positive normal float64 (a zero probability gives a large negative
   number, not ``-inf``; ``softmax(log_floored(p)) == p`` for rows summing to 1);
+- the log-loss of logits that the calibrators minimise: :func:`logistic_nll`
+  per row (binary) and :func:`softmax_nll_terms`, the weighted mean NLL of a
+  softmax with its probabilities and its gradient in the logits;
 - per-row proper scores of probabilities: :func:`row_log_loss` and
   :func:`row_brier` (every metric, the calibrator selection and the benchmark
   compute the NLL and the Brier score with these), and
@@ -30,9 +33,11 @@ TINY = np.finfo(np.float64).tiny
 def as_2d(X):
     """1-D scores as one column (numpy or dask, no copy); others unchanged.
 
-    Lists and objects with ``__array__`` become arrays first.
+    Lists, 1-D pandas Series and other objects with ``__array__`` become
+    arrays first.
     """
-    if getattr(X, "ndim", None) is None:
+    # a pandas Series has ndim but no reshape (a DataFrame stays one)
+    if getattr(X, "ndim", None) is None or (X.ndim == 1 and not hasattr(X, "reshape")):
         X = np.asarray(X)
     return X.reshape(-1, 1) if X.ndim == 1 else X
 
@@ -235,3 +240,30 @@ def looks_like_probabilities(scores):
     return decimals is not None and bool(
         np.all(deviation <= rounding_tolerance(decimals, n_classes))
     )
+
+
+def logistic_nll(t, y):
+    """Per-row NLL of ``sigmoid(t)`` for labels ``y`` in {0, 1}:
+    ``log(1 + e^t) - y t``, without overflow."""
+    return np.logaddexp(0.0, t) - y * t
+
+
+def softmax_nll_terms(logits, y_idx, weights, order=2):
+    """Weighted mean NLL of ``softmax(logits)`` and (``order > 0``) the
+    probabilities and the residual ``w_i (p_i - e_{y_i})``, the gradient of
+    the NLL in the logits.
+
+    ``weights`` sum to 1. In place on ``logits`` (a fresh product of the
+    caller), which saves passes over an (n, K) array on large inputs.
+    """
+    rows = np.arange(len(y_idx))
+    logits -= logits.max(axis=1, keepdims=True)
+    exp = np.exp(logits)
+    total = exp.sum(axis=1)
+    nll = np.dot(weights, np.log(total) - logits[rows, y_idx])
+    if order == 0:
+        return nll
+    exp /= total[:, None]
+    residual = exp * weights[:, None]
+    residual[rows, y_idx] -= weights
+    return nll, exp, residual

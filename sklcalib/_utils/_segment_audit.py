@@ -204,6 +204,51 @@ def _order_statistic(sorted_null, alpha):
     return float(sorted_null[n - allowed - 1])
 
 
+def simulate_maxima(
+    scores, weight, segset, draws, seeds, *, statistic="kuiper", layouts=None
+):
+    """The maxima over segments (and columns) of every simulated draw.
+
+    ``scores``: the model's probabilities, one (n,) float64 array per score
+    column; ``draws``: how the outcomes are drawn (:func:`binary_draws` of
+    the scores themselves for the null law; of other probabilities for an
+    alternative); ``seeds``: one stream per draw (see ``_resampling``).
+    Returns ``(maximum scaled statistic, maximum |gap| z)``, each (len(seeds),),
+    in the order of the seeds: the same seeds give the same draws on either
+    path (numpy or compiled) and for any segments.
+    """
+    n = scores[0].shape[0]
+    w = np.ones(n) if weight is None else weight
+    if layouts is None:
+        layouts = [_layout(s, segset) for s in scores]
+    w2 = w * w
+    root_var = np.sqrt(
+        np.maximum(
+            np.column_stack(
+                [_segment_sums(w2 * s * (1.0 - s), segset) for s in scores]
+            ),
+            0.0,
+        )
+    )
+    positive = root_var > 0
+    inv = np.where(positive, 1.0 / np.where(positive, root_var, 1.0), 0.0)
+    work = seeds.shape[0] * max(segset.indices.shape[0], 1) * len(scores)
+    if work >= _COMPILED_MIN_WORK and is_installed("numba"):
+        from ._segment_audit_compiled import null_maxima_compiled
+
+        return null_maxima_compiled(
+            seeds,
+            draws,
+            np.stack(scores),
+            w,
+            layouts,
+            segset.indptr,
+            inv,
+            statistic == "kuiper",
+        )
+    return _null_maxima(seeds, draws, scores, w, layouts, inv, statistic)
+
+
 def audit_core(
     columns,
     weight,
@@ -252,27 +297,10 @@ def audit_core(
 
     n_resamples = int(n_resamples)
     seeds = stream_seeds(random_state, n_resamples)
-    positive = root_var > 0
-    inv = np.where(positive, 1.0 / np.where(positive, root_var, 1.0), 0.0)
     scores = [score.astype(np.float64) for _, score in columns]
-    work = n_resamples * max(segset.indices.shape[0], 1) * n_col
-    if work >= _COMPILED_MIN_WORK and is_installed("numba"):
-        from ._segment_audit_compiled import null_maxima_compiled
-
-        null_max, null_gap = null_maxima_compiled(
-            seeds,
-            draws,
-            np.stack(scores),
-            w,
-            layouts,
-            segset.indptr,
-            inv,
-            statistic == "kuiper",
-        )
-    else:
-        null_max, null_gap = _null_maxima(
-            seeds, draws, scores, w, layouts, inv, statistic
-        )
+    null_max, null_gap = simulate_maxima(
+        scores, weight, segset, draws, seeds, statistic=statistic, layouts=layouts
+    )
     null_max.sort()
     null_gap.sort()
 

@@ -300,6 +300,15 @@ def _source(segments, n_rows):
             [segments.iloc[:, j].to_numpy() for j in range(len(names))],
             names,
         )
+    if isinstance(segments, np.ndarray) and segments.dtype.names:
+        # a structured array: its fields are the named columns
+        if segments.ndim != 1 or segments.shape[0] != n_rows:
+            raise ValueError(
+                f"segments is a structured array of shape {segments.shape}; its "
+                f"fields are the columns of the {n_rows} rows: shape ({n_rows},)."
+            )
+        names = list(segments.dtype.names)
+        return "columns", [np.asarray(segments[c]) for c in names], names
     x = _as_array(segments, n_rows)
     if x.dtype == bool and np.ndim(segments) == 2:
         return "masks", list(x.T), [f"segment {j}" for j in range(x.shape[1])]
@@ -313,8 +322,9 @@ def build_segments(
 
     ``segments``: a dict of name -> boolean mask (n_rows,) or a 2-D boolean
     array (n_rows, n_segments), audited as given; or a DataFrame, a pandas
-    Series, a 1-D array or a 2-D array of columns (n_rows, n_columns), from
-    which the segments are built (see the module docstring). ``keep``: a
+    Series, a structured array (its fields are the columns), a 1-D array or a
+    2-D array of columns (n_rows, n_columns), from which the segments are
+    built (see the module docstring). ``keep``: a
     boolean mask of the rows to audit (the others, rows of weight 0, are no
     rows: the segments, their sizes and the quantile bins are those of the
     kept rows, which are renumbered from 0).

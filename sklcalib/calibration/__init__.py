@@ -38,7 +38,14 @@ calibrator                           scores         method
 :class:`CalibratedClassifier` wraps an estimator and any of these calibrators
 the way scikit-learn's ``CalibratedClassifierCV`` does (``calibrator=None``
 is a fresh :class:`TemperatureScaler`, ``"passthrough"`` no calibration).
-Every calibrator's ``fit`` takes ``sample_weight``.
+Every calibrator's ``fit`` takes ``sample_weight``: frequency weights, as in
+scikit-learn (a weight of 2 is the row repeated; see the user guide).
+
+:class:`SegmentCalibrator` calibrates the scores *and* segment columns
+(region, age band, device...) given beside them: ``fit(scores, y,
+segments=...)``, ``predict_proba(scores, segments=...)``; it repairs a model
+miscalibrated differently in different segments, which the global
+calibrators above cannot.
 """
 
 from ._beta_native import BetaScaler
@@ -58,6 +65,7 @@ from ._registry import (
 )
 from ._scaling import MatrixScaler, PlattScaler, VectorScaler
 from ._scaling_binning import ScalingBinningCalibrator
+from ._segment import SegmentCalibrator
 from ._select import (
     CalibrationWarning,
     CalibratorSearchCV,
@@ -96,6 +104,7 @@ __all__ = [
     "SMSCalibrator",
     "SVSCalibrator",
     "ScalingBinningCalibrator",
+    "SegmentCalibrator",
     "SplineCalibrator",
     "TemperatureScaler",
     "VectorScaler",

@@ -7,14 +7,24 @@ match the number of classes in ``y`` (or be one positive-class column for a
 binary problem).
 """
 
+import warnings
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from sklcalib._utils._scores import as_2d, binary_logits  # noqa: F401 (re-export)
+from sklcalib._utils._param_validation import Interval, validate_params
+from sklcalib._utils._scores import (  # noqa: F401 (re-exported to calibrators)
+    as_2d,
+    binary_logits,
+)
+from sklcalib._utils._scores import softmax as softmax_rows  # noqa: F401
 from sklcalib._utils._validation import (
+    MAX_N_BINS,
+    _outside_stacklevel,
     any_dask,
     as_numpy,
     check_prob_values,
@@ -24,6 +34,20 @@ from sklcalib._utils._validation import (
 
 LOGITS = "logits"
 PROBABILITIES = "probabilities"
+
+#: the declared constraints shared by many calibrators' parameters
+FINITE = Interval(Real, -np.inf, np.inf, closed="neither")
+NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+N_BINS = Interval(Integral, 1, MAX_N_BINS, closed="both")
+SOLVER_CONSTRAINTS = {
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [NON_NEGATIVE],
+}
+
+#: Fits with a term that depends on the number of rows warn when the weights
+#: sum to less than this fraction of the rows that carry weight.
+SMALL_WEIGHT_FRACTION = 0.1
 
 _SAMPLE_HINT = (
     "fit it on an in-memory sample of the scores (X[idx].compute()), or use "
@@ -72,20 +96,67 @@ def within_unit_interval(values, source):
     return np.clip(values, 0.0, 1.0)
 
 
+def warn_if_weights_shrink_rows(estimator, sample_weight, term):
+    """Warn when ``sample_weight`` sums to far fewer rows than carry weight.
+
+    Weights are frequency weights (a weight of 2 is the row twice), so a fit
+    with a term that depends on the number of rows (``term``, e.g. "the
+    uniform mixing weight 1 / (n + 1)") counts ``sum(w)`` rows. Weights
+    normalised to sum to 1, as survey and importance weights often are, then
+    turn a fit on thousands of rows into one on a single row: close to its
+    prior. The warning names the cause and the fix (rescale to mean 1).
+    """
+    if sample_weight is None:
+        return
+    n_rows = int(np.count_nonzero(sample_weight))
+    total = float(sample_weight.sum())
+    if total >= SMALL_WEIGHT_FRACTION * n_rows:
+        return
+    warnings.warn(
+        f"{type(estimator).__name__}: sample_weight sums to {total:.3g} over "
+        f"{n_rows} rows with positive weight. Weights count as repeated rows "
+        "(a weight of 2 is the row twice) and this fit depends on the number "
+        f"of rows through {term}, so it is fitted as if on {total:.3g} rows, "
+        "close to its prior. If the weights are relative (survey or importance "
+        "weights, or normalised to sum to 1), rescale them to mean 1: "
+        "sample_weight * n / sample_weight.sum().",
+        UserWarning,
+        stacklevel=_outside_stacklevel(),
+    )
+
+
 class BaseCalibrator(ClassifierMixin, BaseEstimator):
     """Shared ``fit``/``predict`` plumbing of the calibrators.
 
     Subclasses set ``_input`` (``"logits"`` or ``"probabilities"``: which
     response of a classifier they calibrate, used by
-    :class:`~sklcalib.calibration.CalibratedClassifier`) and implement
-    ``_check_params()``, ``_fit(scores, y_idx, sample_weight)`` and
+    :class:`~sklcalib.calibration.CalibratedClassifier`), declare their
+    parameters' constraints in ``_parameter_constraints`` (checked at
+    ``fit``; ``_check_param_values()`` for what a declaration cannot state)
+    and implement ``_fit(scores, y_idx, sample_weight)`` and
     ``_predict_proba(scores)`` on validated float64 scores of shape
     (n, n_features_in_), integer targets indexing ``classes_`` and float64
     weights (None when not given). Those that can fit on dask arrays by
-    streaming passes override ``_fit_dask(X, y, sample_weight)``.
+    streaming passes override ``_fit_dask(X, y, sample_weight)``. Those
+    whose fit has a term that depends on the number of rows return its
+    description from ``_sample_size_term()``, and ``fit`` warns when the
+    weights sum to far fewer rows than carry weight.
     """
 
     _input = LOGITS
+    _parameter_constraints: ClassVar[dict] = {}
+
+    def _check_params(self):
+        """The declared constraints, then the checks no declaration states."""
+        validate_params(self)
+        self._check_param_values()
+
+    def _check_param_values(self):
+        """Constraints between or inside parameters (none by default)."""
+
+    def _sample_size_term(self):
+        """What in this fit depends on the number of rows, or None."""
+        return None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -132,9 +203,13 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
             scheduler, to the in-memory parameters; the other calibrators
             raise a ValueError (fit them on an in-memory sample).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights of the samples, with scikit-learn's meaning:
-            an integer weight gives the same fit as repeating the row that
-            many times. None weights every sample 1. Weights summing past
+            Non-negative frequency weights, with scikit-learn's meaning: a
+            weight of 2 is the row repeated, a weight of 0 the row removed,
+            and a term of the fit that depends on the number of rows counts
+            ``sum(sample_weight)`` rows (such fits warn when the weights sum
+            to less than a tenth of the rows that carry weight: rescale
+            relative weights to mean 1). None weights every sample 1. Weights
+            summing past
             ``2**500`` or all below ``2**-500`` are first multiplied by the
             power of two that brings the largest into [0.5, 1) (exact), as
             their sums would overflow or underflow. With dask ``X``, a dask
@@ -173,6 +248,9 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
                 "give one score column per class (or, for a binary problem, "
                 "the positive-class score as one column)."
             )
+        term = self._sample_size_term()
+        if term is not None:
+            warn_if_weights_shrink_rows(self, sample_weight, term)
         self._fit(X, y_idx, sample_weight)
         return self
 
@@ -236,6 +314,49 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-def softmax_rows(logits):
-    """Row-wise softmax (scipy's, which subtracts the row maximum first)."""
-    return softmax(logits, axis=1)
+class BinaryOnlyMixin:
+    """``fit`` refuses targets with more than two classes, naming the type.
+
+    ``_multiclass_hint`` names the calibrators to use instead.
+    """
+
+    _multiclass_hint = (
+        "use SMSCalibrator or SVSCalibrator for multiclass logits, "
+        "SplineCalibrator for one-vs-rest calibration"
+    )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the calibrator on held-out binary scores.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,), (n_samples, 1) or (n_samples, 2)
+            Scores of the positive class ``classes_[1]``, or two columns.
+        y : array-like of shape (n_samples,)
+            Binary targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights (an integer weight is the same as
+            repeating the row); None weights every sample 1.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+        """
+        if not any_dask(X, y, sample_weight) and y is not None:
+            y = as_numpy(y)  # a torch tensor of targets, detached
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if y_type not in ("binary", "multiclass"):
+                check_classification_targets(y)  # its message for other targets
+            if y_type != "binary":
+                raise ValueError(
+                    f"Only binary classification is supported by "
+                    f"{type(self).__name__}. The type of the target is {y_type}; "
+                    f"{self._multiclass_hint}."
+                )
+        return super().fit(X, y, sample_weight)

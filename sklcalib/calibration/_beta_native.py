@@ -1,15 +1,22 @@
 """Beta calibration of binary probabilities (Kull, Silva Filho & Flach, 2017),
 written natively: no netcal, no betacal."""
 
+from typing import ClassVar
+
 import numpy as np
 from scipy.special import expit
 
-from sklcalib._utils._scores import log_floored
-from sklcalib._utils._validation import check_scalar, check_solver_params
+from sklcalib._utils._scores import log_floored, logistic_nll
+from sklcalib._utils._solvers import warn_not_converged
 
-from ._base import PROBABILITIES, BaseCalibrator
-from ._quadratic import binary_logistic_fit, warn_not_converged
-from ._scaling import BinaryOnlyMixin
+from ._base import (
+    NON_NEGATIVE,
+    PROBABILITIES,
+    SOLVER_CONSTRAINTS,
+    BaseCalibrator,
+    BinaryOnlyMixin,
+)
+from ._logistic import SEPARATED, fit_binary_logistic, mean_weights
 
 #: the faces of the constraint set {a >= 0, b >= 0}: which of (a, b) are free
 _FACES = ((True, True), (False, True), (True, False), (False, False))
@@ -69,6 +76,8 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit`` (1 or 2).
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -110,14 +119,20 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
 
     _input = PROBABILITIES
 
+    _parameter_constraints: ClassVar[dict] = {
+        "reg": [NON_NEGATIVE],
+        **SOLVER_CONSTRAINTS,
+    }
+
     def __init__(self, reg=0.0, max_iter=100, tol=1e-10):
         self.reg = reg
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        check_scalar(self.reg, "reg", low=0)
-        check_solver_params(self.max_iter, self.tol)
+    def _sample_size_term(self):
+        return (
+            None if self.reg == 0 else "its ridge penalty (reg: worth that many rows)"
+        )
 
     @staticmethod
     def _positive(scores):
@@ -126,14 +141,15 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     def _fit(self, scores, y_idx, sample_weight=None):
         features = _beta_features(self._positive(scores))
         n = len(y_idx) if sample_weight is None else float(sample_weight.sum())
-        w = None if sample_weight is None else sample_weight
+        weights = mean_weights(sample_weight, len(y_idx))
+        y = y_idx.astype(np.float64)
         best = None
         for free_a, free_b in _FACES:
             columns = np.array([free_a, free_b, True])
-            theta, n_iter, converged = binary_logistic_fit(
+            theta, n_iter, converged = fit_binary_logistic(
                 features[:, columns],
                 y_idx,
-                w,
+                weights,
                 np.full(columns.sum(), self.reg / n),
                 self.max_iter,
                 self.tol,
@@ -142,9 +158,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
             coef[columns] = theta
             if coef[0] < 0 or coef[1] < 0:
                 continue
-            t = features @ coef
-            y = y_idx.astype(np.float64)
-            loss = np.average(np.logaddexp(0.0, t) - y * t, weights=w)
+            loss = np.dot(weights, logistic_nll(features @ coef, y))
             loss += self.reg / n * np.dot(coef, coef)
             if best is None or loss < best[0] - 1e-15:
                 best = (loss, coef, n_iter, converged)
@@ -152,7 +166,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
                 break
         _, self.coef_, self.n_iter_, converged = best
         if not converged:
-            warn_not_converged("BetaScaler", self.max_iter)
+            warn_not_converged("BetaScaler", self.max_iter, SEPARATED)
 
     def _predict_proba(self, scores):
         t = _beta_features(self._positive(scores)) @ self.coef_

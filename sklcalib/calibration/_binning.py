@@ -1,5 +1,7 @@
 """Histogram binning and isotonic regression, one-vs-rest on probabilities."""
 
+from typing import ClassVar
+
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
@@ -8,14 +10,11 @@ from sklcalib._utils._binning import (
     quantile_value_edges,
     weighted_bin_sums,
 )
-from sklcalib._utils._validation import STRATEGIES, check_n_bins, check_option
+from sklcalib._utils._param_validation import StrOptions
+from sklcalib._utils._validation import STRATEGIES
 
-from ._base import (
-    PROBABILITIES,
-    BaseCalibrator,
-    renormalise,
-    within_unit_interval,
-)
+from ._base import N_BINS
+from ._one_vs_rest import OneVsRestCalibrator
 
 _QUANTILE_ON_DASK = (
     "HistogramBinningCalibrator(strategy='quantile') cannot be fitted on "
@@ -24,50 +23,7 @@ _QUANTILE_ON_DASK = (
 )
 
 
-class _OneVsRestCalibrator(BaseCalibrator):
-    """Calibrate each probability column against ``[y == k]`` on its own.
-
-    Binary problems calibrate the positive-class column only and return
-    ``[1 - q, q]``; multiclass rows are renormalised to sum to 1 (rows whose
-    calibrated columns are all 0 become uniform, see ``renormalise``).
-    """
-
-    _input = PROBABILITIES
-
-    def _fit(self, scores, y_idx, sample_weight=None):
-        self._check_weights_supported(sample_weight)
-        columns = self._columns(scores)
-        self.calibrators_ = [
-            self._fit_column(
-                scores[:, c], (y_idx == k).astype(np.float64), sample_weight
-            )
-            for c, k in columns
-        ]
-
-    def _check_weights_supported(self, sample_weight):
-        """Subclasses that cannot weight samples raise here."""
-
-    def _columns(self, scores):
-        """(score column, class index) pairs to calibrate."""
-        if len(self.classes_) == 2:
-            return [(scores.shape[1] - 1, 1)]
-        return [(k, k) for k in range(scores.shape[1])]
-
-    def _predict_proba(self, scores):
-        columns = self._columns(scores)
-        calibrated = np.column_stack(
-            [
-                self._predict_column(model, scores[:, c])
-                for model, (c, _) in zip(self.calibrators_, columns, strict=True)
-            ]
-        )
-        calibrated = within_unit_interval(calibrated, type(self).__name__)
-        if len(self.classes_) == 2:
-            return np.column_stack([1.0 - calibrated[:, 0], calibrated[:, 0]])
-        return renormalise(calibrated)
-
-
-class HistogramBinningCalibrator(_OneVsRestCalibrator):
+class HistogramBinningCalibrator(OneVsRestCalibrator):
     """Histogram binning (Zadrozny & Elkan, 2001), one-vs-rest.
 
     Each class's probability column is cut into bins; a probability is
@@ -103,6 +59,8 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -121,13 +79,19 @@ class HistogramBinningCalibrator(_OneVsRestCalibrator):
     array([0.  , 0.75])
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_bins": [N_BINS],
+        "strategy": [StrOptions(set(STRATEGIES))],
+    }
+
     def __init__(self, n_bins=15, strategy="uniform"):
         self.n_bins = n_bins
         self.strategy = strategy
 
-    def _check_params(self):
-        check_n_bins(self.n_bins)
-        check_option(self.strategy, "strategy", STRATEGIES)
+    def _sample_size_term(self):
+        if self.strategy == "quantile":
+            return "its quantile edges (interpolated between consecutive rows)"
+        return None
 
     def _fit(self, scores, y_idx, sample_weight=None):
         super()._fit(scores, y_idx, sample_weight)
@@ -185,7 +149,7 @@ def _histogram_counts(X, y, w, estimator, edges):
     return np.array(out)
 
 
-class IsotonicCalibrator(_OneVsRestCalibrator):
+class IsotonicCalibrator(OneVsRestCalibrator):
     """Isotonic regression (Zadrozny & Elkan, 2002), one-vs-rest.
 
     Each class's probability column is mapped through a non-decreasing step
@@ -202,6 +166,8 @@ class IsotonicCalibrator(_OneVsRestCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -221,9 +187,6 @@ class IsotonicCalibrator(_OneVsRestCalibrator):
     """
 
     def __init__(self):
-        pass
-
-    def _check_params(self):
         pass
 
     @staticmethod

@@ -7,7 +7,7 @@ from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
-from ._temperature import fit_temperature_nll
+from ._temperature_nll import fit_temperature_nll
 
 
 def _mixture(logits, temperature, weights):
@@ -89,6 +89,8 @@ class EnsembleTemperatureScaler(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -112,9 +114,6 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     _input = LOGITS
 
     def __init__(self):
-        pass
-
-    def _check_params(self):
         pass
 
     def _fit(self, scores, y_idx, sample_weight=None):

@@ -1,5 +1,6 @@
 """CalibratedClassifier: scikit-learn's CalibratedClassifierCV for any calibrator."""
 
+import inspect
 import warnings
 
 import numpy as np
@@ -40,6 +41,16 @@ from ._temperature import TemperatureScaler
 
 #: what CalibratedClassifier fits on each calibration part: no calibration
 NO_CALIBRATION = (None, False)
+
+
+class _LogitsTaker:
+    """Stands for a calibrator fitted on logits (a segment calibrator) where
+    the response conversions ask which scores it takes."""
+
+    _input = LOGITS
+
+
+LOGITS_TAKER = _LogitsTaker()
 
 
 def _logit_method(estimator):
@@ -222,6 +233,20 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         calibrators, averaged, against the raw scores): no extra fit. With a
         frozen estimator or ``ensemble=False`` it costs ``cv`` more fits of
         the calibrator (not of the estimator). "auto" needs no check.
+    segments : list of str or int, default=None
+        Columns of ``X`` (names of a DataFrame's columns, or indices) given
+        to a segment-aware calibrator
+        (:class:`~sklcalib.calibration.SegmentCalibrator`) beside the
+        estimator's scores, at fit and at predict. The calibrator must then
+        be a :class:`~sklcalib.calibration.SegmentCalibrator` (or another
+        whose ``fit`` and ``predict_proba`` take ``segments=``), None (a
+        fresh ``SegmentCalibrator()``) or ``"auto"`` (a
+        ``SegmentCalibrator(global_calibrator="auto")``: no calibration, the
+        global calibrator that :class:`CalibratorSearchCV` picks and the two
+        segment maps compared by cross-validated log-loss, a segment map
+        kept only when it beats the others by more than one standard error).
+        Its own selection replaces the harm check; ``prior`` is not
+        supported with it. None: the calibrator sees the scores only.
 
     Attributes
     ----------
@@ -303,6 +328,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_jobs=None,
         prior=None,
         check_calibration=True,
+        segments=None,
     ):
         self.estimator = estimator
         self.calibrator = calibrator
@@ -311,6 +337,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.prior = prior
         self.check_calibration = check_calibration
+        self.segments = segments
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -427,6 +454,8 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         for name in ("selected_calibrator_", "cv_results_", "selection_"):
             self.__dict__.pop(name, None)
         w = check_sample_weight(sample_weight, y.shape[0])
+        if self.segments is not None:  # a segment-aware calibrator
+            return self._fit_segmented(X, y, w, sample_weight, fit_params)
         frozen = isinstance(self.estimator, FrozenEstimator)
         ensemble = self.ensemble
         if ensemble == "auto":
@@ -582,23 +611,6 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             order = np.arange(n_samples)
         return pooled, order
 
-    def _inputs(self, responses):
-        """The responses as select_calibrator's inputs (logits, probabilities
-        and the uncalibrated probabilities)."""
-        est = self.estimator
-        logit_m = _logit_method(est)
-        proba_m = _response_method(est, PROBE_PROBA)
-        logits = _to_calibrator_input(responses[logit_m], logit_m, PROBE_LOGITS)
-        if logits.ndim == 2 and logits.shape[1] == 2 and logit_m == "predict_proba":
-            logits = logits[:, 1] - logits[:, 0]
-        proba = _to_calibrator_input(responses[proba_m], proba_m, PROBE_PROBA)
-        passthrough = responses.get("predict_proba")
-        if passthrough is not None:
-            passthrough = np.asarray(passthrough, dtype=np.float64)
-            if passthrough.ndim == 1:
-                passthrough = np.column_stack([1 - passthrough, passthrough])
-        return _Inputs(logits, proba, passthrough)
-
     def _resolve(self, spec, responses, y, w, selection_cv):
         """What to fit on the calibration scores, as ``((calibrator or None,
         with the prior correction), fitted or None)``: "auto" runs the
@@ -698,31 +710,45 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n = len(pairs)
         if n < 2:
             return
-        cal, raw, prior = [], [], []
+        sums_cal, sums_prior, raw_proba = [0.0] * n, [0.0] * n, [None] * n
         try:
+            for f, (_, fitted) in enumerate(pairs):
+                method = _response_method(self.estimator, fitted)
+                kind = LOGITS if needs_logits(fitted) else PROBABILITIES
+                others = [g for g in range(n) if g != f]
+                scores = [
+                    _to_calibrator_input(folds[g][1][method], method, fitted)
+                    for g in others
+                ]
+                for g, part in zip(others, scores, strict=True):
+                    if raw_proba[g] is None:
+                        raw_proba[g] = as_probabilities(part, kind)
+                # one call per calibrator on all the parts it did not see
+                # (a call per part costs its input checks n - 1 times)
+                cut = np.cumsum([len(part) for part in scores])[:-1]
+                for g, p in zip(
+                    others,
+                    np.split(fitted.predict_proba(np.concatenate(scores)), cut),
+                    strict=True,
+                ):
+                    sums_cal[g] = sums_cal[g] + p
+                if isinstance(fitted, PriorThen):
+                    raw_others = np.concatenate([raw_proba[g] for g in others])
+                    corrected = fitted.prior.predict_proba(raw_others)
+                    for g, p in zip(others, np.split(corrected, cut), strict=True):
+                        sums_prior[g] = sums_prior[g] + p
+            cal, raw, prior = [], [], []
             for g, (_, test) in enumerate(splits):
                 y_idx = np.searchsorted(self.classes_, y[test])
                 w_g = _take(w, test)
-                mean_cal = mean_prior = 0.0
-                for f, (_, fitted) in enumerate(pairs):
-                    if f == g:
-                        continue
-                    method = _response_method(self.estimator, fitted)
-                    scores = _to_calibrator_input(folds[g][1][method], method, fitted)
-                    kind = LOGITS if needs_logits(fitted) else PROBABILITIES
-                    raw_proba = as_probabilities(scores, kind)  # part g's, for all f
-                    mean_cal = mean_cal + fitted.predict_proba(scores) / (n - 1)
-                    if isinstance(fitted, PriorThen):
-                        corrected = fitted.prior.predict_proba(raw_proba)
-                        mean_prior = mean_prior + corrected / (n - 1)
 
                 def log_loss(proba, y_idx=y_idx, w_g=w_g):
                     return float(np.average(_row_log_loss(y_idx, proba), weights=w_g))
 
-                raw.append(log_loss(raw_proba))
-                cal.append(log_loss(mean_cal))
+                raw.append(log_loss(raw_proba[g]))
+                cal.append(log_loss(sums_cal[g] / (n - 1)))
                 if self.prior is not None:
-                    prior.append(log_loss(mean_prior))
+                    prior.append(log_loss(sums_prior[g] / (n - 1)))
         except Exception:  # the check must never break a fit that succeeds
             return
         if prior:
@@ -753,6 +779,134 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
         return False
 
+    # -- segment-aware calibration (segments=) ------------------------------
+
+    def _segment_calibrator(self):
+        """The segment-aware calibrator to clone, checked."""
+        from ._segment import SegmentCalibrator
+
+        if self.prior is not None:
+            raise ValueError(
+                "prior is not supported with segments; apply the PriorCorrection "
+                "to the scores first, or leave segments=None."
+            )
+        if self.calibrator is None:
+            return SegmentCalibrator()
+        if isinstance(self.calibrator, str) and self.calibrator == AUTO:
+            return SegmentCalibrator(global_calibrator=AUTO)
+        takes = getattr(self.calibrator, "fit", None)
+        if takes is None or "segments" not in inspect.signature(takes).parameters:
+            raise ValueError(
+                "segments needs a segment-aware calibrator: calibrator=None, "
+                f'"auto" or a SegmentCalibrator; got {self.calibrator!r}.'
+            )
+        return self.calibrator
+
+    def _segments_of(self, X):
+        """The ``segments`` columns of ``X``."""
+        columns = self.segments
+        if isinstance(columns, str | int | np.integer):
+            columns = [columns]
+        columns = list(columns)
+        if not columns or not (
+            all(isinstance(c, str) for c in columns)
+            or all(
+                isinstance(c, int | np.integer) and not isinstance(c, bool)
+                for c in columns
+            )
+        ):
+            raise ValueError(
+                "segments must be a non-empty list of column names (of a "
+                f"DataFrame X) or of column indices; got {self.segments!r}."
+            )
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            if isinstance(columns[0], str):
+                missing = [c for c in columns if c not in X.columns]
+                if missing:
+                    raise ValueError(f"segments: X has no column(s) {missing}.")
+                return X[columns]
+            return X.iloc[:, columns]
+        if isinstance(columns[0], str):
+            raise ValueError(
+                "segments names columns, but X has no column names; give "
+                "column indices or a DataFrame."
+            )
+        X = np.asarray(X)
+        if X.ndim != 2 or max(columns) >= X.shape[1] or min(columns) < -X.shape[1]:
+            raise ValueError(
+                f"segments: column index out of range for X of shape {X.shape}."
+            )
+        return X[:, columns]
+
+    def _segment_scores(self, estimator, X):
+        """The estimator's logits on ``X`` as the segment calibrator takes
+        them."""
+        method = _logit_method(estimator)
+        (response,) = _responses(estimator, X, [method], self.classes_).values()
+        return _to_calibrator_input(response, method, LOGITS_TAKER)
+
+    def _fit_segmented(self, X, y, w, sample_weight, fit_params):
+        """Cross-fitting (or a frozen estimator's calibration) with a
+        segment-aware calibrator fitted on each calibration part's scores
+        and segment columns."""
+        calibrator = self._segment_calibrator()
+        segments = self._segments_of(X)
+        frozen = isinstance(self.estimator, FrozenEstimator)
+        ensemble = (not frozen) if self.ensemble == "auto" else self.ensemble
+        est_params, split_params = self._routed_params(
+            sample_weight, w, fit_params, frozen
+        )
+
+        def calibrate(scores, rows):
+            return clone(calibrator).fit(
+                scores,
+                y[rows],
+                segments=_safe_indexing(segments, rows),
+                sample_weight=_take(w, rows),
+            )
+
+        if frozen and not ensemble:
+            estimator = clone(self.estimator)
+            rows = np.arange(len(y))
+            pairs = [(estimator, calibrate(self._segment_scores(estimator, X), rows))]
+        else:
+            method = _logit_method(self.estimator)
+            splits = list(self._check_cv(y).split(X, y, **split_params))
+            folds = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_fold)(
+                    clone(self.estimator),
+                    X,
+                    y,
+                    train,
+                    test,
+                    est_params,
+                    [method],
+                    self.classes_,
+                )
+                for train, test in splits
+            )
+
+            def scores_of(responses):
+                return _to_calibrator_input(responses[method], method, LOGITS_TAKER)
+
+            if ensemble:
+                pairs = [
+                    (estimator, calibrate(scores_of(responses), test))
+                    for (estimator, responses), (_, test) in zip(
+                        folds, splits, strict=True
+                    )
+                ]
+            else:
+                pooled, order = self._pooled(folds, splits, len(y), partition=True)
+                estimator = self._fit_all(X, y, est_params, frozen)
+                pairs = [(estimator, calibrate(scores_of(pooled), order))]
+        self.calibrated_classifiers_ = pairs
+        first = pairs[0][0]
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(first, name):
+                setattr(self, name, getattr(first, name))
+        return self
+
     def predict_proba(self, X):
         """Calibrated probabilities, averaged over the calibrated pairs.
 
@@ -769,6 +923,14 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         first_estimator, first_calibrator = self.calibrated_classifiers_[0]
+        if self.segments is not None:
+            segments = self._segments_of(X)
+            proba = 0.0
+            for estimator, calibrator in self.calibrated_classifiers_:
+                proba = proba + calibrator.predict_proba(
+                    self._segment_scores(estimator, X), segments=segments
+                )
+            return proba / len(self.calibrated_classifiers_)
         if first_calibrator is None:  # no calibration
             proba = first_estimator.predict_proba(X)
             proba = _map_to_classes(

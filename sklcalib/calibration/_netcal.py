@@ -10,6 +10,11 @@ Every adapter calibrates one-vs-rest with netcal's binary models: a binary
 problem fits one model on the positive-class probability, a multiclass one fits
 one per class on ``p[:, k]`` against ``[y == k]`` and renormalises the rows
 (an all-zero row becomes uniform).
+
+netcal's models take no sample weights. Every sklcalib calibrator takes
+frequency weights, a weight of k being the row repeated k times, so the
+adapters honour integer weights exactly that way (the rows repeated before
+netcal sees them) and refuse fractional ones with a ValueError.
 """
 
 import contextlib
@@ -17,13 +22,15 @@ import functools
 import sys
 import threading
 import warnings
+from typing import ClassVar
 
 import numpy as np
+from sklearn.isotonic import IsotonicRegression
 
 from sklcalib._utils._optional import import_optional
-from sklcalib._utils._validation import check_bool, check_option
+from sklcalib._utils._param_validation import InvalidParameterError, StrOptions
 
-from ._binning import _OneVsRestCalibrator
+from ._one_vs_rest import OneVsRestCalibrator
 
 # netcal keeps state in module globals (pyro's parameter store, torch's seed,
 # its progress bars): two threads fitting at once raise or get each other's
@@ -91,29 +98,116 @@ def _silence(module):
     return originals
 
 
-class _NetcalCalibrator(_OneVsRestCalibrator):
+#: integer sample weights are honoured by repeating rows up to this many rows
+MAX_REPEATED_ROWS = 10**7
+
+
+def repetitions(sample_weight, owner):
+    """The integer counts of a frequency ``sample_weight``, or a ValueError.
+
+    netcal's models take no weights; an integer weight is exactly the row
+    repeated, so integer weights are honoured by repeating rows. Other
+    weights have no such reading and are refused, as are weights that would
+    repeat the rows into more than :data:`MAX_REPEATED_ROWS` rows.
+    """
+    if not np.all(sample_weight == np.round(sample_weight)):
+        raise ValueError(
+            f"{owner} takes integer sample_weight only: netcal's model has no "
+            "sample weights, so a weight of k is honoured by repeating the row "
+            "k times, which a fractional weight cannot be. Round the weights, "
+            "or use a calibrator that takes real weights (IsotonicCalibrator, "
+            "SplineCalibrator, BetaScaler)."
+        )
+    total = float(sample_weight.sum())
+    if total > MAX_REPEATED_ROWS:
+        raise ValueError(
+            f"{owner}: sample_weight sums to {total:.4g}, and netcal has no "
+            "sample weights, so honouring them would repeat the rows into that "
+            f"many rows (at most {MAX_REPEATED_ROWS:.0e}). Divide the weights by "
+            "a common factor, or use a calibrator that takes real weights."
+        )
+    return sample_weight.astype(np.intp)
+
+
+class _ConstantColumn:
+    """The calibrated column of a class that is always (or never) the label:
+    netcal's models are not defined there (ENIR fails, BBQ and beta warn)."""
+
+    def __init__(self, value):
+        self.value = float(value)
+
+    def transform(self, p):
+        return np.full(len(p), self.value)
+
+
+class _IsotonicColumn:
+    """ENIR's column where netcal's near-isotonic path has a single model:
+    the isotonic regression of the column (scikit-learn's)."""
+
+    def __init__(self, p, target):
+        self.isotonic = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1)
+        self.isotonic.fit(p, target)
+
+    def transform(self, p):
+        return self.isotonic.predict(p)
+
+
+@contextlib.contextmanager
+def _path_end_guard(binning):
+    """End netcal's near-isotonic path where every score is in one group.
+
+    netcal's ``NearIsotonicRegression.get_next_model`` returns None at the
+    end of the regularisation path, except when the last model has a single
+    group: it then takes the minimum of no collision times and raises
+    "zero-size array to reduction operation minimum". While the block runs
+    (under the netcal lock, like :func:`netcal_quietly`'s substitutions), a
+    model with one group ends the path, as netcal means it to.
+    """
+    nir = binning.NearIsotonicRegression
+    original = nir.__dict__["get_next_model"]
+
+    def get_next_model(self):
+        if self.get_degrees_of_freedom() <= 1:
+            return None
+        return original(self)
+
+    nir.get_next_model = get_next_model
+    try:
+        yield
+    finally:
+        nir.get_next_model = original
+
+
+class _NetcalCalibrator(OneVsRestCalibrator):
     """One binary netcal model per calibrated column.
 
     netcal's own multiclass modes are one-vs-rest for BBQ and ENIR too, but
     they divide by a row sum that can be 0 (NaN) and skip classes absent from
     the calibration data; the shared one-vs-rest code renormalises safely.
+    netcal has no sample weights: integer weights are honoured by repeating
+    rows (:func:`repetitions`), others refused.
     """
 
-    def _check_weights_supported(self, sample_weight):
+    def _fit(self, scores, y_idx, sample_weight=None):
         if sample_weight is not None:
-            raise ValueError(
-                f"{type(self).__name__} cannot honour sample_weight: netcal's "
-                "model has no sample weights. Fit without sample_weight, or use "
-                "a calibrator that weights samples (e.g. IsotonicCalibrator, "
-                "HistogramBinningCalibrator)."
-            )
+            counts = repetitions(sample_weight, type(self).__name__)
+            scores = np.repeat(scores, counts, axis=0)
+            y_idx = np.repeat(y_idx, counts)
+        super()._fit(scores, y_idx)
 
     def _fit_column(self, p, target, sample_weight=None):
-        owner = type(self).__name__
-        with netcal_quietly(self._netcal_submodule, owner) as netcal_module:
-            model = self._make_netcal(netcal_module)
-            # copies: netcal may write to its inputs
-            model.fit(np.array(p), target.astype(np.int64))
+        if np.all(target == target[0]):  # zero-weight rows removed: may happen
+            return _ConstantColumn(target[0])
+        # one order for the same rows (netcal's fits depend on the order of
+        # its rows through the order of its sums): by score, then label
+        order = np.lexsort((target, p))
+        p, target = p[order], target[order].astype(np.int64)
+        with netcal_quietly(self._netcal_submodule, type(self).__name__) as module:
+            return self._fit_netcal(module, p, target)
+
+    def _fit_netcal(self, module, p, target):
+        model = self._make_netcal(module)
+        model.fit(p.copy(), target.copy())  # copies: netcal may write to them
         return model
 
     def _predict_column(self, model, p):
@@ -134,7 +228,9 @@ class BBQCalibrator(_NetcalCalibrator):
     score_function : {"BIC", "AIC"}, default="BIC"
         Score weighting the binning models (netcal's ``score_function``).
     equal_intervals : bool, default=True
-        Equal-width bins if True, equal-frequency bins otherwise.
+        Equal-width bins if True. False (equal-frequency bins) is refused at
+        ``fit``: netcal 1.3 fits them but raises "currently not implemented"
+        when predicting with them.
 
     Attributes
     ----------
@@ -145,6 +241,14 @@ class BBQCalibrator(_NetcalCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
+
+    Notes
+    -----
+    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
+    repeats the row k times. A class that is the label of all rows or none
+    calibrates to that constant.
 
     Examples
     --------
@@ -158,19 +262,29 @@ class BBQCalibrator(_NetcalCalibrator):
     (3, 2)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "score_function": [StrOptions({"BIC", "AIC"})],
+        "equal_intervals": ["boolean"],
+    }
+
     def __init__(self, score_function="BIC", equal_intervals=True):
         self.score_function = score_function
         self.equal_intervals = equal_intervals
 
-    def _check_params(self):
-        check_option(self.score_function, "score_function", ("BIC", "AIC"))
-        check_bool(self.equal_intervals, "equal_intervals")
+    def _check_param_values(self):
+        if not self.equal_intervals:
+            raise InvalidParameterError(
+                "The 'equal_intervals' parameter of BBQCalibrator must be True: "
+                "netcal (1.3) fits equal-frequency bins but cannot predict with "
+                "them ('currently not implemented'). Got False instead."
+            )
 
     _netcal_submodule = "binning"
 
     def _make_netcal(self, binning):
         return binning.BBQ(
-            score_function=self.score_function, equal_intervals=self.equal_intervals
+            score_function=self.score_function,
+            equal_intervals=bool(self.equal_intervals),
         )
 
 
@@ -190,13 +304,33 @@ class ENIRCalibrator(_NetcalCalibrator):
 
     Attributes
     ----------
-    calibrators_ : list of netcal.binning.ENIR
-        The fitted binary netcal models: one for the positive class of a
-        binary problem, one per class otherwise.
+    calibrators_ : list
+        The fitted binary models: one for the positive class of a binary
+        problem, one per class otherwise; each a ``netcal.binning.ENIR``, or
+        the isotonic fit where ENIR has no model to average (see Notes).
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
+
+    Notes
+    -----
+    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
+    repeats the row k times. A class that is the label of all rows or none
+    calibrates to that constant.
+
+    netcal's ENIR averages the models of the near-isotonic regression path
+    except its first (the fit to the training data itself). netcal 1.3
+    fails in two places, which this adapter handles: where a path merges
+    every score into one group (an uninformative or inverted column), its
+    next-model step takes a minimum over nothing instead of ending the path,
+    so the path is ended there; and where a column's labels are already in
+    score order (scores that separate the class, a tiny calibration set),
+    the path has only its first model and ENIR averages none, so the column
+    gets the isotonic regression that path consists of (scikit-learn's
+    ``IsotonicRegression``), the ensemble's limit there.
 
     Examples
     --------
@@ -210,19 +344,31 @@ class ENIRCalibrator(_NetcalCalibrator):
     (3, 2)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "score_function": [StrOptions({"BIC", "AIC"})],
+        "quick_init": ["boolean"],
+    }
+
     def __init__(self, score_function="BIC", quick_init=True):
         self.score_function = score_function
         self.quick_init = quick_init
 
-    def _check_params(self):
-        check_option(self.score_function, "score_function", ("BIC", "AIC"))
-        check_bool(self.quick_init, "quick_init")
+    def _fit_netcal(self, binning, p, target):
+        with _path_end_guard(binning):
+            first = binning.NearIsotonicRegression(quick_init=bool(self.quick_init))
+            first.fit(p.copy(), target.copy())
+            if first.get_next_model() is None:
+                # labels already in score order: the near-isotonic path is the
+                # one isotonic fit, which ENIR discards before averaging (and
+                # then fails on an empty average); that fit is its limit
+                return _IsotonicColumn(p, target)
+            return super()._fit_netcal(binning, p, target)
 
     _netcal_submodule = "binning"
 
     def _make_netcal(self, binning):
         return binning.ENIR(
-            score_function=self.score_function, quick_init=self.quick_init
+            score_function=self.score_function, quick_init=bool(self.quick_init)
         )
 
 
@@ -243,6 +389,14 @@ class BetaCalibrator(_NetcalCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
+
+    Notes
+    -----
+    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
+    repeats the row k times. A class that is the label of all rows or none
+    calibrates to that constant.
 
     Examples
     --------
@@ -257,9 +411,6 @@ class BetaCalibrator(_NetcalCalibrator):
     """
 
     def __init__(self):
-        pass
-
-    def _check_params(self):
         pass
 
     _netcal_submodule = "scaling"

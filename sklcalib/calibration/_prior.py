@@ -1,16 +1,28 @@
 """Prior-shift correction of probabilities (Saerens, Latinne & Decaestecker, 2002)."""
 
+import warnings
+from numbers import Integral
+from typing import ClassVar
+
 import numpy as np
+from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib._utils._param_validation import Interval, StrOptions
 from sklcalib._utils._scores import as_2d as _as_2d
 from sklcalib._utils._validation import (
+    _outside_stacklevel,
     check_prob_values,
     check_sample_weight,
     check_scalar,
 )
 
-from ._base import PROBABILITIES, BaseCalibrator
+from ._base import (
+    POSITIVE,
+    PROBABILITIES,
+    BaseCalibrator,
+    warn_if_weights_shrink_rows,
+)
 
 _PRIOR_OPTIONS = ("fit", "em")
 
@@ -37,24 +49,50 @@ def _normalised_prior(prior, classes, name):
 
 
 def _em_prior(proba, train_prior, sample_weight, max_iter, tol):
-    """Saerens et al.'s EM for the class prior of unlabelled data.
+    """Saerens et al.'s EM for the class prior of unlabelled data, with one
+    pseudo-row per class.
 
     E-step: the posteriors re-weighted by ``prior / train_prior`` and
-    renormalised; M-step: the new prior is their (weighted) mean. Starts at the
-    training prior; each step increases the likelihood
-    ``sum_i log sum_k p_ik prior_k / train_prior_k``, and the fixed point is its
-    maximum.
+    renormalised; M-step: the new prior is ``(sum_i w_i q_ik + 1) / (sum(w) +
+    K)``. Starts at the training prior; each step increases the likelihood
+    ``sum_i w_i log sum_k p_ik prior_k / train_prior_k`` plus ``sum_k log
+    prior_k``, and the fixed point is its maximum: the posterior mode under a
+    uniform Dirichlet(2) prior on the class prior (Laplace smoothing). The
+    pseudo-rows keep every entry above ``1 / (sum(w) + K)``: the plain
+    maximum likelihood sends the prior of a class the data barely shows to 0
+    (10^-262 after a thousand steps), and the correction to log-odds of
+    -600. Returns the prior, the iterations and each class's expected count
+    ``sum_i w_i q_ik`` (its evidence, in rows).
     """
+    n_classes = proba.shape[1]
+    total = proba.shape[0] if sample_weight is None else float(sample_weight.sum())
     prior = train_prior.copy()
-    for it in range(1, max_iter + 1):
+    it = max_iter
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is returned)
         q = proba * (prior / train_prior)
         q /= q.sum(axis=1, keepdims=True)
-        new = np.average(q, axis=0, weights=sample_weight)
+        counts = q.sum(axis=0) if sample_weight is None else sample_weight @ q
+        new = (counts + 1.0) / (total + n_classes)
         done = np.max(np.abs(new - prior)) < tol
         prior = new
         if done:
-            return prior, it
-    return prior, max_iter
+            break
+    return prior, it, counts
+
+
+def _warn_no_evidence(classes, counts):
+    """Warn that EM found (almost) no row of some classes."""
+    absent = [c for c, n in zip(classes.tolist(), counts, strict=True) if n < 1]
+    if absent:
+        warnings.warn(
+            "PriorCorrection(target_prior='em'): the unlabelled probabilities hold "
+            f"less than one row's worth of evidence for class(es) {absent}; EM's "
+            "pseudo-row per class keeps their prior at about 1 / (n + n_classes) "
+            "instead of letting it fall to 0. Check that these classes occur "
+            "in the deployment data, or give target_prior explicitly.",
+            UserWarning,
+            stacklevel=_outside_stacklevel(),
+        )
 
 
 class PriorCorrection(BaseCalibrator):
@@ -82,7 +120,7 @@ class PriorCorrection(BaseCalibrator):
         The prior to correct to. "fit": the (weighted) class frequencies of
         ``y`` given to ``fit``; "em": estimated by EM from the probabilities
         given to ``fit`` (``y`` not needed, e.g. the unlabelled scores of the
-        deployment data).
+        deployment data), with one pseudo-row per class (see Notes).
     max_iter : int, default=1000
         Most EM iterations.
     tol : float, default=1e-10
@@ -102,6 +140,8 @@ class PriorCorrection(BaseCalibrator):
         Class labels (``0 .. K-1`` when fitted without ``y``).
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -116,7 +156,15 @@ class PriorCorrection(BaseCalibrator):
     it that way in front of a logit calibrator. The class-weighted training
     prior is ``train_k ∝ w_k n_k`` for class weights ``w`` and training class
     counts ``n``; :meth:`from_class_weight` and :meth:`from_scale_pos_weight`
-    build it. As a pipeline step, ``transform`` returns the corrected
+    build it.
+
+    The EM estimate counts one pseudo-row per class (Laplace smoothing: the
+    posterior mode under a uniform Dirichlet(2) prior), so no class's prior
+    falls below ``1 / (n + K)`` for n rows (``sum(sample_weight)``, weights
+    counting as repeated rows): the plain maximum likelihood drives the
+    prior of a class the data barely shows to 0, and with it every corrected
+    probability of that class. A warning names the classes with less than
+    one row's worth of evidence. As a pipeline step, ``transform`` returns the corrected
     probabilities, so ``make_pipeline(PriorCorrection(...), IsotonicCalibrator())``
     calibrates after the correction.
 
@@ -170,15 +218,17 @@ class PriorCorrection(BaseCalibrator):
         >>> corr.train_prior, corr.target_prior
         ([0.5, 0.5], [0.9, 0.1])
         """
-        classes, counts = np.unique(np.asarray(y), return_counts=True)
-        if isinstance(class_weight, str) and class_weight == "balanced":
-            weights = counts.sum() / (len(classes) * counts)
-        elif isinstance(class_weight, dict):
-            weights = np.array([class_weight.get(c, 1.0) for c in classes.tolist()])
-        else:
+        y = np.asarray(y)
+        classes, counts = np.unique(y, return_counts=True)
+        balanced = isinstance(class_weight, str) and class_weight == "balanced"
+        if not (balanced or isinstance(class_weight, dict)):
             raise ValueError(
                 f'class_weight must be a dict or "balanced"; got {class_weight!r}.'
             )
+        # scikit-learn's own reading of the dict (a class it lacks weighs 1;
+        # keys that are not classes are refused unless every class has one),
+        # so the correction uses the weights the classifier was trained with
+        weights = compute_class_weight(class_weight, classes=classes, y=y)
         train = weights * counts
         target = counts / counts.sum() if target_prior is None else target_prior
         return cls(
@@ -225,17 +275,17 @@ class PriorCorrection(BaseCalibrator):
         weights = {classes[0]: 1.0, classes[1]: float(scale_pos_weight)}
         return cls.from_class_weight(weights, y, target_prior=target_prior, **kwargs)
 
-    def _check_params(self):
-        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
-        check_scalar(self.tol, "tol", low=0, low_open=True)
-        for name in ("train_prior", "target_prior"):
-            value = getattr(self, name)
-            allowed = ("uniform",) if name == "train_prior" else _PRIOR_OPTIONS
-            if isinstance(value, str) and value not in allowed:
-                raise ValueError(
-                    f"{name} must be an array, a dict or one of {allowed}; "
-                    f"got {value!r}."
-                )
+    _parameter_constraints: ClassVar[dict] = {
+        "train_prior": ["array-like", dict, StrOptions({"uniform"})],
+        "target_prior": ["array-like", dict, StrOptions(set(_PRIOR_OPTIONS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [POSITIVE],
+    }
+
+    def _sample_size_term(self):
+        if isinstance(self.target_prior, str) and self.target_prior == "em":
+            return "EM's pseudo-row per class"
+        return None
 
     def fit(self, X, y=None, sample_weight=None):
         """Set the priors; with ``target_prior="em"``, estimate the target.
@@ -269,6 +319,7 @@ class PriorCorrection(BaseCalibrator):
         n_columns = X.shape[1]
         self.classes_ = np.arange(2 if n_columns == 1 else n_columns)
         w = check_sample_weight(sample_weight, X.shape[0])
+        warn_if_weights_shrink_rows(self, w, self._sample_size_term())
         self._fit(X, None, w)
         return self
 
@@ -286,9 +337,10 @@ class PriorCorrection(BaseCalibrator):
             self.target_prior_ = freq / freq.sum()
         elif isinstance(self.target_prior, str):  # "em"
             proba = self._columns(X)
-            self.target_prior_, self.n_iter_ = _em_prior(
+            self.target_prior_, self.n_iter_, counts = _em_prior(
                 proba, self.train_prior_, sample_weight, self.max_iter, self.tol
             )
+            _warn_no_evidence(self.classes_, counts)
         else:
             self.target_prior_ = _normalised_prior(
                 self.target_prior, self.classes_, "target_prior"

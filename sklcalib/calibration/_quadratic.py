@@ -1,53 +1,20 @@
 """Quadratic scaling of a binary logit, with ridge penalties (a CalArena leader)."""
 
-import warnings
+from typing import ClassVar
 
 import numpy as np
 from scipy.special import expit
-from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._validation import check_scalar, check_solver_params
+from sklcalib._utils._solvers import warn_not_converged
 
-from ._base import LOGITS, BaseCalibrator
-from ._scaling import BinaryOnlyMixin, binary_score, mean_weights
-from ._sms import newton_minimise, ridge_penalised
-
-
-def binary_logistic_fit(features, y_idx, sample_weight, strengths, max_iter, tol):
-    """``(theta, n_iter, converged)`` of a penalised binary logistic regression.
-
-    Minimises ``mean_w NLL(sigmoid(features @ theta)) + sum_j strengths_j
-    theta_j^2`` (a weighted mean with ``sample_weight``) by Newton steps with
-    a line search: three parameters at most, so the exact 3 x 3 Hessian is
-    free and the fit converges to round-off in a few passes.
-    """
-    w = mean_weights(sample_weight, len(y_idx))
-    y = y_idx.astype(np.float64)
-
-    def nll(theta, order):
-        t = features @ theta
-        # NLL of a logistic model: log(1 + e^t) - y t, stably
-        loss = np.dot(w, np.logaddexp(0.0, t) - y * t)
-        if order == 0:
-            return loss
-        p = expit(t)
-        grad = features.T @ (w * (p - y))
-        hess = (features * (w * p * (1.0 - p))[:, None]).T @ features
-        return loss, grad, hess
-
-    centre = np.zeros(features.shape[1])
-    fun = ridge_penalised(nll, strengths, centre)
-    return newton_minimise(fun, centre, max_iter, tol)
-
-
-def warn_not_converged(name, max_iter):
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps: the "
-        "classes are (nearly) separated by the scores; the probabilities are "
-        "close to 0 and 1.",
-        ConvergenceWarning,
-        stacklevel=4,
-    )
+from ._base import (
+    LOGITS,
+    NON_NEGATIVE,
+    SOLVER_CONSTRAINTS,
+    BaseCalibrator,
+    BinaryOnlyMixin,
+)
+from ._logistic import SEPARATED, binary_score, fit_binary_logistic, mean_weights
 
 
 class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
@@ -93,6 +60,8 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit`` (1 or 2).
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -136,16 +105,24 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
 
     _input = LOGITS
 
+    _parameter_constraints: ClassVar[dict] = {
+        "reg_intercept": [NON_NEGATIVE],
+        "reg_quadratic": [NON_NEGATIVE],
+        **SOLVER_CONSTRAINTS,
+    }
+
     def __init__(self, reg_intercept=0.0, reg_quadratic=1.0, max_iter=100, tol=1e-10):
         self.reg_intercept = reg_intercept
         self.reg_quadratic = reg_quadratic
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        check_scalar(self.reg_intercept, "reg_intercept", low=0)
-        check_scalar(self.reg_quadratic, "reg_quadratic", low=0)
-        check_solver_params(self.max_iter, self.tol)
+    def _sample_size_term(self):
+        if self.reg_intercept == 0 and self.reg_quadratic == 0:
+            return None
+        return (
+            "its ridge penalties (reg_intercept, reg_quadratic: worth that many rows)"
+        )
 
     _score = staticmethod(binary_score)
 
@@ -157,11 +134,12 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
         t = s / sigma
         features = np.column_stack([np.ones_like(t), t, t * t])
         strengths = np.array([self.reg_intercept, 0.0, self.reg_quadratic]) / n
-        theta, self.n_iter_, converged = binary_logistic_fit(
-            features, y_idx, sample_weight, strengths, self.max_iter, self.tol
+        weights = mean_weights(sample_weight, len(y_idx))
+        theta, self.n_iter_, converged = fit_binary_logistic(
+            features, y_idx, weights, strengths, self.max_iter, self.tol
         )
         if not converged:
-            warn_not_converged("QuadraticScaler", self.max_iter)
+            warn_not_converged("QuadraticScaler", self.max_iter, SEPARATED)
         self.coef_ = theta / np.array([1.0, sigma, sigma * sigma])
 
     def _predict_proba(self, scores):

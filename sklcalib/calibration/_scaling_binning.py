@@ -1,5 +1,7 @@
 """The scaling-binning calibrator (Kumar, Liang & Ma, 2019)."""
 
+from typing import ClassVar
+
 import numpy as np
 from scipy.special import expit, logit
 
@@ -8,16 +10,16 @@ from sklcalib._utils._binning import (
     right_edge_index,
     weighted_bin_sums,
 )
-from sklcalib._utils._validation import check_n_bins
 
-from ._binning import _OneVsRestCalibrator
+from ._base import N_BINS
+from ._one_vs_rest import OneVsRestCalibrator
 from ._scaling import PlattScaler
 
 #: Probabilities are clipped to [_CLIP, 1 - _CLIP] before their log-odds.
 _CLIP = 1e-6
 
 
-class ScalingBinningCalibrator(_OneVsRestCalibrator):
+class ScalingBinningCalibrator(OneVsRestCalibrator):
     """Scaling-binning calibration (Kumar, Liang & Ma, 2019).
 
     Per class, Platt scaling of that column's log-odds (p clipped to
@@ -44,6 +46,8 @@ class ScalingBinningCalibrator(_OneVsRestCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -68,11 +72,10 @@ class ScalingBinningCalibrator(_OneVsRestCalibrator):
     5
     """
 
+    _parameter_constraints: ClassVar[dict] = {"n_bins": [N_BINS]}
+
     def __init__(self, n_bins=10):
         self.n_bins = n_bins
-
-    def _check_params(self):
-        check_n_bins(self.n_bins)
 
     @staticmethod
     def _log_odds(p):

@@ -79,6 +79,10 @@ PRIOR = "prior"
 
 _EPS = np.finfo(np.float64).eps
 
+#: select_calibrator with segment columns; set by the module of
+#: SegmentCalibrator (which builds on this one, so this one cannot import it)
+_segment_selection = None
+
 
 class CalibrationWarning(UserWarning):
     """A calibrator that is likely to make the probabilities worse.
@@ -634,6 +638,16 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         unknown = sorted(set(params) - {"groups"})
         if unknown:
             raise ValueError(f"fit got unexpected parameter(s) {unknown}.")
+        inputs, y, w = self._validate(scores, y, sample_weight)
+        groups = params.get("groups")
+        if groups is not None:
+            groups = column_or_1d(as_numpy(groups))
+            check_consistent_length(groups, y)
+        return self._fit_inputs(inputs, y, w, groups=groups)
+
+    def _validate(self, scores, y, sample_weight):
+        """The checks of ``fit``, once: ``(inputs, y, weights)``; sets
+        ``n_features_in_``, ``classes_`` and ``response_``."""
         y = column_or_1d(as_numpy(y))
         check_classification_targets(y)
         scores = self._validate_scores(scores, reset=True)
@@ -658,13 +672,7 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         if response == PROBABILITIES:
             check_prob_values(scores, "scores")
         self.response_ = response
-        groups = params.get("groups")
-        if groups is not None:
-            groups = column_or_1d(as_numpy(groups))
-            check_consistent_length(groups, y)
-        return self._fit_inputs(
-            _Inputs.from_scores(scores, response), y, w, groups=groups
-        )
+        return _Inputs.from_scores(scores, response), y, w
 
     # -- the search on prepared inputs (CalibratedClassifier calls it) -------
 
@@ -1004,6 +1012,7 @@ def select_calibrator(
     sample_weight=None,
     prior=None,
     groups=None,
+    segments=None,
 ):
     """Choose a post-hoc calibrator by cross-validated log-loss, "none" included.
 
@@ -1046,13 +1055,24 @@ def select_calibrator(
         A prior correction in front of every candidate but "passthrough".
     groups : array-like of shape (n_samples,), default=None
         Group labels for a group splitter given as ``cv``.
+    segments : DataFrame or array-like of shape (n_samples, n_columns), default=None
+        Segment columns of the rows (region, age band...). Given, the
+        segment-aware maps of :class:`SegmentCalibrator` are candidates too:
+        "passthrough", the global calibrator that this selection picks among
+        ``candidates`` and the logistic and boosted segment maps are compared
+        by the same rule, so a segment map is kept only when it beats them by
+        more than one standard error; the result is then that fitted
+        :class:`SegmentCalibrator` (``method_``, ``cv_results_``, ``reason_``;
+        ``predict_proba(scores, segments=...)``). Not with ``prior`` or
+        ``groups``.
 
     Returns
     -------
-    selection : CalibratorSearchCV
+    selection : CalibratorSearchCV or SegmentCalibrator
         Fitted: ``best_candidate_``, ``best_estimator_`` (None for
         "passthrough"), ``cv_results_``, ``reason_``, ``predict_proba``
-        and ``summary()``.
+        and ``summary()``; with ``segments``, a fitted
+        :class:`SegmentCalibrator`.
 
     See Also
     --------
@@ -1072,6 +1092,21 @@ def select_calibrator(
     >>> select_calibrator(4 * logit, y, response="logits").best_candidate_
     'temperature'
     """
+    if segments is not None:
+        return _segment_selection(
+            scores,
+            y,
+            segments,
+            candidates,
+            cv,
+            random_state,
+            response,
+            rule,
+            min_events_per_parameter,
+            sample_weight,
+            prior,
+            groups,
+        )
     search = CalibratorSearchCV(
         candidates,
         cv=cv,
@@ -1155,24 +1190,15 @@ def check_calibrator(
     # the search's own validation, then its folds without a refit
     check_scalar(min_events_per_parameter, "min_events_per_parameter", low=0)
     search._check_params()
-    y = column_or_1d(as_numpy(y))
-    check_classification_targets(y)
-    scores = search._validate_scores(scores, reset=True)
-    check_consistent_length(scores, y)
-    w = check_sample_weight(sample_weight, y.shape[0])
-    kind = response if response != "auto" else _guess_response(scores)
+    inputs, y, w = search._validate(scores, y, sample_weight)
     messages = [
         calibration_size_warning(
-            calibrator, y, min_events_per_parameter=min_events_per_parameter
-        ),
-        harm_check(
             calibrator,
-            _Inputs.from_scores(scores, kind),
             y,
-            w,
-            cv=cv,
-            random_state=random_state,
+            min_events_per_parameter=min_events_per_parameter,
+            sample_weight=w,
         ),
+        harm_check(calibrator, inputs, y, w, cv=cv, random_state=random_state),
     ]
     return [m for m in messages if m is not None]
 

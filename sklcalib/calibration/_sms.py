@@ -8,132 +8,41 @@ penalty pulling it towards the identity (towards the temperature-scaled
 model) with strengths that shrink like ``1 / n``.
 
 The penalised NLL is convex and has at most K (K + 1) parameters, so it is
-minimised by exact Newton steps with a backtracking line search (float64),
-where the authors use BFGS in float32 (torchmin). We write the solver
-ourselves because neither scipy nor scikit-learn offers multinomial logistic
-regression with an offset, per-parameter ridge strengths and a non-zero
-centre, and a Newton step converges in a handful of passes over the data.
+minimised by exact Newton steps with a backtracking line search (float64,
+the shared ``sklcalib._utils._solvers``), where the authors use BFGS in
+float32 (torchmin): neither scipy nor scikit-learn offers multinomial
+logistic regression with an offset, per-parameter ridge strengths and a
+non-zero centre, and a Newton step converges in a handful of passes over the
+data.
+
+Sample weights are frequency weights: n is their sum, so the mixing weight
+and the penalties see ``sum(w)`` rows, and a fit whose weights sum to far
+fewer rows than carry weight warns (weights normalised to sum to 1 would make
+``eps = 1 / 2`` and the penalties n times stronger).
 """
 
-import warnings
+from typing import ClassVar
 
 import numpy as np
-from scipy.optimize import minimize as scipy_minimize
 from scipy.special import log_softmax
-from sklearn.exceptions import ConvergenceWarning
 
-from sklcalib._utils._validation import check_scalar, check_solver_params
+from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converged
 
-from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
-from ._scaling import mean_weights, nll_terms
-from ._temperature import fit_temperature_nll
+from ._base import (
+    FINITE,
+    LOGITS,
+    NON_NEGATIVE,
+    SOLVER_CONSTRAINTS,
+    BaseCalibrator,
+    binary_logits,
+    softmax_rows,
+)
+from ._logistic import mean_weights, multinomial_objective, vector_objective
+from ._temperature_nll import fit_temperature_nll
 
-#: Newton stops once the decrease it predicts is below this relative size
-_ROUND_OFF = 8 * np.finfo(np.float64).eps
-
-#: rows per block when the Hessian is accumulated (bounds the memory used)
-_BLOCK = 8192
 #: the SMS Hessian costs n (K (K + 1))^2; above this many rows it is taken on
-#: an evenly strided subsample (the gradient and the loss stay exact), which
-#: keeps each Newton step cheap and the convergence fast (linear with a small
-#: rate instead of quadratic)
+#: an evenly strided subsample (the gradient and the loss stay exact)
 HESSIAN_ROWS = 16384
-
-
-def newton_minimise(fun, theta, max_iter, tol):
-    """``(theta, n_iter, converged)`` minimising a smooth convex ``fun``.
-
-    ``fun(theta, order)`` returns the loss (``order=0``), the loss and its
-    gradient (``order=1``) or the loss, its gradient and its Hessian
-    (``order=2``), all for the flattened parameters.
-    Newton steps with a backtracking (Armijo) line search; stops when the
-    largest gradient entry is at most ``tol``, when the decrease a Newton
-    step predicts is below the round-off of the loss, or when no decrease is
-    left.
-    """
-    theta = np.asarray(theta, dtype=np.float64).ravel().copy()
-    loss, grad, hess = fun(theta, 2)
-    n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        if np.max(np.abs(grad)) <= tol:
-            return theta, n_iter - 1, True
-        # softmax ignores a shift shared by all classes: without penalty the
-        # Hessian is singular along it; a tiny ridge picks the short step
-        ridge = 1e-12 * max(np.trace(hess), 1.0)
-        hess[np.diag_indices_from(hess)] += ridge
-        try:
-            step = -np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
-            step = -np.linalg.lstsq(hess, grad, rcond=None)[0]
-        slope = float(np.dot(grad, step))
-        if slope >= 0:  # not a descent direction: fall back on the gradient
-            step, slope = -grad, -float(np.dot(grad, grad))
-        elif -slope <= _ROUND_OFF * max(abs(loss), 1.0):
-            # the Newton decrement: the decrease left is below the rounding
-            # of the loss (ill-conditioned features keep the gradient a little
-            # above tol even at the minimum)
-            return theta + step, n_iter, True
-        # the full step is almost always taken: evaluate it with its
-        # derivatives at once, and backtrack (loss only) when it is not
-        new = fun(theta + step, 2)
-        if new[0] <= loss + 1e-4 * slope:
-            theta = theta + step
-            loss, grad, hess = new
-            continue
-        t = 0.5
-        while True:  # backtracking (Armijo) line search
-            new_loss = fun(theta + t * step, 0)
-            if new_loss <= loss + 1e-4 * t * slope or t < 1e-10:
-                break
-            t *= 0.5
-        if t < 1e-10:  # no decrease left: at the minimum up to rounding
-            return theta, n_iter, True
-        theta = theta + t * step
-        loss, grad, hess = fun(theta, 2)
-    return theta, n_iter, bool(np.max(np.abs(grad)) <= tol)
-
-
-def ridge_penalised(fun, strengths, centre):
-    """``fun`` (as :func:`newton_minimise` takes it) plus the ridge penalty
-    ``sum_j strengths_j (theta_j - centre_j)^2`` and its derivatives."""
-
-    def penalised(theta, order):
-        delta = theta - centre
-        penalty = np.dot(strengths, delta**2)
-        if order == 0:
-            return fun(theta, 0) + penalty
-        loss, grad, *hess = fun(theta, order)
-        grad = grad + 2.0 * strengths * delta
-        if order == 1:
-            return loss + penalty, grad
-        hess = hess[0]
-        hess[np.diag_indices_from(hess)] += 2.0 * strengths
-        return loss + penalty, grad, hess
-
-    return penalised
-
-
-#: above this many parameters (SMS from 31 classes, SVS from 501) the
-#: (parameters x parameters) Hessian is too large to form: L-BFGS instead, as
-#: the authors switch from BFGS to L-BFGS at the same size
-NEWTON_MAX_PARAMS = 1000
-
-
-def minimise(fun, theta, max_iter, tol):
-    """``(theta, n_iter, converged)``: Newton up to ``NEWTON_MAX_PARAMS``
-    parameters, scipy's L-BFGS (``fun(theta, 1)``: loss and gradient, at most
-    ``20 * max_iter`` iterations) above."""
-    if theta.size <= NEWTON_MAX_PARAMS:
-        return newton_minimise(fun, theta, max_iter, tol)
-    result = scipy_minimize(
-        lambda t: fun(t, 1),
-        theta,
-        jac=True,
-        method="L-BFGS-B",
-        options={"maxiter": 20 * max_iter, "gtol": tol, "ftol": 1e-15},
-    )
-    converged = bool(result.success) or np.max(np.abs(result.jac)) <= max(tol, 1e-6)
-    return result.x, int(result.nit), converged
 
 
 def mixed_log_probabilities(logits, temperature, epsilon):
@@ -154,16 +63,6 @@ def _prepare(scores, y_idx, sample_weight):
     return temperature, epsilon, x, weights, n
 
 
-def _warn(name, max_iter):
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} Newton steps (or "
-        f"{20 * max_iter} L-BFGS iterations); "
-        "increase max_iter or the lambda_* penalties.",
-        ConvergenceWarning,
-        stacklevel=4,
-    )
-
-
 class _StructuredScaler(BaseCalibrator):
     """Steps 1 and 2 of SMS and SVS, the penalised fit of step 3 and the
     prediction; a subclass gives the affine map's penalised NLL
@@ -171,13 +70,19 @@ class _StructuredScaler(BaseCalibrator):
     (``_affine``)."""
 
     _input = LOGITS
+    _parameter_constraints: ClassVar[dict] = {
+        "lambda_intercept": [NON_NEGATIVE],
+        "lambda_diagonal": [NON_NEGATIVE],
+        "rho": [FINITE],
+        "tau": [FINITE],
+        **SOLVER_CONSTRAINTS,
+    }
 
-    def _check_params(self):
-        check_scalar(self.lambda_intercept, "lambda_intercept", low=0)
-        check_scalar(self.lambda_diagonal, "lambda_diagonal", low=0)
-        check_scalar(self.rho, "rho")
-        check_scalar(self.tau, "tau")
-        check_solver_params(self.max_iter, self.tol)
+    def _sample_size_term(self):
+        return (
+            "the uniform mixing weight 1 / (n + 1) and the ridge strengths "
+            "(proportional to 1 / n^tau)"
+        )
 
     def _fit(self, scores, y_idx, sample_weight=None):
         self.temperature_, self.epsilon_, x, weights, n = _prepare(
@@ -187,7 +92,12 @@ class _StructuredScaler(BaseCalibrator):
         fun = ridge_penalised(nll, strengths, centre)
         theta, self.n_iter_, converged = minimise(fun, centre, self.max_iter, self.tol)
         if not converged:
-            _warn(type(self).__name__, self.max_iter)
+            warn_not_converged(
+                type(self).__name__,
+                self.max_iter,
+                "; increase max_iter or the lambda_* penalties.",
+                lbfgs=True,
+            )
         self._store(theta, x.shape[1])
 
     def _predict_proba(self, scores):
@@ -256,6 +166,8 @@ class SMSCalibrator(_StructuredScaler):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -266,8 +178,11 @@ class SMSCalibrator(_StructuredScaler):
     Notes
     -----
     With ``sample_weight``, n is the sum of the weights and the NLL a
-    weighted mean, so integer weights give the fit of repeated rows. Binary
-    decision scores s of shape (n,) or (n, 1) are the logits [0, s].
+    weighted mean, so integer weights give the fit of repeated rows; weights
+    summing to less than a tenth of the rows with positive weight warn (the
+    mixing weight and the penalties would be those of that few rows: rescale
+    relative weights to mean 1). Binary decision scores s of shape (n,) or
+    (n, 1) are the logits [0, s].
 
     The fit agrees with ``probmetrics.calibrators.SMSCalibrator`` (fed
     ``softmax(z)``) to a few 1e-3 in probability (at most 6e-3 in
@@ -314,9 +229,10 @@ class SMSCalibrator(_StructuredScaler):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_params(self):
-        super()._check_params()
-        check_scalar(self.lambda_off_diagonal, "lambda_off_diagonal", low=0)
+    _parameter_constraints: ClassVar[dict] = {
+        **_StructuredScaler._parameter_constraints,
+        "lambda_off_diagonal": [NON_NEGATIVE],
+    }
 
     def _objective(self, x, y_idx, weights, n):
         n_rows, k = x.shape
@@ -331,20 +247,7 @@ class SMSCalibrator(_StructuredScaler):
         strengths = strengths.ravel()
         centre = np.hstack([np.eye(k), np.zeros((k, 1))]).ravel()
         features = np.hstack([x, np.ones((n_rows, 1))])  # (n, K + 1)
-
-        def nll(theta, order):
-            params = theta.reshape(k, k + 1)
-            if order == 0:
-                return nll_terms(features @ params.T, y_idx, weights, 0)
-            loss, proba, residual = nll_terms(features @ params.T, y_idx, weights)
-            grad = (residual.T @ features).ravel()
-            if order == 1:
-                return loss, grad
-            rows = slice(None, None, max(1, n_rows // HESSIAN_ROWS))
-            sub = weights[rows]
-            hess = _multinomial_hessian(features[rows], proba[rows], sub / sub.sum())
-            return loss, grad, hess
-
+        nll = multinomial_objective(features, y_idx, weights, k, HESSIAN_ROWS)
         return nll, strengths, centre
 
     def _store(self, theta, k):
@@ -353,26 +256,6 @@ class SMSCalibrator(_StructuredScaler):
 
     def _affine(self, x):
         return x @ self.coef_.T + self.intercept_
-
-
-def _multinomial_hessian(features, proba, weights):
-    """Hessian of the weighted mean NLL of ``softmax(features @ theta.T)`` in
-    the flattened (K, d) parameters: block (c, e) is
-    ``sum_i w_i (p_ic [c = e] - p_ic p_ie) f_i f_i^T``."""
-    n, d = features.shape
-    k = proba.shape[1]
-    hess = np.zeros((k * d, k * d))
-    for start in range(0, n, _BLOCK):
-        rows = slice(start, start + _BLOCK)
-        f, p, w = features[rows], proba[rows], weights[rows]
-        root = np.sqrt(w)[:, None]
-        outer = (p[:, :, None] * (f * root)[:, None, :]).reshape(len(f), k * d)
-        hess -= outer.T @ outer  # one symmetric rank-n update (BLAS syrk)
-        wp = w[:, None] * p
-        for c in range(k):
-            block = slice(c * d, (c + 1) * d)
-            hess[block, block] += (f * wp[:, c : c + 1]).T @ f
-    return hess
 
 
 class SVSCalibrator(_StructuredScaler):
@@ -429,6 +312,8 @@ class SVSCalibrator(_StructuredScaler):
         Class labels.
     n_features_in_ : int
         Number of score columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -438,8 +323,11 @@ class SVSCalibrator(_StructuredScaler):
     Notes
     -----
     With ``sample_weight``, n is the sum of the weights and the NLL a
-    weighted mean, so integer weights give the fit of repeated rows. Binary
-    decision scores s of shape (n,) or (n, 1) are the logits [0, s].
+    weighted mean, so integer weights give the fit of repeated rows; weights
+    summing to less than a tenth of the rows with positive weight warn (the
+    mixing weight and the penalties would be those of that few rows: rescale
+    relative weights to mean 1). Binary decision scores s of shape (n,) or
+    (n, 1) are the logits [0, s].
 
     References
     ----------
@@ -485,28 +373,7 @@ class SVSCalibrator(_StructuredScaler):
             np.full(k, self.lambda_intercept * scale),
         ]
         centre = np.r_[np.ones(k), np.zeros(k)]
-
-        def nll(theta, order):
-            v, b = theta[:k], theta[k:]
-            if order == 0:
-                return nll_terms(x * v + b, y_idx, weights, 0)
-            loss, proba, residual = nll_terms(x * v + b, y_idx, weights)
-            grad = np.r_[np.einsum("ij,ij->j", residual, x), residual.sum(axis=0)]
-            if order == 1:
-                return loss, grad
-            # parameters (v_c, b_c) see the features f_ic = (x_ic, 1)
-            wp = weights[:, None] * proba
-            a = np.concatenate([proba * x, proba], axis=1)  # (n, 2K)
-            hess = -(a * weights[:, None]).T @ a
-            diag_vv = np.einsum("ic,ic->c", wp, x * x)
-            diag_vb = np.einsum("ic,ic->c", wp, x)
-            idx = np.arange(k)
-            hess[idx, idx] += diag_vv
-            hess[idx, idx + k] += diag_vb
-            hess[idx + k, idx] += diag_vb
-            hess[idx + k, idx + k] += wp.sum(axis=0)
-            return loss, grad, hess
-
+        nll = vector_objective(x, y_idx, weights)
         return nll, strengths, centre
 
     def _store(self, theta, k):

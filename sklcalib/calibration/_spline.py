@@ -8,17 +8,16 @@ every row of the design is one vectorised expression, so a fit on 1e5 scores
 costs a sort and a 6-column least-squares problem.
 """
 
+from numbers import Integral, Real
+from typing import ClassVar
+
 import numpy as np
 
-from sklcalib._utils._validation import check_scalar
+from sklcalib._utils._param_validation import Interval, StrOptions
 
 from ._base import PROBABILITIES, BaseCalibrator, renormalise
 
 _RUNOUTS = ("natural", "parabolic", "cubic")
-
-#: integer weights are expanded into repeated rows up to this many rows (or 16
-#: per row); beyond, the real-weight formulation is used
-_MAX_REPEATED = 2_000_000
 
 
 def _second_derivatives_from_values(n_knots, delta, runout):
@@ -79,62 +78,48 @@ def fit_cdf_spline(p, y, sample_weight, n_knots, runout):
     """``(scores, values)``: the sorted distinct calibration scores and the
     calibrated probability at each (before clipping).
 
-    The cumulative gap ``h = cumsum(y - p) / N`` of the score-sorted data is
-    fitted by least squares with a cubic spline of the sample's rank
-    ``t in [0, 1]`` (knots equally spaced); the calibrated probability of a
-    score is ``p + h'(t)``. Rows that share a score each add their group's
-    mean gap to h, and get their group's mean value.
+    The cumulative gap ``h = cumsum(w (y - p)) / sum(w)`` of the score-sorted
+    data is fitted by (w-weighted) least squares with a cubic spline of the
+    sample's rank ``t in [0, 1]`` (knots equally spaced); the calibrated
+    probability of a score is ``p + h'(t)``. A row's rank is the middle of
+    its share of the cumulative weight, mapped so that the first row's is 0
+    and the last's 1: with equal weights (none given, all 1, all 1.5, ...)
+    ``t = i / (n - 1)``, the reference's grid, and the fit is the unweighted
+    one exactly; rows of weight 0 are absent. Rows that share a score each
+    add their group's (weighted) mean gap to h, and get their group's
+    (weighted) mean value.
     """
     order = np.argsort(p, kind="stable")
     p, y = p[order], y[order]
-    if sample_weight is not None:
+    if sample_weight is None:
+        w = np.ones(len(p))
+    else:
         w = sample_weight[order]
         keep = w > 0
         p, y, w = p[keep], y[keep], w[keep]
-        # integer weights: repeated rows, exactly (unless repeating them
-        # would take far more memory than the data: huge counts)
-        if np.all(w == np.round(w)) and w.sum() <= max(16 * len(w), _MAX_REPEATED):
-            counts = w.astype(np.intp)
-            p, y, w = np.repeat(p, counts), np.repeat(y, counts), None
     n = len(p)
-    real_weights = sample_weight is not None and w is not None
     # rows sharing a score: the order of their labels is arbitrary, so each
-    # adds the (weighted) mean gap of its group, as if the labels were spread
-    # evenly over the group; without ties this is the plain y - p
+    # adds the weighted mean gap of its group, as if the labels were spread
+    # evenly over the group; without ties this is the plain w (y - p)
     starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
     sizes = np.diff(np.r_[starts, n])
-    if real_weights:
-        group_w = np.add.reduceat(w, starts)
-        step = np.add.reduceat(w * (y - p), starts) / group_w
-        increments = w * np.repeat(step, sizes)
-    else:
-        step = np.add.reduceat(y - p, starts) / sizes
-        increments = np.repeat(step, sizes)
-    if not real_weights:
-        gap = np.cumsum(increments) / n
-        t = np.linspace(0.0, 1.0, n)
-        root = None
-    else:
-        # real weights: each row is one point at the middle of its share of
-        # the cumulative weight, its squared residual weighted by w
-        total = w.sum()
-        t = (np.cumsum(w) - 0.5 * w) / total
-        gap = (np.cumsum(increments) - 0.5 * increments) / total
-        root = np.sqrt(w)
+    group_w = np.add.reduceat(w, starts)
+    step = np.add.reduceat(w * (y - p), starts) / group_w
+    increments = w * np.repeat(step, sizes)
+    total = w.sum()
+    gap = np.cumsum(increments) / total
+    middle = np.cumsum(w) - 0.5 * w
+    span = middle[-1] - middle[0]
+    t = (middle - middle[0]) / span if span > 0 else np.zeros(n)
+    root = np.sqrt(w / w.max())
     delta = 1.0 / (n_knots - 1)
     values_to_M = _second_derivatives_from_values(n_knots, delta, runout)
     design = _basis(t, n_knots, delta, values_to_M, derivative=False)
-    if root is None:
-        knot_values = np.linalg.lstsq(design, gap, rcond=None)[0]
-    else:
-        knot_values = np.linalg.lstsq(design * root[:, None], gap * root, rcond=None)[0]
+    knot_values = np.linalg.lstsq(design * root[:, None], gap * root, rcond=None)[0]
     slope = _basis(t, n_knots, delta, values_to_M, derivative=True) @ knot_values
     calibrated = p + slope
     # rows sharing a score get the (weighted) mean of their values
-    if root is None:
-        values = np.add.reduceat(calibrated, starts) / sizes
-    else:
-        values = np.add.reduceat(w * calibrated, starts) / group_w
+    values = np.add.reduceat(w * calibrated, starts) / group_w
     return p[starts], values
 
 
@@ -183,6 +168,8 @@ class SplineCalibrator(BaseCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     See Also
     --------
@@ -192,11 +179,15 @@ class SplineCalibrator(BaseCalibrator):
     Notes
     -----
     Binary scores are the positive-class probability (1-D or one column),
-    or two columns of which the second is used. With integer
-    ``sample_weight`` the fit is that of repeated rows (as long as they
-    number at most 2e6 or 16 per row); with other weights each row stands at
-    the middle of its share of the cumulative weight and weighs its squared
-    residual (the same fit up to O(1/n) terms).
+    or two columns of which the second is used. With ``sample_weight``, each
+    row adds ``w (y - p)`` to the cumulative gap, stands at the middle of its
+    share of the cumulative weight and weighs its squared residual by w: one
+    formulation for every weight, which gives the unweighted fit for equal
+    weights (all 1, all 1.5, ...: the fit has no term that depends on the
+    number of rows, so a common factor changes nothing) and the fit of
+    repeated rows for integer weights up to the O(1/n) of the rank grid (a
+    repeated row is a tie, spread over the tied ranks, where the weighted row
+    is one point at their middle).
 
     Equal to ``probmetrics.calibrators.CDFSplineCalibrator`` (same
     ``n_knots`` as its ``splines`` and ``runout`` as its ``spline_method``)
@@ -224,18 +215,16 @@ class SplineCalibrator(BaseCalibrator):
 
     _input = PROBABILITIES
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_knots": [Interval(Integral, 3, None, closed="left")],
+        "runout": [StrOptions(set(_RUNOUTS))],
+        "clip": [Interval(Real, 0, 0.5, closed="left")],
+    }
+
     def __init__(self, n_knots=6, runout="natural", clip=1e-6):
         self.n_knots = n_knots
         self.runout = runout
         self.clip = clip
-
-    def _check_params(self):
-        check_scalar(self.n_knots, "n_knots", integer=True, low=3)
-        if not (isinstance(self.runout, str) and self.runout in _RUNOUTS):
-            raise ValueError(f"runout must be one of {_RUNOUTS}, got {self.runout!r}.")
-        check_scalar(self.clip, "clip", low=0)
-        if not self.clip < 0.5:
-            raise ValueError(f"clip must be < 0.5, got {self.clip!r}.")
 
     def _columns(self, scores):
         """The columns calibrated: the positive one for a binary problem."""

@@ -12,11 +12,11 @@ functions, in its own module:
   memory, each step one pass summing the NLL and its first three derivatives
   (the same kernel, compiled on large blocks); it starts from the optimum of
   the first block, as the in-memory fit starts from a subsample.
-- :class:`PlattScaler` (in ``_scaling``): one pass for the mean and standard
-  deviation of the score (merged per block with Chan's formula) and the class
-  balance, then Newton's method with backtracking on the same penalised
-  logistic loss that scikit-learn's ``LogisticRegression`` minimises in
-  memory, each step one pass summing the loss, gradient and Hessian.
+- :class:`PlattScaler` (in ``_scaling``): the in-memory fit itself
+  (``_logistic.fit_platt``: Newton's method on scikit-learn's
+  ``LogisticRegression`` objective), its moments of the score merged over the
+  blocks with Chan's formula and each of its steps one pass summing the loss,
+  gradient and Hessian.
 - :class:`HistogramBinningCalibrator` (``strategy="uniform"``, in
   ``_binning``): one pass of per-bin counts.
 

@@ -3,11 +3,11 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._binning import _OneVsRestCalibrator
+from ._one_vs_rest import OneVsRestCalibrator
 from ._venn_abers_core import venn_abers_lookup, venn_abers_table
 
 
-class VennAbersCalibrator(_OneVsRestCalibrator):
+class VennAbersCalibrator(OneVsRestCalibrator):
     """Inductive Venn–ABERS calibration (Vovk & Petej, 2014).
 
     For a test score s, two isotonic regressions are fitted to the
@@ -45,6 +45,8 @@ class VennAbersCalibrator(_OneVsRestCalibrator):
         Class labels.
     n_features_in_ : int
         Number of probability columns seen in ``fit``.
+    feature_names_in_ : ndarray of str
+        Column names, when ``fit`` got a DataFrame with string column names.
 
     Notes
     -----
@@ -53,7 +55,9 @@ class VennAbersCalibrator(_OneVsRestCalibrator):
     giving the widest interval), as Vovk, Petej and Fedorova (2015) and the
     ``venn-abers`` package do. With ``sample_weight``, a calibration sample
     of weight w counts as w samples in the isotonic fits; the test point
-    always has weight 1.
+    always has weight 1, one row, so weights summing to far fewer rows than
+    carry weight (normalised to sum to 1, say) make the test point dominate
+    the interval, and warn: rescale relative weights to mean 1.
 
     Examples
     --------
@@ -73,8 +77,8 @@ class VennAbersCalibrator(_OneVsRestCalibrator):
     def __init__(self):
         pass
 
-    def _check_params(self):
-        pass
+    def _sample_size_term(self):
+        return "the test point, which weighs one row"
 
     @staticmethod
     def _fit_column(p, target, sample_weight=None):

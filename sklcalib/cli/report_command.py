@@ -68,6 +68,9 @@ def _report(pred, args):
         kwargs["confidence_level"] = None
     elif args.confidence_level is not None:
         kwargs["confidence_level"] = args.confidence_level
+    segments = _segment_table(pred)
+    if segments is not None:
+        kwargs["segments"] = segments
     return calibration_report(pred.y, pred.proba, **kwargs)
 
 
@@ -310,6 +313,26 @@ def _fill(text, indent=""):
     )
 
 
+def _segment_lines(reports):
+    """The segment audit of each report: its verdict and worst segments."""
+    lines = []
+    for title, report in reports.items():
+        if "segment_verdict" not in report:
+            continue
+        label = "segments" if len(reports) == 1 else f"segments ({title})"
+        lines.append(_fill(f"{label}: {report['segment_verdict']}"))
+        for row in report["worst_segments"]:
+            gap, low, high = (100 * row[k] for k in ("gap", "gap_low", "gap_high"))
+            lines.append(
+                _fill(
+                    f"  {row['segment']}: n = {row['n_rows']}, gap {gap:+.1f} % "
+                    f"[{low:+.1f}, {high:+.1f}], adjusted p = {row['pvalue']:.2g}",
+                    "      ",
+                )
+            )
+    return lines
+
+
 def _verdict_lines(reports):
     lines = []
     for title, report in reports.items():
@@ -528,6 +551,15 @@ def add_report_parser(subparsers):
         "an npz (default: y_prob, else logits)",
     )
     parser.add_argument(
+        "--segments",
+        metavar="COLS",
+        help="audit the calibration in every segment built from these columns "
+        "of a csv or parquet table, comma separated (region, device, age, ...; "
+        "combinations of up to two columns, numeric ones cut into 5 quantile "
+        "bins): the family-wise verdict and the worst segments come first; the "
+        "columns are not class columns",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the report as JSON instead"
     )
     parser.add_argument(
@@ -636,6 +668,24 @@ def _check_options(args, parser):
         )
 
 
+def _segment_names(args):
+    """The ``--segments`` columns, or None."""
+    if getattr(args, "segments", None) is None:
+        return None
+    names = [n.strip() for n in args.segments.split(",") if n.strip()]
+    if not names:
+        raise InputFileError("--segments: give one or more column names")
+    return names
+
+
+def _segment_table(pred):
+    """The segment columns as a structured array (named fields), or None."""
+    if not pred.segments:
+        return None
+    names = list(pred.segments)
+    return np.rec.fromarrays([pred.segments[c] for c in names], names=names)
+
+
 def _read(path, args):
     """Read a file with the options' layout; the reader's warnings (rows
     renormalised, ...) become notes of the report."""
@@ -654,6 +704,7 @@ def _read(path, args):
                 y_true=args.y_true,
                 scores=names,
                 max_bytes=limit.max_bytes,
+                segments=_segment_names(args),
             )
         except InputFileError as exc:
             if args.max_bytes is None and str(exc).endswith("refused before reading"):
@@ -718,10 +769,14 @@ def _split(pred, fraction, seed):
             "predictions with --fit-on"
         ) from None
     fit, rest = np.sort(fit), np.sort(rest)
-    return (
-        dataclasses.replace(pred, y=pred.y[fit], scores=pred.scores[fit]),
-        dataclasses.replace(pred, y=pred.y[rest], scores=pred.scores[rest]),
-    )
+
+    def part(rows):
+        segments = pred.segments and {k: v[rows] for k, v in pred.segments.items()}
+        return dataclasses.replace(
+            pred, y=pred.y[rows], scores=pred.scores[rows], segments=segments
+        )
+
+    return part(fit), part(rest)
 
 
 def run_report(args, parser):
@@ -755,7 +810,12 @@ def run_report(args, parser):
             calibrator, proba_after, notes = _calibrate(args.calibrate, fit_pred, pred)
             after = _report(
                 Predictions(
-                    pred.path, pred.y, proba_after, pred.classes, "probabilities"
+                    pred.path,
+                    pred.y,
+                    proba_after,
+                    pred.classes,
+                    "probabilities",
+                    segments=pred.segments,
                 ),
                 args,
             )
@@ -824,6 +884,7 @@ def run_report(args, parser):
         if after is None
         else {"before": before, _after_title(args.calibrate, calibrator): after}
     )
+    lines += _segment_lines(reports)
     lines += _verdict_lines(reports)
     if after is not None:
         fitted = _fitted_parameters(calibrator)

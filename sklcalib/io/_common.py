@@ -17,12 +17,14 @@ class Layout:
 
     ``label``: the column or array of the true classes; ``scores``: the class
     columns of a table (a tuple), the array of an .npz (a str), or None for
-    the defaults; ``logits``: the scores are logits.
+    the defaults; ``logits``: the scores are logits; ``segments``: columns of
+    a table read as segment columns (left out of the default class columns).
     """
 
     label: str = LABEL_COLUMN
     scores: object = None
     logits: bool = False
+    segments: tuple = ()
 
     @property
     def kind(self):

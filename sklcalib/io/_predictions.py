@@ -19,7 +19,7 @@ from sklcalib.io._common import (
     short,
 )
 from sklcalib.io._numpy_files import read_npy, read_npz
-from sklcalib.io._tables import read_csv, read_parquet
+from sklcalib.io._tables import read_csv, read_parquet, read_segment_columns
 
 SUFFIXES = (".csv", ".parquet", ".npz", ".npy")
 
@@ -42,6 +42,9 @@ class Predictions:
         The K class names, in the columns' order.
     kind : {"probabilities", "logits"}
         What ``scores`` holds.
+    segments : dict of str to ndarray, optional
+        The segment columns asked for (``read_predictions(..., segments=...)``),
+        each of shape (n_samples,): numbers as float64, text as str.
 
     Examples
     --------
@@ -58,6 +61,7 @@ class Predictions:
     scores: np.ndarray
     classes: list
     kind: str
+    segments: dict | None = None
 
     @property
     def proba(self):
@@ -81,7 +85,7 @@ class Predictions:
 
 
 def read_predictions(
-    path, *, logits=False, y_true="y_true", scores=None, max_bytes=None
+    path, *, logits=False, y_true="y_true", scores=None, max_bytes=None, segments=None
 ):
     """Read true classes and scores from a .csv, .parquet, .npz or .npy file.
 
@@ -139,6 +143,11 @@ def read_predictions(
         float64. Default: :func:`default_max_bytes`, what this process may
         still allocate (physical memory, resource limits and cgroup limits
         included) less the report's own peak.
+    segments : list of str, optional
+        Columns of a table (.csv or .parquet) to read as segment columns
+        (region, device, age, ...) for
+        :func:`~sklcalib.metrics.multicalibration_audit`: they are left out
+        of the default class columns and returned as ``Predictions.segments``.
 
     Returns
     -------
@@ -173,7 +182,7 @@ def read_predictions(
     >>> p.kind, p.proba.shape
     ('probabilities', (2, 2))
     """
-    layout = _layout(logits, y_true, scores)
+    layout = _layout(logits, y_true, scores, segments)
     if max_bytes is not None and (
         isinstance(max_bytes, bool)
         or not isinstance(max_bytes, numbers.Integral)
@@ -196,12 +205,18 @@ def read_predictions(
             f"{path}: an .npz archive holds its scores in one array: give its "
             f"name as scores (got {list(layout.scores)!r})"
         )
+    if layout.segments and suffix not in (".csv", ".parquet"):
+        raise InputFileError(
+            f"{path}: segment columns need a table (.csv or .parquet), not a "
+            f"{suffix} file"
+        )
     if suffix in (".csv", ".parquet") and isinstance(layout.scores, str):
         raise InputFileError(
             f"{path}: scores names the class columns of a table: give a list of "
             f"column names (got {layout.scores!r})"
         )
     try:
+        segment_columns = None
         if suffix == ".csv":
             found = read_csv(path, layout, info.st_size, limit)
         elif suffix == ".parquet":
@@ -210,6 +225,7 @@ def read_predictions(
             found = read_npz(path, layout, limit)
         else:
             found = read_npy(path, layout, info.st_size, limit)
+        segment_columns = read_segment_columns(path, layout, len(found[0]))
     except PermissionError:
         raise InputFileError(f"{path}: permission denied") from None
     except MemoryError:
@@ -221,10 +237,12 @@ def read_predictions(
         raise InputFileError(
             f"{path}: cannot read ({exc.strerror or type(exc).__name__})"
         ) from None
-    return _checked(path, *found)
+    predictions = _checked(path, *found)
+    predictions.segments = segment_columns
+    return predictions
 
 
-def _layout(logits, y_true, scores):
+def _layout(logits, y_true, scores, segments=None):
     if not isinstance(logits, bool | np.bool_):
         raise ValueError(f"logits must be a bool, got {logits!r}.")
     if not isinstance(y_true, str) or not y_true:
@@ -238,7 +256,15 @@ def _layout(logits, y_true, scores):
             ) from None
         if not all(isinstance(c, str) for c in scores):
             raise ValueError(f"scores must name columns by str, got {scores!r}.")
-    return Layout(label=y_true, scores=scores, logits=bool(logits))
+    if segments is None:
+        segments = ()
+    else:
+        segments = (segments,) if isinstance(segments, str) else tuple(segments)
+        if not segments or not all(isinstance(c, str) and c for c in segments):
+            raise ValueError(
+                f"segments must name one or more columns by str, got {segments!r}."
+            )
+    return Layout(label=y_true, scores=scores, logits=bool(logits), segments=segments)
 
 
 _ID_NAME = re.compile(r"(?i)^(id|idx|index|row|row_?id|.*_id)$")

@@ -66,6 +66,16 @@ def _check_header(path, header, layout):
         )
     if len(set(header)) != len(header):
         raise InputFileError(f"{path}: repeated column names in the header")
+    missing = [c for c in layout.segments if c not in header]
+    if missing:
+        raise InputFileError(
+            f"{path}: no column {', '.join(map(repr, missing[:5]))} (named as a "
+            f"segment column; found: {', '.join(map(repr, header[:8]))})"
+        )
+    if label in layout.segments:
+        raise InputFileError(
+            f"{path}: {label!r} is named both the labels' column and a segment column"
+        )
     if layout.scores is not None:
         missing = [c for c in layout.scores if c not in header]
         if missing:
@@ -77,9 +87,14 @@ def _check_header(path, header, layout):
             raise InputFileError(
                 f"{path}: {label!r} is named both the labels' column and a class column"
             )
+        both = [c for c in layout.scores if c in layout.segments]
+        if both:
+            raise InputFileError(
+                f"{path}: {both[0]!r} is named both a class column and a segment column"
+            )
         classes = list(layout.scores)
     else:
-        classes = [h for h in header if h != label]
+        classes = [h for h in header if h != label and h not in layout.segments]
     if len(classes) == 1:
         raise InputFileError(
             f"{path}: one class column ({classes[0]!r}); give one column per "
@@ -137,11 +152,12 @@ def read_csv(path, layout, size, limit):
     classes = _check_header(path, header, layout)
     label_at = header.index(layout.label)
     # every column, so that a row with more fields than the header is caught;
-    # only the named ones where the class columns are named (the others, such
-    # as an identifier or a comment, need not be numbers)
+    # only the named ones where the class or segment columns are named (the
+    # others, such as an identifier, a comment or a region, need not be numbers)
+    named = layout.scores is not None or bool(layout.segments)
     used = (
         [label_at, *(header.index(c) for c in classes)]
-        if layout.scores is not None
+        if named
         else list(range(len(header)))
     )
     # each row becomes K + 1 float64 (the parser's buffers are in the limit's
@@ -176,7 +192,7 @@ def read_csv(path, layout, size, limit):
                 quotechar='"',
                 comments=None,
                 dtype=np.float64,
-                usecols=used if layout.scores is not None else None,
+                usecols=used if named else None,
                 converters={label_at: label_index},
                 ndmin=2,
                 encoding=None,
@@ -279,6 +295,49 @@ def read_parquet(path, layout, limit):
         for name, column in zip(header, frame.columns, strict=True)
     }
     return from_table(path, header, columns, layout)
+
+
+def _segment_values(values):
+    """A segment column as read: numbers as float64 (empty cells NaN), any
+    other column as text (empty cells None)."""
+    cells = [None if v is None or v == "" else v for v in values]
+    try:
+        return np.array([np.nan if v is None else float(v) for v in cells])
+    except (TypeError, ValueError):
+        return np.array([None if v is None else str(v) for v in cells], dtype=object)
+
+
+def read_segment_columns(path, layout, n_rows):
+    """The segment columns of a .csv or .parquet table: name -> (n_rows,)
+    array (see :func:`_segment_values`; parquet columns keep their dtype)."""
+    if not layout.segments:
+        return None
+    if path.suffix.lower() == ".parquet":
+        import pandas as pd
+
+        frame = pd.read_parquet(path, columns=list(layout.segments))
+        out = {c: frame[c].to_numpy() for c in layout.segments}
+    else:
+        header, offset = _csv_header(path)
+        at = [header.index(c) for c in layout.segments]
+        values = [[] for _ in at]
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            fh.seek(offset)
+            for fields in csv.reader(fh):
+                if not fields:
+                    continue
+                for column, i in zip(values, at, strict=True):
+                    column.append(fields[i].strip() if i < len(fields) else "")
+        out = {
+            c: _segment_values(v) for c, v in zip(layout.segments, values, strict=True)
+        }
+    for name, column in out.items():
+        if column.shape[0] != n_rows:
+            raise InputFileError(
+                f"{path}: segment column {name!r} has {column.shape[0]} rows, the "
+                f"scores {n_rows}"
+            )
+    return out
 
 
 def from_table(path, header, columns, layout):

@@ -177,23 +177,6 @@ def first_one(mask):
     return weights.neg_().add_(n_classes).long().clamp_(max=n_classes - 1)
 
 
-def row_min(key, *, scratch=False):
-    """``key.min(1, keepdim=True)``: each row's minimum and the index of its
-    first occurrence, (N, 1) each (no NaN in ``key``).
-
-    On large inputs the index comes from the value: the positions equal to it,
-    weighted K, K-1, ..., 1, whose largest weight names the first one. Exact,
-    as the weights are integers. ``scratch=True``: ``key`` may be overwritten.
-    """
-    if key.numel() < INDEX_BY_VALUE:
-        return key.min(1, keepdim=True)
-    value = key.amin(1, keepdim=True)
-    # no position equal to an infinite minimum (inf - inf is NaN): the last
-    # index, the row is unused
-    mask = key.sub_(value) if scratch else torch.sub(key, value)
-    return value, first_one(mask.eq_(0))
-
-
 def dual_index(logits, target):
     """The largest logit strictly below the target's per row: its index (N, 1),
     and whether there is one (N, 1); no gradient.
@@ -202,16 +185,28 @@ def dual_index(logits, target):
     p_t" (logits order like the probabilities, and exact ties of logits are
     exact ties of probabilities). ``1 / (z_k - z_t)`` is < 0 exactly for the
     classes strictly below the target (a difference of distinct floats is never
-    0) and smallest for the closest one, +inf for ties (the target included) and
-    > 0 above, so the row minimum picks the class (the first of equal ones),
-    and its sign says whether there is one. A difference so small that its
-    reciprocal overflows counts as the largest finite value.
+    0, and that of equal ones +0.0 here, signed zeros included) and smallest
+    for the closest one, +inf for ties (the target included) and > 0 above,
+    so the row minimum picks the class (the first of equal ones), and its sign
+    says whether there is one. A difference so small that its
+    reciprocal overflows to -inf is the closest class below, as it should be.
+
+    On large inputs the index is the first position equal to the row minimum
+    (:func:`first_one`; an infinite minimum is found as well, with no
+    subtraction from it): six passes over the (N, K) key.
     """
     target = target.reshape(-1, 1)
     logits = logits.detach()
-    key = torch.sub(logits, logits.gather(1, target)).reciprocal_()
-    key.clamp_(min=-torch.finfo(key.dtype).max)
-    values, index = row_min(key, scratch=True)
+    # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
+    # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
+    # logit -0.0 "strictly below" a target's +0.0 (1 / -0.0 = -inf)
+    logits_t = torch.rsub(logits.gather(1, target), 0.0).neg_()
+    key = torch.sub(logits, logits_t).reciprocal_()
+    if key.numel() < INDEX_BY_VALUE:
+        values, index = key.min(1, keepdim=True)
+    else:
+        values = key.amin(1, keepdim=True)
+        index = first_one(key.eq_(values))
     return index, torch.signbit(values)
 
 
@@ -530,7 +525,7 @@ class MarginNode(torch.autograd.Function):
             top, argmax = logits.max(1, keepdim=True)
         else:
             # torch's max with indices is a scalar loop: the value here, the
-            # index in the backward (as row_min does)
+            # index in the backward (as dual_index does)
             top, argmax = logits.amax(1, keepdim=True), None
         excess = torch.sub(top - margin, logits).relu_()
         if class_mean:

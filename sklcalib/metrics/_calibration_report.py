@@ -7,8 +7,10 @@ import numpy as np
 from scipy.special import ndtri
 
 from sklcalib._utils._binning import calibration_gaps, error_from_stats, top_label
+from sklcalib._utils._cumulative import cumulative_statistics
 from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._resampling import stream_seeds
+from sklcalib._utils._score_columns import score_columns
 from sklcalib._utils._scores import mean_standard_error, row_scores, weighted_mean
 from sklcalib._utils._validation import (
     any_dask,
@@ -16,12 +18,14 @@ from sklcalib._utils._validation import (
     check_n_bins,
     check_prob_values,
     check_targets,
+    reject_dask,
 )
 
 from ._accumulator import stream_statistics
 from ._debiased import debiased_square_error
 from ._intervals import INTERVAL_METRICS, validated_interval
 from ._kernel import validated_skce
+from ._multicalibration import multicalibration_audit
 from ._smooth import smooth_ece_fixed_point
 from ._statistics import classwise_statistics
 from ._sweep import sweep_error
@@ -41,6 +45,8 @@ DASK_MISSING = (
     "debiased_ece",
     "ece_sweep",
     "skce",
+    "cumulative_kuiper",
+    "cumulative_ks",
     "calibration_pvalue",
     "confidence_gap_ci",
     "verdict",
@@ -69,6 +75,9 @@ class CalibrationReport(dict):
     unavailable : tuple of str
         The keys a report of dask arrays cannot hold; asking for one raises a
         ``KeyError`` that says why.
+    audit : MulticalibrationAudit or None
+        The segment audit of a report asked with ``segments`` (its verdict
+        and worst segments open the text form), else None.
 
     Examples
     --------
@@ -89,6 +98,8 @@ class CalibrationReport(dict):
     #: keys this report cannot hold (dask input), each raising a KeyError
     #: that says why
     unavailable = ()
+    #: the segment audit (a report asked with ``segments``), else None
+    audit = None
 
     def __missing__(self, key):
         if key == "verdict" and "calibration_pvalue" in self:
@@ -208,6 +219,23 @@ def _cell(report, key, percent):
     return text
 
 
+def _segment_lines(report):
+    """The segment audit's verdict and worst segments (first in the text)."""
+    if "segment_verdict" not in report:
+        return []
+    lines = [f"segments: {report['segment_verdict']}"]
+    for row in report["worst_segments"]:
+        name = row["segment"]
+        if row.get("class_label") is not None:
+            name += f" [class {row['class_label']}]"
+        gap, low, high = (100 * row[k] for k in ("gap", "gap_low", "gap_high"))
+        lines.append(
+            f"  {name}: n = {row['n_rows']}, gap {gap:+.1f} % "
+            f"[{low:+.1f}, {high:+.1f}], adjusted p = {row['pvalue']:.2g}"
+        )
+    return lines
+
+
 def format_report(report):
     """The report as text: the verdict (where there is one), then a line per
     row of :data:`~sklcalib._utils._metric_display.REPORT_ROWS` it holds,
@@ -218,7 +246,8 @@ def format_report(report):
         if key in report
     ]
     width = max(len(label) for label, _ in rows)
-    lines = [] if report.verdict is None else [report.verdict]
+    lines = _segment_lines(report)
+    lines += [] if report.verdict is None else [report.verdict]
     lines += [f"{label.ljust(width)}  {cell}" for label, cell in rows]
     lines.append(f"{'samples'.ljust(width)}  {report['n_samples']}")
     return "\n".join(lines)
@@ -234,6 +263,7 @@ def calibration_report(
     confidence_level=0.95,
     n_resamples="deprecated",
     random_state=None,
+    segments=None,
 ):
     """All calibration metrics of a set of predictions, validated once.
 
@@ -276,7 +306,15 @@ def calibration_report(
         Deprecated and ignored (the intervals simulate their own draws per
         bin); passing it warns. It will be removed in a future release.
     random_state : int, RandomState instance, Generator or None, default=None
-        Seeds the intervals' simulation.
+        Seeds the intervals' simulation (and the segment audit's).
+    segments : DataFrame, array-like or dict, default=None
+        With segments (columns to build them from, or boolean masks, as
+        :func:`~sklcalib.metrics.multicalibration_audit` takes them), the
+        report opens with the segment audit: is the model calibrated in
+        every segment, at the family-wise level ``1 - confidence_level``
+        (0.05 without intervals), and which segments are worst. The audit
+        runs with its defaults; call
+        :func:`~sklcalib.metrics.multicalibration_audit` for its options.
 
     Returns
     -------
@@ -316,8 +354,19 @@ def calibration_report(
           the block estimator beyond; None for fewer than two rows with
           positive weight;
         - ``"n_samples"``: the number of samples of positive weight (an int);
+        - ``"cumulative_kuiper"``, ``"cumulative_ks"``: the cumulative
+          calibration errors (:func:`~sklcalib.metrics.cumulative_calibration_error`;
+          the positive class's probability of a binary problem, the top
+          label otherwise);
         - with ``confidence_level``: ``"<key>_ci"``, ``"calibration_pvalue"``
-          and ``"confidence_gap_ci"``.
+          and ``"confidence_gap_ci"``;
+        - with ``segments``, first: the entries of
+          :meth:`MulticalibrationAudit.report_entries
+          <sklcalib.metrics.MulticalibrationAudit.report_entries>`
+          (``"segment_verdict"``, ``"multicalibration_pvalue"``,
+          ``"n_segments"``, ``"worst_segment"``, ``"worst_segment_gap"``,
+          ``"worst_segment_gap_ci"``, ``"worst_segments"``, ...); the audit
+          itself is :attr:`CalibrationReport.audit`.
 
         The verdict in words is :attr:`CalibrationReport.verdict`
         (``report["verdict"]`` still works, with a ``FutureWarning``), and
@@ -363,6 +412,15 @@ def calibration_report(
     if confidence_level is not None:
         confidence_level = check_confidence_level(confidence_level)
     if any_dask(y_true, y_prob, sample_weight):
+        if segments is not None:
+            reject_dask(
+                "the segment audit sorts the rows of every segment by score",
+                "Compute the report with segments on in-memory arrays "
+                "(y_true.compute(), y_prob.compute()), or without segments.",
+                y_true=y_true,
+                y_prob=y_prob,
+                sample_weight=sample_weight,
+            )
         values = stream_statistics(
             y_true,
             y_prob,
@@ -373,22 +431,36 @@ def calibration_report(
         values["confidence_gap"] = values["ece_over"] - values["ece_under"]
         return DaskReport(values)
     # the one validation: every metric below reads these arrays
-    y_idx, p, _, w = check_targets(y_true, y_prob, labels, sample_weight)
+    y_idx, p, classes, w = check_targets(y_true, y_prob, labels, sample_weight)
     p = check_prob_values(p)
-    values, gap_terms = _metrics(y_idx, p, w, n_bins)
+    values, top = _metrics(y_idx, p, w, n_bins)
+    audit = None
+    if segments is not None:  # its verdict and worst segments come first
+        audit = multicalibration_audit(
+            y_true,
+            y_prob,
+            segments,
+            labels=classes,
+            sample_weight=sample_weight,
+            confidence_level=0.95 if confidence_level is None else confidence_level,
+            random_state=random_state,
+        )
+        values = {**audit.report_entries(), **values}
     report = CalibrationReport(values)
+    report.audit = audit
     if confidence_level is not None:
         report.confidence_level = confidence_level
         report.update(
-            _intervals(report, y_idx, p, w, n_bins, confidence_level, random_state)
+            _intervals(report, y_idx, p, w, top, n_bins, confidence_level, random_state)
         )
+        gap_terms = top[0].astype(np.float64) - top[1]
         report["confidence_gap_ci"] = _mean_interval(gap_terms, w, confidence_level)
     return report
 
 
 def _metrics(y_idx, p, w, n_bins):
     """Every metric of validated inputs (``w`` without zero weights), and the
-    per-row confidence minus correctness."""
+    top label's ``(confidence, correct)`` (the intervals' cells reuse it)."""
     conf, correct = top_label(p, y_idx)
     uniform = _bin_statistics(conf, correct, n_bins, "uniform", w)
     quantile = _bin_statistics(conf, correct, n_bins, "quantile", w)
@@ -410,6 +482,10 @@ def _metrics(y_idx, p, w, n_bins):
         )
     debiased = np.sqrt(max(debiased_square_error(conf, correct, n_bins, w), 0.0))
     gap_terms = conf.astype(np.float64) - correct
+    # the cumulative errors of the positive class (binary) or the top label,
+    # both from one sort
+    _, columns, _ = score_columns(p, y_idx, "auto")
+    kuiper, ks, _ = cumulative_statistics(*columns[0], w)
     values = {
         "ece": error_from_stats(uniform, "l1"),
         "ece_l2": error_from_stats(uniform, "l2"),
@@ -430,12 +506,14 @@ def _metrics(y_idx, p, w, n_bins):
         "ece_sweep": sweep_error(conf, correct, w),
         # the SKCE averages over pairs of rows
         "skce": validated_skce(y_idx, p, w) if n >= 2 else None,
+        "cumulative_kuiper": kuiper,
+        "cumulative_ks": ks,
         "n_samples": int(n),
     }
-    return values, gap_terms
+    return values, (conf, correct)
 
 
-def _intervals(report, y_idx, p, w, n_bins, level, random_state):
+def _intervals(report, y_idx, p, w, top, n_bins, level, random_state):
     """The intervals and the test's p-value, from the validated inputs and
     the report's own estimates (nothing validated or computed twice)."""
     seed = int(stream_seeds(random_state, 1)[0] % 2**32)
@@ -455,6 +533,7 @@ def _intervals(report, y_idx, p, w, n_bins, level, random_state):
             confidence_level=level,
             random_state=seed,
             n_bins=n_bins,
+            top=top,
         )
         out[f"{key}_ci"] = (ci.low, ci.high)
         if key == "ece":

@@ -130,6 +130,32 @@ def cumulative_calibration_error(
     return float(values.mean())
 
 
+def cumulative_kuiper(y_true, y_prob, *, mode="auto", labels=None, sample_weight=None):
+    """:func:`cumulative_calibration_error` with ``statistic="kuiper"``: the
+    registry's ``"cumulative_kuiper"`` (scorer ``"neg_cumulative_kuiper"``)."""
+    return cumulative_calibration_error(
+        y_true,
+        y_prob,
+        statistic="kuiper",
+        mode=mode,
+        labels=labels,
+        sample_weight=sample_weight,
+    )
+
+
+def cumulative_ks(y_true, y_prob, *, mode="auto", labels=None, sample_weight=None):
+    """:func:`cumulative_calibration_error` with ``statistic="ks"``: the
+    registry's ``"cumulative_ks"`` (scorer ``"neg_cumulative_ks"``)."""
+    return cumulative_calibration_error(
+        y_true,
+        y_prob,
+        statistic="ks",
+        mode=mode,
+        labels=labels,
+        sample_weight=sample_weight,
+    )
+
+
 class CumulativeTestResult(NamedTuple):
     """Result of :func:`cumulative_calibration_test`.
 

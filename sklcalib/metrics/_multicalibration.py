@@ -433,8 +433,9 @@ def multicalibration_audit(
     y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
         Predicted probabilities, see :func:`cumulative_calibration_error`.
     segments : DataFrame, array-like or dict
-        Columns to build the segments from: a pandas DataFrame or Series, or
-        an array of shape (n_samples, n_columns) or (n_samples,), numeric or
+        Columns to build the segments from: a pandas DataFrame or Series, a
+        numpy structured array (its fields are the columns), or an array of
+        shape (n_samples, n_columns) or (n_samples,), numeric or
         categorical. Every combination of levels of up to ``max_depth``
         columns is a segment (depth 0: all rows): a numeric column with more
         than ``max_levels`` distinct values is cut into ``max_levels``

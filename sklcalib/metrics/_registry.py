@@ -11,6 +11,7 @@ from ._calibration_error import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from ._cumulative import cumulative_ks, cumulative_kuiper
 from ._debiased import debiased_calibration_error
 from ._kernel import kernel_calibration_error
 from ._scoring_rules import brier_score, negative_log_likelihood
@@ -27,6 +28,8 @@ METRICS = {
     "debiased_ece": debiased_calibration_error,
     "ece_sweep": ece_sweep,
     "kernel_calibration_error": kernel_calibration_error,
+    "cumulative_kuiper": cumulative_kuiper,
+    "cumulative_ks": cumulative_ks,
     "nll": negative_log_likelihood,
     "brier": brier_score,
 }

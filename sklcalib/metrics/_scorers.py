@@ -78,6 +78,14 @@ ece_sweep_scorer = CALIBRATION_SCORERS["neg_ece_sweep"]
 #: Scorer of :func:`kernel_calibration_error` on ``predict_proba``, negated so that
 #: greater is better; ``get_scorer("neg_kernel_calibration_error")`` returns a copy.
 kernel_calibration_error_scorer = CALIBRATION_SCORERS["neg_kernel_calibration_error"]
+#: Scorer of :func:`cumulative_calibration_error` (Kuiper) on ``predict_proba``,
+#: negated so that greater is better; ``get_scorer("neg_cumulative_kuiper")``
+#: returns a copy.
+cumulative_kuiper_scorer = CALIBRATION_SCORERS["neg_cumulative_kuiper"]
+#: Scorer of :func:`cumulative_calibration_error` (Kolmogorov–Smirnov) on
+#: ``predict_proba``, negated so that greater is better;
+#: ``get_scorer("neg_cumulative_ks")`` returns a copy.
+cumulative_ks_scorer = CALIBRATION_SCORERS["neg_cumulative_ks"]
 
 
 def get_scorer_names():
@@ -108,7 +116,8 @@ def get_scorer(scoring):
         One of the keys of :data:`CALIBRATION_SCORERS` (``"neg_ece"``,
         ``"neg_adaptive_ece"``, ``"neg_classwise_ece"``, ``"neg_mce"``,
         ``"neg_smooth_ece"``, ``"neg_debiased_ece"``, ``"neg_ece_sweep"``,
-        ``"neg_kernel_calibration_error"``), any name :func:`sklearn.metrics.get_scorer`
+        ``"neg_kernel_calibration_error"``, ``"neg_cumulative_kuiper"``,
+        ``"neg_cumulative_ks"``), any name :func:`sklearn.metrics.get_scorer`
         knows, a callable (returned as is) or None.
 
     Returns

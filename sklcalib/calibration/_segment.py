@@ -1,0 +1,702 @@
+"""SegmentCalibrator: a calibration map of the score *and* of segment columns
+(multicalibration), for models miscalibrated differently in different
+segments, which no global calibrator can repair."""
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+)
+
+from sklcalib._utils._scores import log_floored, softmax
+from sklcalib._utils._validation import (
+    as_numpy,
+    check_option,
+    check_prob_values,
+    check_sample_weight,
+    check_scalar,
+)
+
+from . import _select
+from ._base import LOGITS, PROBABILITIES
+from ._composed import fit_on_classes
+from ._registry import AUTO, PASSTHROUGH, canonical_name
+from ._segment_boosting import (
+    fit_lightgbm_boost,
+    fit_rescaling,
+    fit_tree_boost,
+    resolve_backend,
+)
+from ._segment_encoding import SegmentEncoder
+from ._segment_logistic import DEFAULT_ALPHAS, choose_alpha, fit_logistic
+from ._select import (
+    CalibratorSearchCV,
+    _check_cv_param,
+    _events,
+    _fold_scores,
+    _guess_response,
+    _Inputs,
+    _make_candidate,
+    _splits,
+    default_candidates,
+    floor_probabilities,
+    parameters_per_class,
+)
+
+METHODS = ("auto", "logistic", "boosting")
+LOGISTIC, BOOSTING, GLOBAL = "logistic", "boosting", "global"
+
+
+def _margin_logits(scores, response):
+    """(n, K) logits of validated scores, K = 1 (the positive-class margin)
+    for two classes."""
+    if response == PROBABILITIES:
+        if scores.ndim == 1:
+            return (log_floored(scores) - log_floored(1.0 - scores))[:, None]
+        logp = log_floored(scores)
+        if scores.shape[1] == 2:
+            return (logp[:, 1] - logp[:, 0])[:, None]
+        return logp - logp.mean(axis=1, keepdims=True)
+    if scores.ndim == 1:
+        return scores[:, None]
+    if scores.shape[1] == 2:
+        return (scores[:, 1] - scores[:, 0])[:, None]
+    return scores - scores.mean(axis=1, keepdims=True)
+
+
+def _proba_of(eta):
+    """(n, K) probabilities of corrected logits (a margin column for two)."""
+    if eta.shape[1] == 1:
+        return softmax(np.column_stack([np.zeros(eta.shape[0]), eta[:, 0]]))
+    return softmax(eta)
+
+
+class SegmentCalibrator(ClassifierMixin, BaseEstimator):
+    """Calibrate scores in every segment, by a map of the score and segments.
+
+    Multicalibration: the map depends on the score and on segment columns.
+    A global calibrator (temperature, Platt, isotonic...) moves every row by
+    the same map of its score, so it cannot repair a model that is
+    over-confident in one segment (a region, an age band, a device) and
+    under-confident in another. This calibrator learns a correction of the
+    model's logit that depends on the score and on the segment columns
+    (given to ``fit`` and ``predict_proba`` beside the scores):
+
+    - ``method="logistic"``: the corrected logit of class k is
+      ``a z_k + b_k + sum_s 1[s] (c_sk + d_sk z_k)`` over the levels ``s``
+      of the segment columns (one indicator per level of a categorical
+      column, per quantile bin of a numeric one): a segment-specific
+      intercept and slope, under a ridge penalty on ``c`` and ``d`` whose
+      strength is chosen by inner cross-validation (``alphas``, ``inner_cv``).
+      A large penalty gives back global Platt / temperature scaling, so the
+      penalty shrinks towards global calibration. Binary (sigmoid) and
+      multiclass (softmax, full-vector correction).
+    - ``method="boosting"``: gradient-boosted trees on [segment indicators,
+      numeric segment values, logits] that *start from the model's own
+      logit* (the correction is learnt, not the probability): Newton steps of
+      the log-loss with shallow trees, early-stopped on the log-loss of a
+      held-out ``validation_fraction`` of the rows, then a final rescaling
+      ``a eta + b`` of the corrected logit (``eta / T`` for more than two
+      classes). LightGBM (its ``init_score``) when installed and
+      ``backend="auto"``; scikit-learn's ``DecisionTreeRegressor`` otherwise.
+    - ``method="auto"`` (default): "passthrough" (no calibration), the global
+      calibrator ``global_calibrator`` and the two methods above are scored
+      by ``cv``-fold cross-validated log-loss, and the simplest within one
+      standard error of the best is kept (the rule of
+      :class:`CalibratorSearchCV`; "passthrough" has no parameter, the
+      global calibrator one or two, boosting counts last): a segment map is
+      chosen only when it beats the global and uncalibrated scores by more
+      than the fold-to-fold noise, so segments that carry no information
+      leave the scores to the global calibrator or alone.
+
+    Parameters
+    ----------
+    method : {"auto", "logistic", "boosting"}, default="auto"
+        The correction, see above.
+    response : {"auto", "logits", "probabilities"}, default="auto"
+        How to read the scores; "auto": probabilities when every value lies
+        in [0, 1] and rows sum to 1 (pass it for 1-D margins within [0, 1]).
+    global_calibrator : str or calibrator, default=None
+        The global candidate of ``method="auto"``: a name of
+        :data:`~sklcalib.calibration.CALIBRATORS` or an instance. None:
+        ``"platt"`` for two classes, ``"temperature"`` for more. ``"auto"``:
+        the registry's candidate that :class:`CalibratorSearchCV` chooses on
+        the same rows and folds ("passthrough" left out; slower: every global
+        calibrator is cross-validated first).
+    cv : int or cross-validation generator, default=5
+        Folds of ``method="auto"`` (an integer: shuffled k-fold, as in
+        :class:`CalibratorSearchCV`).
+    rule : {"one_se", "best"}, default="one_se"
+        The choice of ``method="auto"``, see :class:`CalibratorSearchCV`.
+    alphas : sequence of float, default=None
+        Ridge strengths tried by the logistic map (penalty per unit of mean
+        log-loss), largest first. None: ``(1e-1, 1e-2, 1e-3, 1e-4, 1e-5)``.
+    inner_cv : int, default=3
+        Folds choosing the ridge strength (with ``method="auto"``, chosen
+        once on all the rows and kept in the outer folds). Beyond 20,000
+        rows it is chosen on a random 20,000 and carried to all rows at the
+        same prior strength (``alpha * n_rows`` kept).
+    max_iter : int, default=200
+        Most boosting rounds.
+    learning_rate : float, default=0.1
+        Shrinkage of each boosting step.
+    max_depth : int, default=3
+        Depth of the boosted trees.
+    min_samples_leaf : int, default=50
+        Fewest rows in a leaf of a boosted tree.
+    validation_fraction : float, default=0.2
+        Rows held out for the early stopping of the boosting.
+    n_iter_no_change : int, default=10
+        Rounds without improvement of the held-out log-loss before stopping.
+    backend : {"auto", "sklearn", "lightgbm"}, default="auto"
+        The boosting's trees: LightGBM when installed ("auto"), else
+        scikit-learn's.
+    max_levels : int, default=20
+        Most indicators per categorical segment column (its most frequent
+        levels); a numeric column with more distinct values is binned.
+    n_bins : int, default=5
+        Quantile bins of a numeric segment column.
+    min_frequency : int, default=20
+        Rows a level needs at fit for an indicator of its own; rarer levels,
+        levels unseen at fit and missing values (unless frequent at fit) get
+        the column's baseline (no indicator).
+    min_events_per_parameter : float, default=10
+        The size rule of ``method="auto"`` (see :class:`CalibratorSearchCV`);
+        the segment maps count as 2 parameters per class (their penalty and
+        their early stopping control the rest).
+    n_jobs : int, default=1
+        Threads of LightGBM.
+    random_state : int or None, default=0
+        Seeds the folds, the held-out rows of the boosting and its trees.
+
+    Attributes
+    ----------
+    method_ : str
+        The map fitted: "passthrough", "global", "logistic" or "boosting".
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    response_ : str
+        How the scores were read.
+    alpha_ : float or None
+        The ridge strength chosen (logistic map).
+    n_iter_ : int or None
+        Boosting rounds kept.
+    backend_ : str or None
+        The boosting's trees, "sklearn" or "lightgbm".
+    cv_results_ : dict of list or None
+        ``method="auto"``: one entry per candidate, as in
+        :class:`CalibratorSearchCV` (``candidate``, ``status``,
+        ``mean_log_loss``, ``delta_log_loss`` against "passthrough", ...).
+    reason_ : str or None
+        ``method="auto"``: why ``method_`` was chosen.
+    global_estimator_ : calibrator or None
+        The fitted global calibrator when ``method_ == "global"``.
+    global_search_ : CalibratorSearchCV or None
+        The choice of the global candidate (``global_calibrator="auto"``).
+    feature_names_ : list of str
+        The segment indicators, ``"column=level"``.
+    n_features_in_ : int
+        Score columns.
+
+    See Also
+    --------
+    sklcalib.metrics.multicalibration_audit : Finds the segments where a
+        model is miscalibrated; this calibrator repairs them.
+    CalibratorSearchCV : The selection rule of ``method="auto"``.
+
+    Notes
+    -----
+    ``segments=None`` fits without segment columns (the logistic map is then
+    Platt / temperature-with-intercepts scaling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklcalib.calibration import SegmentCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> n = 4000
+    >>> region = rng.choice(["north", "south"], size=n)
+    >>> logit = rng.normal(0, 2, size=n)
+    >>> # over-confident in the north, under-confident in the south
+    >>> true_logit = np.where(region == "north", 0.5 * logit, 1.5 * logit)
+    >>> y = (rng.uniform(size=n) < 1 / (1 + np.exp(-true_logit))).astype(int)
+    >>> cal = SegmentCalibrator(method="logistic").fit(logit, y, segments=region)
+    >>> proba = cal.predict_proba(np.array([2.0, 2.0]), segments=["north", "south"])
+    >>> np.round(proba[:, 1], 2)  # the truth: sigmoid(1) = 0.73, sigmoid(3) = 0.95
+    array([0.73, 0.96])
+    >>> SegmentCalibrator().fit(logit, y, segments=region).method_
+    'logistic'
+    """
+
+    def __init__(
+        self,
+        method="auto",
+        *,
+        response="auto",
+        global_calibrator=None,
+        cv=5,
+        rule="one_se",
+        alphas=None,
+        inner_cv=3,
+        max_iter=200,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=10,
+        backend="auto",
+        max_levels=20,
+        n_bins=5,
+        min_frequency=20,
+        min_events_per_parameter=10,
+        n_jobs=1,
+        random_state=0,
+    ):
+        self.method = method
+        self.response = response
+        self.global_calibrator = global_calibrator
+        self.cv = cv
+        self.rule = rule
+        self.alphas = alphas
+        self.inner_cv = inner_cv
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.backend = backend
+        self.max_levels = max_levels
+        self.n_bins = n_bins
+        self.min_frequency = min_frequency
+        self.min_events_per_parameter = min_events_per_parameter
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # -- parameters and inputs ------------------------------------------------
+
+    def _check_params(self):
+        check_option(self.method, "method", METHODS)
+        check_option(self.response, "response", ("auto", LOGITS, PROBABILITIES))
+        check_option(self.rule, "rule", ("one_se", "best"))
+        check_option(self.backend, "backend", ("auto", "sklearn", "lightgbm"))
+        _check_cv_param(self.cv)
+        check_scalar(self.inner_cv, "inner_cv", integer=True, low=2)
+        check_scalar(self.max_iter, "max_iter", integer=True, low=1)
+        check_scalar(self.learning_rate, "learning_rate", low=0, low_open=True)
+        check_scalar(self.max_depth, "max_depth", integer=True, low=1)
+        check_scalar(self.min_samples_leaf, "min_samples_leaf", integer=True, low=1)
+        check_scalar(self.validation_fraction, "validation_fraction", low=0, high=0.5)
+        check_scalar(self.n_iter_no_change, "n_iter_no_change", integer=True, low=1)
+        check_scalar(self.max_levels, "max_levels", integer=True, low=1)
+        check_scalar(self.n_bins, "n_bins", integer=True, low=2)
+        check_scalar(self.min_frequency, "min_frequency", integer=True, low=1)
+        check_scalar(self.min_events_per_parameter, "min_events_per_parameter", low=0)
+        check_scalar(self.n_jobs, "n_jobs", integer=True, low=1)
+        alphas = DEFAULT_ALPHAS if self.alphas is None else self.alphas
+        if isinstance(alphas, str) or not hasattr(alphas, "__iter__") or not alphas:
+            raise ValueError(
+                f"alphas must be a non-empty sequence of positive numbers; got "
+                f"{self.alphas!r}."
+            )
+        alphas = [check_scalar(a, "alphas", low=0, low_open=True) for a in alphas]
+        if isinstance(self.global_calibrator, str) and self.global_calibrator != AUTO:
+            canonical_name(self.global_calibrator, "global_calibrator")
+        return tuple(sorted(alphas, reverse=True))
+
+    def _validate_scores(self, scores, *, reset):
+        scores = check_array(
+            as_numpy(scores), ensure_2d=False, dtype=np.float64, input_name="scores"
+        )
+        if scores.ndim == 2 and scores.shape[1] == 1:
+            scores = scores[:, 0]
+        if scores.ndim not in (1, 2):
+            raise ValueError(
+                "scores must have shape (n_samples,) or (n_samples, n_classes); "
+                f"got {scores.shape}."
+            )
+        width = 1 if scores.ndim == 1 else scores.shape[1]
+        if reset:
+            self.n_features_in_ = width
+        elif width != self.n_features_in_:
+            raise ValueError(
+                f"scores has {width} columns; the calibrator was fitted on "
+                f"{self.n_features_in_}."
+            )
+        return scores
+
+    def _segment_features(self, segments, n_rows, *, reset):
+        """(indicators, boosting features without the logits)."""
+        if segments is None:
+            if not reset and self.encoder_ is not None:
+                raise ValueError(
+                    "segments is None, but the calibrator was fitted with segment "
+                    "columns; pass the same columns to predict_proba."
+                )
+            if reset:
+                self.encoder_ = None
+                self.feature_names_ = []
+            return np.zeros((n_rows, 0)), np.zeros((n_rows, 0))
+        if not reset and self.encoder_ is None:
+            raise ValueError(
+                "the calibrator was fitted without segments (segments=None); "
+                "pass segments=None to predict_proba."
+            )
+        if reset:
+            self.encoder_ = SegmentEncoder(
+                self.max_levels, self.n_bins, self.min_frequency
+            ).fit(segments, n_rows)
+            self.feature_names_ = list(self.encoder_.feature_names_)
+        X, _ = self.encoder_.transform(segments, n_rows, raw=True)
+        return X[:, : len(self.feature_names_)], X
+
+    # -- fit ------------------------------------------------------------------
+
+    def fit(self, scores, y, *, segments=None, sample_weight=None):
+        """Fit the segment-aware map on held-out scores.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Held-out scores of a classifier: logits or probabilities (see
+            ``response``); 1-D for the positive class of a binary problem.
+            float32 scores are accepted.
+        y : array-like of shape (n_samples,)
+            Targets; at least two classes, one score column per class.
+        segments : DataFrame or array-like of shape (n_samples, n_columns)
+            The segment columns (categorical and/or numeric; a 1-D array is
+            one column), e.g. region, age, device. None: no segment column.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+        """
+        alphas = self._check_params()
+        y = column_or_1d(as_numpy(y))
+        check_classification_targets(y)
+        scores = self._validate_scores(scores, reset=True)
+        check_consistent_length(scores, y)
+        n = y.shape[0]
+        w = check_sample_weight(sample_weight, n)
+        w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        K = len(self.classes_)
+        if K < 2:
+            raise ValueError(
+                "y must hold at least two classes; got 1 class: "
+                f"{self.classes_.tolist()}."
+            )
+        width = self.n_features_in_
+        if not (width == K or (width in (1, 2) and K == 2)):
+            raise ValueError(
+                f"scores has {width} columns but y has {K} classes; give one "
+                "column per class (or 1-D positive-class scores for binary y)."
+            )
+        response = self.response
+        if response == "auto":
+            response = _guess_response(scores)
+        if response == PROBABILITIES:
+            check_prob_values(scores, "scores")
+        self.response_ = response
+        S, X = self._segment_features(segments, n, reset=True)
+        z = _margin_logits(scores, response)
+        self.alpha_ = self.n_iter_ = self.backend_ = None
+        self.cv_results_ = self.reason_ = None
+        self.global_estimator_ = self.global_search_ = None
+        self._alphas = alphas
+        self._global = self._global_candidate()
+        if self.method == "auto":
+            self._fit_auto(scores, z, S, X, y, y_idx, w)
+        else:
+            self._fit_method(self.method, scores, z, S, X, y, y_idx, w)
+        return self
+
+    def _global_candidate(self):
+        name = self.global_calibrator
+        if name is None or (name == AUTO and self.method != AUTO):
+            return "platt" if len(self.classes_) == 2 else "temperature"
+        if name == AUTO:  # chosen in _fit_auto
+            return AUTO
+        return (
+            canonical_name(name, "global_calibrator") if isinstance(name, str) else name
+        )
+
+    def _fit_method(self, method, scores, z, S, X, y, y_idx, w):
+        """Fit one map on all the given rows (sets ``method_`` and the map)."""
+        self.method_ = method
+        if method == PASSTHROUGH:
+            return
+        if method == GLOBAL:
+            inputs = _Inputs.from_scores(scores, self.response_)
+            calibrator = _make_candidate(self._global)
+            self.global_estimator_ = fit_on_classes(
+                calibrator, inputs.take(calibrator), y, self.classes_, w
+            )
+            return
+        wn = w / w.sum()
+        if method == LOGISTIC:
+            if S.shape[1] == 0:
+                alpha = self._alphas[0]
+            elif len(self._alphas) == 1:
+                alpha = self._alphas[0]
+            else:
+                alpha, _ = choose_alpha(
+                    z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
+                )
+            self.alpha_ = float(alpha)
+            self.map_, _ = fit_logistic(z, S, y_idx, wn, alpha)
+            return
+        backend = resolve_backend(self.backend)
+        features = np.hstack([X, z])
+        kwargs = {
+            "max_iter": self.max_iter,
+            "learning_rate": self.learning_rate,
+            "max_depth": self.max_depth,
+            "min_samples_leaf": self.min_samples_leaf,
+            "validation_fraction": self.validation_fraction,
+            "n_iter_no_change": self.n_iter_no_change,
+            # an int seed for numpy's Generator and LightGBM
+            "random_state": check_random_state(self.random_state).randint(2**31 - 1),
+        }
+        if backend == "lightgbm":
+            booster, rounds = fit_lightgbm_boost(
+                features, z, y_idx, w, n_jobs=self.n_jobs, **kwargs
+            )
+        else:
+            booster, rounds = fit_tree_boost(features, z, y_idx, w, **kwargs)
+        self.backend_, self.map_, self.n_iter_ = backend, booster, rounds
+        eta = z + booster.correction(features, z.shape[1])
+        self.rescale_ = fit_rescaling(eta, y_idx, wn, z.shape[1] == 1)
+
+    def _fit_auto(self, scores, z, S, X, y, y_idx, w):
+        K = len(self.classes_)
+        if self._global == AUTO:  # the selection's choice among the globals
+            search = CalibratorSearchCV(
+                default_candidates(K),
+                cv=self.cv,
+                response=self.response_,
+                rule=self.rule,
+                min_events_per_parameter=self.min_events_per_parameter,
+                random_state=self.random_state,
+            )
+            search._fit_inputs(
+                _Inputs.from_scores(scores, self.response_),
+                y,
+                w,
+                metrics=(),
+                refit=False,
+            )
+            self.global_search_ = search
+            self._global = search.best_candidate_
+        glob = self._global
+        n_glob = parameters_per_class(glob, K)
+        candidates = [PASSTHROUGH, GLOBAL, LOGISTIC, BOOSTING]
+        names = [PASSTHROUGH, f"global ({_name(glob)})", LOGISTIC, BOOSTING]
+        n_params = [0.0, np.nan if n_glob is None else float(n_glob), 2.0, np.inf]
+        inputs = _Inputs.from_scores(scores, self.response_)
+        events = _events(inputs, y_idx, K, w)
+        status = ["evaluated"] * 4
+        for i, m in enumerate(n_params):
+            need = (
+                0
+                if not np.isfinite(m)
+                else math.ceil(self.min_events_per_parameter * m)
+            )
+            if i == 3:  # boosting: the segment maps' count
+                need = math.ceil(self.min_events_per_parameter * 2.0)
+            if events < need:
+                status[i] = (
+                    f"too few rows: {need} events needed, {events:g} given (the "
+                    "smallest class, or the rows the raw scores misclassify)"
+                )
+        splits = _splits(self.cv, y_idx, self.random_state, None)
+        fold_ll = np.full((4, len(splits)), np.nan)
+        if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
+            # the ridge strength chosen once, on all rows, and kept in the
+            # folds and the refit: its inner cross-validation in every fold
+            # would cost cv times more for a one-number choice
+            alpha, _ = choose_alpha(
+                z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
+            )
+            self._alphas = (alpha,)
+        for i, method in enumerate(candidates):
+            if status[i] != "evaluated":
+                continue
+            try:
+                for f, (train, test) in enumerate(splits):
+                    proba = self._fold_proba(
+                        method, scores, z, S, X, y, y_idx, w, train, test
+                    )
+                    fold_ll[i, f] = _fold_scores(y_idx[test], proba, w[test], K, ())[
+                        "log_loss"
+                    ]
+            except Exception as exc:  # a map that cannot fit these rows
+                status[i] = f"failed: {type(exc).__name__}: {exc}"[:200]
+                fold_ll[i] = np.nan
+        evaluated = [
+            i for i in range(4) if status[i] == "evaluated" and len(splits) >= 2
+        ]
+        n_params_rule = [0.0 if i == 0 else n_params[i] for i in range(4)]
+        n_params_rule[3] = np.nan  # unknown: counts last in the rule
+        search = CalibratorSearchCV(rule=self.rule)
+        chosen, within, reason = search._choose(
+            candidates, evaluated, fold_ll, n_params_rule, status
+        )
+        status[chosen] = "chosen"
+        search._record(
+            names, n_params_rule, status, {"log_loss": fold_ll}, within, candidates
+        )
+        self.cv_results_ = search.cv_results_
+        self.reason_ = reason.replace("calibrator", "map")
+        self._fit_method(candidates[chosen], scores, z, S, X, y, y_idx, w)
+
+    def _fold_proba(self, method, scores, z, S, X, y, y_idx, w, train, test):
+        if method == PASSTHROUGH:
+            return _Inputs.from_scores(scores, self.response_).passthrough[test]
+        part = _Part(self)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            part._fit_method(
+                method,
+                scores[train],
+                z[train],
+                S[train],
+                X[train],
+                y[train],
+                y_idx[train],
+                w[train],
+            )
+            return part._proba(scores[test], z[test], S[test], X[test])
+
+    # -- predict ----------------------------------------------------------------
+
+    def _proba(self, scores, z, S, X):
+        if self.method_ == PASSTHROUGH:
+            return _Inputs.from_scores(scores, self.response_).passthrough
+        if self.method_ == GLOBAL:
+            inputs = _Inputs.from_scores(scores, self.response_)
+            est = self.global_estimator_
+            return est.predict_proba(inputs.take(est))
+        if self.method_ == LOGISTIC:
+            return _proba_of(self.map_.logits(z, S))
+        features = np.hstack([X, z])
+        eta = z + self.map_.correction(features, z.shape[1])
+        a, b = self.rescale_
+        return _proba_of(a * eta + b)
+
+    def predict_proba(self, scores, *, segments=None):
+        """Calibrated probabilities.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of the same kind and width as those given to ``fit``.
+        segments : DataFrame or array-like of shape (n_samples, n_columns)
+            The same segment columns as at fit (levels unseen at fit and
+            missing values get their column's baseline).
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Calibrated probabilities, columns in the order of ``classes_``,
+            floored at the machine epsilon (none is exactly 0 or 1).
+        """
+        check_is_fitted(self, "method_")
+        scores = self._validate_scores(scores, reset=False)
+        if self.response_ == PROBABILITIES:
+            check_prob_values(scores, "scores")
+        n = scores.shape[0]
+        S, X = self._segment_features(segments, n, reset=False)
+        z = _margin_logits(scores, self.response_)
+        return floor_probabilities(self._proba(scores, z, S, X))
+
+    def predict(self, scores, *, segments=None):
+        """Class with the largest calibrated probability.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
+            Scores of the same kind and width as those given to ``fit``.
+        segments : DataFrame or array-like of shape (n_samples, n_columns)
+            The segment columns, as for :meth:`predict_proba`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels taken from ``classes_``.
+        """
+        proba = self.predict_proba(scores, segments=segments)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _name(candidate):
+    return candidate if isinstance(candidate, str) else type(candidate).__name__
+
+
+class _Part(SegmentCalibrator):
+    """A fold's fit: the parent's parameters, encoder and settings."""
+
+    def __init__(self, parent):  # not an estimator of its own
+        self.__dict__.update(parent.get_params())
+        self.classes_ = parent.classes_
+        self.response_ = parent.response_
+        self._alphas = parent._alphas
+        self._global = parent._global
+        self.global_estimator_ = None
+
+
+def _select_with_segments(
+    scores,
+    y,
+    segments,
+    candidates,
+    cv,
+    random_state,
+    response,
+    rule,
+    min_events_per_parameter,
+    sample_weight,
+    prior,
+    groups,
+):
+    """select_calibrator with segment columns: a SegmentCalibrator whose
+    global candidate is this selection's choice among ``candidates``."""
+    if prior is not None or groups is not None:
+        raise ValueError(
+            "segments cannot be combined with prior or groups in "
+            "select_calibrator; apply the prior correction first, or pass a "
+            "splitter's splits as cv."
+        )
+    glob = "auto"
+    if candidates is not None:
+        names = [c for c in candidates if not (isinstance(c, str) and c == PASSTHROUGH)]
+        if len(names) != 1:
+            raise ValueError(
+                "with segments, candidates names at most one global calibrator "
+                "(besides 'passthrough'), or None for the selection's choice; "
+                f"got {candidates!r}."
+            )
+        glob = names[0]
+    calibrator = SegmentCalibrator(
+        global_calibrator=glob,
+        cv=cv,
+        response=response,
+        rule=rule,
+        min_events_per_parameter=min_events_per_parameter,
+        random_state=random_state,
+    )
+    return calibrator.fit(scores, y, segments=segments, sample_weight=sample_weight)
+
+
+_select._segment_selection = _select_with_segments

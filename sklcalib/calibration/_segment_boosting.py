@@ -1,0 +1,226 @@
+"""Gradient-boosted corrections of a model's logits on [segments, logits].
+
+The boosting starts from the model's own logit (the correction is learnt,
+not the probability): ``eta = z + sum_t lr * tree_t(features)``, each tree a
+Newton step of the log-loss (scikit-learn's ``DecisionTreeRegressor`` fitted
+to ``-g / h`` with weights ``h w``, so each leaf holds ``-sum g w / sum h
+w``: the LogitBoost step; one tree per class and round for K classes, scaled
+by ``(K - 1) / K`` as in Friedman's multiclass gradient boosting). Rounds
+stop when the log-loss of a held-out part of the rows has not improved for
+``n_iter_no_change`` rounds, and the best round is kept. A final rescaling
+(``a eta + b`` for two classes, ``eta / T`` otherwise) is fitted on all rows.
+With LightGBM installed (``backend="lightgbm"``, or ``"auto"``), its
+``init_score`` starts the boosting from the logit instead.
+"""
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.tree import DecisionTreeRegressor
+
+from sklcalib._utils._optional import is_installed
+
+
+def _loss(eta, y, w, binary):
+    if binary:
+        e = eta[:, 0]
+        return float(-np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e)) / w.sum())
+    logp = log_softmax(eta, axis=1)
+    return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
+
+
+def _newton(eta, y, w, binary):
+    """Per-class gradients and diagonal Hessians of the log-loss."""
+    if binary:
+        p = expit(eta[:, 0])
+        return (p - y)[:, None], np.maximum(p * (1 - p), 1e-12)[:, None]
+    p = softmax(eta, axis=1)
+    g = p.copy()
+    g[np.arange(len(y)), y] -= 1.0
+    return g, np.maximum(p * (1 - p), 1e-12)
+
+
+class TreeBoost:
+    """Boosted trees on numpy/scikit-learn (the default backend)."""
+
+    def __init__(self, trees, learning_rate, scale):
+        self.trees = trees  # list over rounds of lists over classes
+        self.learning_rate = learning_rate
+        self.scale = scale
+
+    def correction(self, X, K):
+        out = np.zeros((X.shape[0], K))
+        for round_trees in self.trees:
+            for k, tree in enumerate(round_trees):
+                out[:, k] += tree.predict(X)
+        return self.learning_rate * self.scale * out
+
+
+def fit_tree_boost(
+    X,
+    z,
+    y,
+    w,
+    *,
+    max_iter,
+    learning_rate,
+    max_depth,
+    min_samples_leaf,
+    validation_fraction,
+    n_iter_no_change,
+    random_state,
+):
+    """Boost on the training part, stop on the held-out part; returns the
+    booster truncated at its best round, and that round."""
+    rng = np.random.default_rng(random_state)
+    n, K = z.shape
+    binary = K == 1
+    yf = y.astype(np.float64) if binary else y
+    is_val = rng.uniform(size=n) < validation_fraction
+    if is_val.sum() < 10 or (~is_val).sum() < 10:
+        is_val[:] = False
+    tr, va = ~is_val, is_val
+    scale = 1.0 if binary else (K - 1) / K
+    eta_tr, eta_va = z[tr].copy(), z[va].copy()
+    Xtr, Xva = X[tr], X[va]
+    best_loss = _loss(eta_va, yf[va], w[va], binary) if va.any() else np.inf
+    best_round, trees, stall = 0, [], 0
+    seed = int(rng.integers(2**31 - 1))
+    for t in range(max_iter):
+        g, h = _newton(eta_tr, yf[tr], w[tr], binary)
+        round_trees = []
+        for k in range(K):
+            tree = DecisionTreeRegressor(
+                max_depth=max_depth,
+                min_samples_leaf=min_samples_leaf,
+                random_state=seed + t,
+            )
+            tree.fit(Xtr, -g[:, k] / h[:, k], sample_weight=h[:, k] * w[tr])
+            step = learning_rate * scale
+            eta_tr[:, k] += step * tree.predict(Xtr)
+            if va.any():
+                eta_va[:, k] += step * tree.predict(Xva)
+            round_trees.append(tree)
+        trees.append(round_trees)
+        if not va.any():
+            best_round = t + 1
+            continue
+        loss = _loss(eta_va, yf[va], w[va], binary)
+        if loss < best_loss - 1e-7:
+            best_loss, best_round, stall = loss, t + 1, 0
+        else:
+            stall += 1
+            if stall >= n_iter_no_change:
+                break
+    return TreeBoost(trees[:best_round], learning_rate, scale), best_round
+
+
+class LightGBMBoost:
+    """A LightGBM booster started from the logits (``init_score``)."""
+
+    def __init__(self, booster, n_rounds):
+        self.booster = booster
+        self.n_rounds = n_rounds
+
+    def correction(self, X, K):
+        if self.n_rounds == 0:
+            return np.zeros((X.shape[0], K))
+        raw = self.booster.predict(X, raw_score=True, num_iteration=self.n_rounds)
+        return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], K)
+
+
+def fit_lightgbm_boost(
+    X,
+    z,
+    y,
+    w,
+    *,
+    max_iter,
+    learning_rate,
+    max_depth,
+    min_samples_leaf,
+    validation_fraction,
+    n_iter_no_change,
+    random_state,
+    n_jobs,
+):
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(random_state)
+    n, K = z.shape
+    binary = K == 1
+    is_val = rng.uniform(size=n) < validation_fraction
+    tr, va = ~is_val, is_val
+    params = {
+        "objective": "binary" if binary else "multiclass",
+        "learning_rate": learning_rate,
+        "max_depth": max_depth,
+        "num_leaves": 2**max_depth,
+        "min_data_in_leaf": min_samples_leaf,
+        "num_threads": n_jobs,
+        "verbosity": -1,
+        "seed": int(rng.integers(2**31 - 1)),
+        "deterministic": True,
+        "force_col_wise": True,
+    }
+    if not binary:
+        params["num_class"] = K
+
+    def dataset(rows, reference=None):
+        return lgb.Dataset(
+            X[rows],
+            label=y[rows],
+            weight=w[rows],
+            init_score=z[rows].ravel(order="F") if not binary else z[rows, 0],
+            reference=reference,
+            free_raw_data=False,
+        )
+
+    train = dataset(tr)
+    callbacks = []
+    valid_sets = []
+    if va.sum() >= 10:
+        valid_sets = [dataset(va, train)]
+        callbacks = [lgb.early_stopping(n_iter_no_change, verbose=False)]
+    booster = lgb.train(
+        params,
+        train,
+        num_boost_round=max_iter,
+        valid_sets=valid_sets,
+        callbacks=callbacks,
+    )
+    best = booster.best_iteration if valid_sets else booster.current_iteration()
+    return LightGBMBoost(booster, int(best)), int(best)
+
+
+def resolve_backend(backend):
+    if backend == "auto":
+        return "lightgbm" if is_installed("lightgbm") else "sklearn"
+    if backend == "lightgbm" and not is_installed("lightgbm"):
+        raise ValueError(
+            "backend='lightgbm' needs LightGBM (pip install lightgbm); "
+            "backend='sklearn' needs nothing more."
+        )
+    return backend
+
+
+def fit_rescaling(eta, y, w, binary):
+    """``(a, b)`` of the final rescaling ``a eta + b`` (b = 0 for K > 2)."""
+    yf = y.astype(np.float64) if binary else y
+
+    def objective(theta):
+        a, b = theta
+        e = a * eta + (b if binary else 0.0)
+        if binary:
+            p = expit(e[:, 0])
+            loss = -np.dot(w, yf * log_expit(e[:, 0]) + (1 - yf) * log_expit(-e[:, 0]))
+            g = w * (p - yf)
+            return loss, np.array([np.dot(g, eta[:, 0]), g.sum()])
+        logp = log_softmax(e, axis=1)
+        loss = -np.dot(w, logp[np.arange(len(y)), y])
+        G = np.exp(logp)
+        G[np.arange(len(y)), y] -= 1.0
+        return loss, np.array([np.sum(w[:, None] * G * eta), 0.0])
+
+    res = minimize(objective, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+    return float(res.x[0]), float(res.x[1]) if binary else 0.0

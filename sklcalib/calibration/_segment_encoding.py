@@ -1,0 +1,224 @@
+"""Segment columns (a DataFrame or a 2-D array) as numeric features for the
+segment calibrators.
+
+A categorical column becomes one indicator per level seen at fit with at
+least ``min_frequency`` rows (at most ``max_levels`` of them, the most
+frequent); a rarer level, a level never seen at fit and a missing value
+(None, NaN, ``pandas.NA``) have no indicator of their own unless "missing"
+was frequent at fit, so such a row gets the baseline of the column (all its
+indicators 0). A numeric column with more than ``max_levels`` distinct values
+is cut into ``n_bins`` quantile bins (one indicator each, missing as above);
+the boosting calibrator also gets its raw value (NaN where missing: scikit-
+learn's trees and LightGBM route missing values).
+"""
+
+import sys
+
+import numpy as np
+
+#: the level that stands for a missing value
+MISSING = "missing"
+
+
+def _is_dataframe(x):
+    return hasattr(x, "columns") and hasattr(x, "iloc") and hasattr(x, "dtypes")
+
+
+def _missing(values):
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind != "O":
+        return np.zeros(values.shape[0], dtype=bool)
+    pandas = sys.modules.get("pandas")
+    if pandas is not None:
+        return np.asarray(pandas.isna(values), dtype=bool)
+    return np.array([v is None or v != v for v in values], dtype=bool)
+
+
+def segment_columns(segments):
+    """``(names, columns)``: the columns of ``segments`` as 1-D numpy arrays
+    and their names (the DataFrame's, or ``x0, x1, ...``)."""
+    if _is_dataframe(segments):
+        names = [str(c) for c in segments.columns]
+        columns = [np.asarray(segments.iloc[:, j]) for j in range(segments.shape[1])]
+        return names, columns
+    if hasattr(segments, "iloc") and hasattr(segments, "name"):  # a Series
+        return [str(segments.name)], [np.asarray(segments)]
+    x = np.asarray(segments)
+    if x.ndim == 1:
+        x = x[:, None]
+    if x.ndim != 2:
+        raise ValueError(
+            "segments must be a DataFrame or a 2-D array (n_samples, n_columns); "
+            f"got an array of shape {x.shape}."
+        )
+    return [f"x{j}" for j in range(x.shape[1])], [x[:, j] for j in range(x.shape[1])]
+
+
+def _as_float(values):
+    """The column as float64 when it is numeric (or an object column of
+    numbers), else None."""
+    if values.dtype.kind in "iufb":
+        return values.astype(np.float64)
+    if values.dtype.kind == "O":
+        missing = _missing(values)
+        try:
+            out = np.full(values.shape[0], np.nan)
+            out[~missing] = values[~missing].astype(np.float64)
+        except (TypeError, ValueError):
+            return None
+        return out
+    return None
+
+
+def _keys(values, numeric):
+    """Comparable keys of the present values of a categorical column, as one
+    numpy array (sorted and searched without Python loops): a number by its
+    float value (an integer level matches the same level read as a float at
+    predict), anything else by its text."""
+    if numeric:
+        return np.asarray(values, dtype=np.float64)
+    return np.asarray(values).astype(str)
+
+
+def _codes(keys, kept):
+    """The position of each key among ``kept`` (-1 where absent)."""
+    if len(kept) == 0 or keys.shape[0] == 0:
+        return np.full(keys.shape[0], -1, dtype=np.int64)
+    kept = np.asarray(kept)
+    order = np.argsort(kept, kind="stable")
+    ranked = kept[order]
+    pos = np.clip(np.searchsorted(ranked, keys), 0, ranked.shape[0] - 1)
+    return np.where(ranked[pos] == keys, order[pos], -1)
+
+
+class SegmentEncoder:
+    """Indicators (and raw numeric values) of segment columns, learnt at fit.
+
+    Parameters
+    ----------
+    max_levels : int
+        The most indicators of a categorical column, and the number of
+        distinct values above which a numeric column is binned.
+    n_bins : int
+        Quantile bins of a numeric column.
+    min_frequency : int
+        Rows a level needs at fit for an indicator of its own.
+    """
+
+    def __init__(self, max_levels, n_bins, min_frequency):
+        self.max_levels = max_levels
+        self.n_bins = n_bins
+        self.min_frequency = min_frequency
+
+    def fit(self, segments, n_rows):
+        names, columns = segment_columns(segments)
+        self._check_rows(columns, n_rows)
+        if not columns:
+            raise ValueError("segments has no columns.")
+        self.names_ = names
+        self.specs_ = [self._fit_column(c) for c in columns]
+        self.feature_names_ = [
+            f"{name}={level}"
+            for name, spec in zip(names, self.specs_, strict=True)
+            for level in spec["levels"]
+        ]
+        return self
+
+    @staticmethod
+    def _check_rows(columns, n_rows):
+        for c in columns:
+            if c.shape[0] != n_rows:
+                raise ValueError(
+                    f"segments has {c.shape[0]} rows but scores has {n_rows}; "
+                    "give one row of segment columns per row of scores."
+                )
+
+    def _fit_column(self, values):
+        missing = _missing(values)
+        present = ~missing
+        numeric = _as_float(values)
+        if numeric is not None and not np.all(np.isfinite(numeric[present])):
+            raise ValueError(
+                "segments holds an infinite value; segment columns must be "
+                "finite numbers, categories or missing values."
+            )
+        frequent_missing = int(missing.sum()) >= self.min_frequency
+        if numeric is not None:
+            distinct = np.unique(numeric[present])
+            if distinct.shape[0] > self.max_levels:
+                edges = np.unique(
+                    np.quantile(numeric[present], np.linspace(0, 1, self.n_bins + 1))
+                )[1:-1]
+                levels = [f"bin{b}" for b in range(edges.shape[0] + 1)]
+                if frequent_missing:
+                    levels.append(MISSING)
+                return {"kind": "numeric", "edges": edges, "levels": levels}
+        keys = _keys(values[present], numeric is not None)
+        uniques, counts = np.unique(keys, return_counts=True)
+        order = np.lexsort((uniques, -counts))
+        kept = [
+            uniques[i]
+            for i in order[: self.max_levels]
+            if counts[i] >= self.min_frequency
+        ]
+        levels = [f"{k:g}" if numeric is not None else str(k) for k in kept]
+        if frequent_missing:
+            levels.append(MISSING)
+        return {
+            "kind": "categorical",
+            "numeric": numeric is not None,
+            "keys": kept,
+            "levels": levels,
+        }
+
+    def transform(self, segments, n_rows, *, raw=False):
+        """(n, n_features) float64 indicators; with ``raw``, the numeric
+        columns' values (NaN where missing) appended, and the list of the
+        numeric columns' positions among them."""
+        _, columns = segment_columns(segments)
+        self._check_rows(columns, n_rows)
+        if len(columns) != len(self.specs_):
+            raise ValueError(
+                f"segments has {len(columns)} columns; the calibrator was fitted "
+                f"on {len(self.specs_)} ({', '.join(self.names_)})."
+            )
+        blocks, raws = [], []
+        for values, spec in zip(columns, self.specs_, strict=True):
+            missing = _missing(values)
+            n_levels = len(spec["levels"])
+            block = np.zeros((n_rows, n_levels))
+            if spec["kind"] == "numeric":
+                numeric = _as_float(values)
+                if numeric is None:
+                    raise ValueError(
+                        "a segment column that was numeric at fit holds "
+                        "non-numeric values at predict."
+                    )
+                if np.any(np.isinf(numeric)):
+                    raise ValueError("segments holds an infinite value.")
+                present = ~np.isnan(numeric)
+                codes = np.searchsorted(spec["edges"], numeric[present], side="left")
+                block[np.flatnonzero(present), codes] = 1.0
+                raws.append(numeric)
+            else:
+                present = ~missing
+                numeric = spec["numeric"] and _as_float(values) is not None
+                keys = _keys(values[present], numeric)
+                rows = np.flatnonzero(present)
+                kept = spec["keys"]
+                if spec["numeric"] != numeric:  # numbers at fit, text now
+                    kept = [f"{k:g}" for k in kept]
+                codes = _codes(keys, kept)
+                seen = codes >= 0
+                block[rows[seen], codes[seen]] = 1.0
+            if spec["levels"] and spec["levels"][-1] == MISSING:
+                block[:, -1] = missing if spec["kind"] == "categorical" else ~present
+            blocks.append(block)
+        out = np.hstack(blocks) if blocks else np.zeros((n_rows, 0))
+        if not raw:
+            return out
+        n_ind = out.shape[1]
+        if raws:
+            out = np.hstack([out, np.column_stack(raws)])
+        return out, list(range(n_ind, out.shape[1]))

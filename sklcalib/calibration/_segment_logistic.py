@@ -1,0 +1,195 @@
+"""The penalised logistic segment map: logits, segment levels and logit x
+segment interactions, its ridge strength chosen by cross-validation.
+
+For logits ``z`` (one margin for two classes, K columns otherwise) and
+segment indicators ``S`` (n, m), the corrected logit of class k is
+
+    eta_k = a z_k + b_k + sum_s S_s (c_sk + d_sk z_k / sd(z)),
+
+``a`` and ``b`` free (a global temperature and intercepts: Platt scaling for
+two classes), ``c`` and ``d`` under the ridge penalty ``lam / 2 (|c|^2 +
+|d|^2)`` added to the weighted mean log-loss. A large ``lam`` gives the
+global map, so the penalty shrinks towards global calibration, never towards
+a constant. For two classes K = 1 with the sigmoid, else the softmax.
+"""
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit, log_softmax
+from sklearn.utils import check_random_state
+
+from ._select import _splits
+
+#: ridge strengths tried by the inner cross-validation, largest first (each
+#: fit starts from the previous one's solution)
+DEFAULT_ALPHAS = (1e-1, 1e-2, 1e-3, 1e-4, 1e-5)
+
+
+class LogisticMap:
+    """The fitted parameters and the map they define."""
+
+    def __init__(self, a, b, c, d, z_scale):
+        self.a, self.b, self.c, self.d, self.z_scale = a, b, c, d, z_scale
+
+    def logits(self, z, S):
+        return linear_predictor(z, S, self.a, self.b, self.c, self.d, self.z_scale)
+
+
+def linear_predictor(z, S, a, b, c, d, z_scale):
+    zs = z / z_scale
+    return a * z + b + S @ c + (S @ d) * zs
+
+
+def _unpack(theta, K, m):
+    a = theta[0]
+    b = theta[1 : 1 + K]
+    c = theta[1 + K : 1 + K + m * K].reshape(m, K)
+    d = theta[1 + K + m * K :].reshape(m, K)
+    return a, b, c, d
+
+
+def _objective(theta, z, S, y, w, lam, z_scale, binary):
+    """Weighted mean log-loss plus the ridge penalty, and its gradient."""
+    K = z.shape[1]
+    m = S.shape[1]
+    a, b, c, d = _unpack(theta, K, m)
+    eta = linear_predictor(z, S, a, b, c, d, z_scale)
+    if binary:
+        e = eta[:, 0]
+        loss = -np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e))
+        G = (w * (expit(e) - y))[:, None]
+    else:
+        logp = log_softmax(eta, axis=1)
+        loss = -np.dot(w, logp[np.arange(len(y)), y])
+        G = np.exp(logp)
+        G[np.arange(len(y)), y] -= 1.0
+        G *= w[:, None]
+    zs = z / z_scale
+    grad = np.concatenate(
+        [
+            [np.sum(G * z)],
+            G.sum(axis=0),
+            (S.T @ G).ravel() + lam * c.ravel(),
+            (S.T @ (G * zs)).ravel() + lam * d.ravel(),
+        ]
+    )
+    loss += 0.5 * lam * (np.sum(c * c) + np.sum(d * d))
+    return loss, grad
+
+
+def _design(z, S, z_scale):
+    """The binary map's columns, in the order of ``theta``: z, 1, S, S z
+    (dense: its Hessian is one BLAS product, faster than sparse products)."""
+    S = S.toarray() if sparse.issparse(S) else S
+    return np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
+
+
+def _newton_binary(z, S, y, w, lam, z_scale, theta0, max_iter, tol):
+    """Penalised Newton (IRLS) with step halving: a handful of iterations,
+    each one pass over the rows (few columns, so the Hessian is small)."""
+    D = _design(z, S, z_scale)
+    m = S.shape[1]
+    pen = np.r_[0.0, 0.0, np.full(2 * m, lam)]
+    yf = y.astype(np.float64)
+
+    def loss_of(theta):
+        e = D @ theta
+        return float(
+            np.dot(w, np.logaddexp(0.0, e) - yf * e) + 0.5 * np.dot(pen, theta**2)
+        )
+
+    theta = theta0.copy()
+    loss = loss_of(theta)
+    for _ in range(max_iter):
+        p = expit(D @ theta)
+        grad = D.T @ (w * (p - yf)) + pen * theta
+        H = (D * (w * p * (1 - p))[:, None]).T @ D
+        H[np.diag_indices_from(H)] += pen + 1e-12
+        try:
+            step = np.linalg.solve(H, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(H, grad, rcond=None)[0]
+        t = 1.0
+        while True:
+            new = theta - t * step
+            new_loss = loss_of(new)
+            if new_loss <= loss or t < 1e-6:
+                break
+            t /= 2
+        converged = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
+        theta, loss = new, new_loss
+        if converged or np.max(np.abs(grad)) < 1e-10:
+            break
+    return theta
+
+
+def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10):
+    """Minimise the penalised loss; ``z`` (n, K) logits (K = 1: binary with
+    the margin), ``y`` class indices (0/1 for K = 1), ``w`` weights summing
+    to 1. Returns ``(LogisticMap, theta)``."""
+    K = z.shape[1]
+    m = S.shape[1]
+    binary = K == 1
+    S = S if binary else sparse.csr_matrix(S)
+    mean = np.average(z, axis=0, weights=w)
+    z_scale = float(np.sqrt(np.mean(np.average((z - mean) ** 2, axis=0, weights=w))))
+    z_scale = z_scale if z_scale > 0 else 1.0
+    if theta0 is None:
+        theta0 = np.zeros(1 + K + 2 * m * K)
+        theta0[0] = 1.0
+    if binary:
+        theta = _newton_binary(z, S, y, w, lam, z_scale, theta0, max_iter, tol)
+        a, b, c, d = _unpack(theta, K, m)
+        return LogisticMap(a, b, c, d, z_scale), theta
+    res = minimize(
+        _objective,
+        theta0,
+        args=(z, S, y.astype(np.float64) if binary else y, w, lam, z_scale, binary),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 5 * max_iter, "gtol": 1e-8, "ftol": tol},
+    )
+    a, b, c, d = _unpack(res.x, K, m)
+    return LogisticMap(a, b, c, d, z_scale), res.x
+
+
+def log_loss_of(eta, y, w, binary):
+    """Weighted mean log-loss of corrected logits."""
+    if binary:
+        e = eta[:, 0]
+        return float(-np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e)) / w.sum())
+    logp = log_softmax(eta, axis=1)
+    return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
+
+
+#: rows beyond which the ridge strength is chosen on a random subset of this
+#: many rows and carried to all of them at the same prior strength
+#: (``alpha * n`` kept, the penalty being per unit of *mean* log-loss)
+ALPHA_ROWS = 20_000
+
+
+def choose_alpha(z, S, y, w, alphas, cv, random_state):
+    """The ridge strength of lowest inner cross-validated log-loss, and the
+    mean fold losses of every strength."""
+    n = y.shape[0]
+    scale = 1.0
+    if n > ALPHA_ROWS:
+        rng = check_random_state(random_state)
+        rows = np.sort(rng.choice(n, ALPHA_ROWS, replace=False))
+        z, S, y, w = z[rows], S[rows], y[rows], w[rows]
+        scale = ALPHA_ROWS / n
+    splits = _splits(cv, y, random_state, None)
+    losses = np.zeros((len(alphas), len(splits)))
+    binary = z.shape[1] == 1
+    for f, (train, test) in enumerate(splits):
+        wt = w[train] / w[train].sum()
+        theta = None
+        for i, lam in enumerate(alphas):
+            fitted, theta = fit_logistic(
+                z[train], S[train], y[train], wt, lam, theta0=theta
+            )
+            eta = fitted.logits(z[test], S[test])
+            losses[i, f] = log_loss_of(eta, y[test], w[test], binary)
+    mean = losses.mean(axis=1)
+    return alphas[int(np.argmin(mean))] * scale, mean

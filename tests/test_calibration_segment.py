@@ -1,0 +1,488 @@
+"""SegmentCalibrator: segment-specific miscalibration drawn by construction is
+removed (the audit's worst-segment statistic back at its null level, where a
+global calibrator leaves it), segments without information are left to the
+global map or to no calibration, and the estimator's plumbing (weights,
+clone, pickle, validation, unseen levels). MCGrad 0.1.5 is the oracle of the
+last tests (skipped without it)."""
+
+import contextlib
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import expit, softmax
+from sklearn.base import clone
+
+from sklcalib._utils._optional import is_installed
+from sklcalib.calibration import PlattScaler, SegmentCalibrator
+from sklcalib.metrics import multicalibration_audit
+
+_NO_MCGRAD = "mcgrad 0.1.5 absent: install it with pip install --no-deps mcgrad==0.1.5"
+try:
+    from mcgrad.methods import MCGrad
+    from mcgrad.metrics import MulticalibrationError
+except ImportError:  # pragma: no cover - depends on the environment
+    MCGrad = MulticalibrationError = None
+needs_mcgrad = pytest.mark.skipif(MCGrad is None, reason=_NO_MCGRAD)
+needs_lightgbm = pytest.mark.skipif(
+    not is_installed("lightgbm"), reason="LightGBM absent: the sklearn backend only"
+)
+
+
+def _opposite(n, seed):
+    """A model over-confident in segment "a" (true logit half the score) and
+    under-confident in "b" (true logit 1.6 times it), with an intercept shift
+    in a third segment: no single map of the score can fix both."""
+    rng = np.random.default_rng(seed)
+    group = rng.choice(np.array(["a", "b", "c"], dtype=object), size=n)
+    z = rng.normal(0, 2, size=n)
+    true = np.where(group == "a", 0.5 * z, np.where(group == "b", 1.6 * z, z + 0.5))
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    return z, y, group
+
+
+def _audit(y, p, segments):
+    return multicalibration_audit(y, p, segments, n_resamples=200, random_state=0)
+
+
+def _log_loss(y, proba):
+    return float(-np.mean(np.log(proba[np.arange(len(y)), y])))
+
+
+@pytest.fixture(scope="module")
+def opposite():
+    return _opposite(4000, 1), _opposite(4000, 2)
+
+
+def test_logistic_repairs_what_global_cannot(opposite):
+    (z, y, g), (zt, yt, gt) = opposite
+    glob = PlattScaler().fit(z, y).predict_proba(zt)
+    seg = SegmentCalibrator(method="logistic").fit(z, y, segments=g)
+    proba = seg.predict_proba(zt, segments=gt)
+    before, after = _audit(yt, glob[:, 1], gt), _audit(yt, proba[:, 1], gt)
+    # the global map leaves the worst segment far beyond the null's 95 % level
+    assert before.statistic > 1.5 * before.null_quantile and before.pvalue < 0.01
+    # the segment map brings it back to the null's level, and the log-loss down
+    assert after.statistic <= after.null_quantile
+    assert _log_loss(yt, proba) < _log_loss(yt, glob) - 0.01
+    assert seg.alpha_ in SegmentCalibrator()._check_params()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["sklearn", pytest.param("lightgbm", marks=needs_lightgbm)],
+)
+def test_boosting_repairs_what_global_cannot(opposite, backend):
+    (z, y, g), (zt, yt, gt) = opposite
+    glob = PlattScaler().fit(z, y).predict_proba(zt)
+    seg = SegmentCalibrator(method="boosting", backend=backend, max_iter=150)
+    proba = seg.fit(z, y, segments=g).predict_proba(zt, segments=gt)
+    before, after = _audit(yt, glob[:, 1], gt), _audit(yt, proba[:, 1], gt)
+    assert seg.backend_ == backend and 0 < seg.n_iter_ <= 150
+    # the global map's worst segment is found at p < 0.01; not the boosting's
+    assert after.statistic < 0.6 * before.statistic
+    assert before.pvalue < 0.01 < after.pvalue
+    assert _log_loss(yt, proba) < _log_loss(yt, glob) - 0.01
+
+
+def test_auto_chooses_a_segment_map_when_segments_matter(opposite):
+    (z, y, g), _ = opposite
+    seg = SegmentCalibrator(backend="sklearn", max_iter=60).fit(z, y, segments=g)
+    assert seg.method_ in ("logistic", "boosting")
+    results = seg.cv_results_
+    assert results["candidate"][:2] == ["passthrough", "global (platt)"]
+    assert results["status"][results["candidate"].index(seg.method_)] == "chosen"
+    # the chosen map is better than "passthrough" by its cross-validation
+    assert results["delta_log_loss"][results["candidate"].index(seg.method_)] < -0.01
+
+
+def test_auto_does_no_harm_when_segments_carry_nothing():
+    rng = np.random.default_rng(3)
+    n = 3000
+    z = rng.normal(0, 2, size=n)
+    y = (rng.uniform(size=n) < expit(z)).astype(int)  # calibrated everywhere
+    noise = rng.choice(["u", "v", "w", "x"], size=n)
+    seg = SegmentCalibrator(backend="sklearn", max_iter=60).fit(z, y, segments=noise)
+    assert seg.method_ in ("passthrough", "global")
+    zt = rng.normal(0, 2, size=n)
+    yt = (rng.uniform(size=n) < expit(zt)).astype(int)
+    proba = seg.predict_proba(zt, segments=rng.choice(["u", "v", "w", "x"], size=n))
+    raw = np.column_stack([1 - expit(zt), expit(zt)])
+    assert _log_loss(yt, proba) <= _log_loss(yt, raw) + 0.002
+
+
+def test_logistic_on_uninformative_segments_stays_close_to_global():
+    rng = np.random.default_rng(4)
+    n = 3000
+    z = rng.normal(0, 2, size=n)
+    y = (rng.uniform(size=n) < expit(0.7 * z)).astype(int)  # globally off only
+    noise = rng.choice(["u", "v", "w"], size=n)
+    seg = SegmentCalibrator(method="logistic").fit(z, y, segments=noise)
+    platt = PlattScaler().fit(z, y)
+    zt = np.linspace(-4, 4, 9)
+    for level in ("u", "v", "w"):
+        got = seg.predict_proba(zt, segments=np.full(9, level))[:, 1]
+        assert np.max(np.abs(got - platt.predict_proba(zt)[:, 1])) < 0.03
+
+
+def test_without_segments_the_logistic_map_is_platt_scaling():
+    rng = np.random.default_rng(5)
+    z = rng.normal(0, 2, size=2000)
+    y = (rng.uniform(size=2000) < expit(0.6 * z - 0.3)).astype(int)
+    seg = SegmentCalibrator(method="logistic").fit(z, y)
+    platt = PlattScaler().fit(z, y)
+    np.testing.assert_allclose(seg.predict_proba(z), platt.predict_proba(z), atol=1e-5)
+
+
+def _multiclass(n, seed, K=4):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["a", "b", "c"], size=n)
+    Z = rng.normal(0, 1.5, size=(n, K))
+    scale = np.where(g == "a", 0.4, np.where(g == "b", 1.8, 1.0))[:, None]
+    P = softmax(scale * Z, axis=1)
+    y = (P.cumsum(axis=1) < rng.uniform(size=n)[:, None]).sum(axis=1)
+    return Z, y, g
+
+
+def test_multiclass_logistic_repairs_the_top_label():
+    Z, y, g = _multiclass(4000, 1)
+    Zt, yt, gt = _multiclass(4000, 2)
+    seg = SegmentCalibrator(method="logistic").fit(Z, y, segments=g)
+    proba = seg.predict_proba(Zt, segments=gt)
+    raw = softmax(Zt, axis=1)
+    before, after = _audit(yt, raw, gt), _audit(yt, proba, gt)
+    assert before.mode == "top_label" and before.statistic > 3 * before.null_quantile
+    assert after.statistic <= after.null_quantile
+    assert _log_loss(yt, proba) < _log_loss(yt, raw) - 0.03
+
+
+def test_multiclass_boosting_reduces_the_top_label_error():
+    Z, y, g = _multiclass(3000, 1, K=3)
+    Zt, yt, gt = _multiclass(3000, 2, K=3)
+    seg = SegmentCalibrator(method="boosting", backend="sklearn", max_iter=80)
+    proba = seg.fit(Z, y, segments=g).predict_proba(Zt, segments=gt)
+    raw = softmax(Zt, axis=1)
+    assert _audit(yt, proba, gt).statistic < 0.7 * _audit(yt, raw, gt).statistic
+    assert _log_loss(yt, proba) < _log_loss(yt, raw)
+
+
+def test_probabilities_and_logits_give_the_same_map(opposite):
+    (z, y, g), _ = opposite
+    from_logits = SegmentCalibrator(method="logistic", alphas=(1e-3,))
+    from_proba = clone(from_logits)
+    a = from_logits.fit(z, y, segments=g).predict_proba(z[:50], segments=g[:50])
+    p = expit(z)
+    b = from_proba.fit(p, y, segments=g).predict_proba(p[:50], segments=g[:50])
+    assert from_proba.response_ == "probabilities"
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    # float32 scores and (n, 2) probabilities are accepted
+    two = np.column_stack([1 - p, p]).astype(np.float32)
+    c = (
+        clone(from_logits)
+        .fit(two, y, segments=g)
+        .predict_proba(two[:50], segments=g[:50])
+    )
+    np.testing.assert_allclose(a, c, atol=1e-4)
+
+
+def test_integer_weights_repeat_rows(opposite):
+    (z, y, g), _ = opposite
+    z, y, g = z[:1500], y[:1500], g[:1500]
+    w = np.random.default_rng(0).integers(0, 3, size=1500)
+    rows = np.repeat(np.arange(1500), w)
+    cal = SegmentCalibrator(method="logistic", alphas=(1e-3,))
+    weighted = clone(cal).fit(z, y, segments=g, sample_weight=w)
+    repeated = clone(cal).fit(z[rows], y[rows], segments=g[rows])
+    np.testing.assert_allclose(
+        weighted.predict_proba(z, segments=g),
+        repeated.predict_proba(z, segments=g),
+        atol=1e-6,
+    )
+
+
+def test_unseen_levels_and_missing_values_get_the_baseline():
+    import pandas as pd
+
+    z, y, g = _opposite(3000, 6)
+    age = np.random.default_rng(6).uniform(18, 80, size=3000)
+    frame = pd.DataFrame({"group": g, "age": age})
+    cal = SegmentCalibrator(method="logistic").fit(z, y, segments=frame)
+    assert any(name.startswith("age=bin") for name in cal.feature_names_)
+    new = pd.DataFrame(
+        {"group": ["zzz", None, np.nan, "a"], "age": [30.0, 30.0, 30.0, np.nan]}
+    )
+    proba = cal.predict_proba(np.ones(4), segments=new)
+    assert np.all(np.isfinite(proba))
+    # an unseen level and a missing value are the same baseline
+    np.testing.assert_allclose(proba[0], proba[1])
+    np.testing.assert_allclose(proba[1], proba[2])
+    # a 2-D object array works as the frame does
+    arr = np.column_stack([g, age]).astype(object)
+    from_array = clone(cal).fit(z, y, segments=arr)
+    np.testing.assert_allclose(
+        from_array.predict_proba(z[:20], segments=arr[:20]),
+        cal.predict_proba(z[:20], segments=frame.iloc[:20]),
+        atol=1e-8,
+    )
+
+
+def test_clone_and_pickle(opposite):
+    (z, y, g), _ = opposite
+    cal = SegmentCalibrator(method="boosting", backend="sklearn", max_iter=20)
+    cal.fit(z, y, segments=g)
+    again = pickle.loads(pickle.dumps(cal))
+    np.testing.assert_array_equal(
+        again.predict_proba(z[:30], segments=g[:30]),
+        cal.predict_proba(z[:30], segments=g[:30]),
+    )
+    fresh = clone(cal)
+    assert not hasattr(fresh, "method_") and fresh.get_params() == cal.get_params()
+    assert set(cal.predict(z[:30], segments=g[:30])) <= {0, 1}
+
+
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"method": "trees"}, "method"),
+        ({"alphas": (0.0,)}, "alphas"),
+        ({"alphas": []}, "alphas"),
+        ({"learning_rate": 0}, "learning_rate"),
+        ({"max_depth": 0}, "max_depth"),
+        ({"validation_fraction": 0.9}, "validation_fraction"),
+        ({"backend": "xgboost"}, "backend"),
+        ({"global_calibrator": "nonsense"}, "global_calibrator"),
+        ({"cv": 1}, "cv"),
+    ],
+)
+def test_bad_parameters_are_refused_at_fit(params, name):
+    z, y, g = _opposite(200, 0)
+    with pytest.raises(ValueError, match=name):
+        SegmentCalibrator(**params).fit(z, y, segments=g)
+
+
+def test_bad_inputs_are_refused():
+    z, y, g = _opposite(300, 0)
+    with pytest.raises(ValueError, match="segments has 299 rows"):
+        SegmentCalibrator(method="logistic").fit(z, y, segments=g[:-1])
+    cal = SegmentCalibrator(method="logistic").fit(z, y, segments=g)
+    with pytest.raises(ValueError, match="segments is None"):
+        cal.predict_proba(z)
+    with pytest.raises(ValueError, match="segments has 2 columns"):
+        cal.predict_proba(z, segments=np.column_stack([g, g]))
+    with pytest.raises(ValueError, match="at least two classes"):
+        SegmentCalibrator().fit(z, np.zeros(300), segments=g)
+    with pytest.raises(ValueError, match="infinite"):
+        SegmentCalibrator().fit(z, y, segments=np.full(300, np.inf))
+
+
+# ---------------------------------------------------------------------------
+# MCGrad as oracle
+# ---------------------------------------------------------------------------
+def _survey(n, seed):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    region = rng.choice(4, size=n)
+    age = rng.choice(5, size=n)
+    sex = rng.integers(0, 2, size=n)
+    true = (
+        np.array([0.8, 1.0, 1.3, 0.9])[region] * x
+        + np.array([0.0, 0.3, -0.3, 0.2])[region]
+        + np.array([-0.4, -0.1, 0.0, 0.2, 0.4])[age]
+        + 0.2 * sex
+    )
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    frame = pd.DataFrame(
+        {
+            "region": np.array(list("nsew"), dtype=object)[region],
+            "age": np.array(["18", "30", "45", "60", "75"], dtype=object)[age],
+            "sex": np.where(sex == 1, "f", "m").astype(object),
+        }
+    )
+    return x, y, frame  # the model's logit is x: it saw no demographic column
+
+
+@contextlib.contextmanager
+def _quiet():
+    """mcgrad 0.1.5 calls pandas with ``inplace=`` (deprecated in pandas 3)
+    and warns about its own rescaling; neither is about sklcalib."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*inplace keyword.*")
+        warnings.filterwarnings("ignore", message=".*Unshrink is not close to 1.*")
+        yield
+
+
+def _mce_sigma(y, p, frame):
+    df = frame.copy()
+    df["label"], df["score"] = y, p
+    with _quiet():
+        return float(
+            MulticalibrationError(
+                df, "label", "score", categorical_segment_columns=list(frame.columns)
+            ).mce_sigma
+        )
+
+
+@needs_mcgrad
+@pytest.mark.slow
+def test_worst_segment_no_worse_than_mcgrad():
+    z, y, frame = _survey(8000, 0)
+    zt, yt, ft = _survey(8000, 1)
+    cal = SegmentCalibrator(method="logistic").fit(z, y, segments=frame)
+    ours = cal.predict_proba(zt, segments=ft)[:, 1]
+    df = frame.copy()
+    df["score"], df["label"] = expit(z), y
+    model = MCGrad(random_state=0)
+    with _quiet():
+        model.fit(df, "score", "label", categorical_feature_column_names=list(frame))
+        dft = ft.copy()
+        dft["score"] = expit(zt)
+        theirs = model.predict(dft, "score", categorical_feature_column_names=list(ft))
+    raw = _mce_sigma(yt, expit(zt), ft)
+    ours_sigma, theirs_sigma = _mce_sigma(yt, ours, ft), _mce_sigma(yt, theirs, ft)
+    assert raw > 5  # miscalibrated by construction
+    assert ours_sigma <= theirs_sigma + 0.5
+    ll = lambda p: float(-np.mean(yt * np.log(p) + (1 - yt) * np.log(1 - p)))  # noqa: E731
+    assert ll(ours) <= ll(np.clip(theirs, 1e-12, 1 - 1e-12)) + 0.002
+
+
+# ---------------------------------------------------------------------------
+# CalibratedClassifier(segments=...) and select_calibrator(segments=...)
+# ---------------------------------------------------------------------------
+def _frame(n, seed, calibrated=False):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 2, size=n)
+    region = rng.choice(np.array(["north", "south", "east"], dtype=object), size=n)
+    slope = np.where(region == "north", 0.5, np.where(region == "south", 1.6, 1.0))
+    true = x if calibrated else slope * x
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    return pd.DataFrame({"x": x, "region": region}), y
+
+
+def _blind_model():
+    """A logistic regression that sees x only, not the region."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    keep_x = ColumnTransformer([("x", "passthrough", ["x"])])
+    return make_pipeline(keep_x, LogisticRegression())
+
+
+def test_calibrated_classifier_passes_the_segment_columns():
+    from sklcalib.calibration import CalibratedClassifier
+
+    X, y = _frame(4000, 0)
+    Xt, yt = _frame(4000, 1)
+    seg = CalibratedClassifier(
+        _blind_model(),
+        SegmentCalibrator(method="logistic"),
+        cv=3,
+        segments=["region"],
+    ).fit(X, y)
+    plain = CalibratedClassifier(_blind_model(), "platt", cv=3).fit(X, y)
+    assert len(seg.calibrated_classifiers_) == 3
+    ours = _audit(yt, seg.predict_proba(Xt)[:, 1], Xt[["region"]])
+    glob = _audit(yt, plain.predict_proba(Xt)[:, 1], Xt[["region"]])
+    assert glob.statistic > 1.4 * glob.null_quantile and glob.pvalue < 0.01
+    assert ours.statistic <= ours.null_quantile
+    # column indices select the same column; ensemble=False pools the folds
+    by_index = CalibratedClassifier(
+        _blind_model(), SegmentCalibrator(method="logistic"), cv=3, segments=[1]
+    ).fit(X, y)
+    np.testing.assert_allclose(by_index.predict_proba(Xt), seg.predict_proba(Xt))
+    pooled = CalibratedClassifier(
+        _blind_model(),
+        SegmentCalibrator(method="logistic"),
+        cv=3,
+        ensemble=False,
+        segments=["region"],
+    ).fit(X, y)
+    assert len(pooled.calibrated_classifiers_) == 1
+    assert _audit(yt, pooled.predict_proba(Xt)[:, 1], Xt[["region"]]).statistic <= (
+        ours.null_quantile
+    )
+
+
+def test_calibrated_classifier_segments_refuses_what_it_cannot_do():
+    from sklearn.linear_model import LogisticRegression
+
+    from sklcalib.calibration import CalibratedClassifier, PriorCorrection
+
+    X, y = _frame(300, 0)
+    with pytest.raises(ValueError, match="segment-aware calibrator"):
+        CalibratedClassifier(_blind_model(), "temperature", segments=["region"]).fit(
+            X, y
+        )
+    with pytest.raises(ValueError, match="no column"):
+        CalibratedClassifier(_blind_model(), segments=["nope"]).fit(X, y)
+    with pytest.raises(ValueError, match="prior"):
+        CalibratedClassifier(
+            _blind_model(), segments=["region"], prior=PriorCorrection()
+        ).fit(X, y)
+    with pytest.raises(ValueError, match="column names"):
+        CalibratedClassifier(LogisticRegression(), segments=["x"]).fit(
+            X[["x"]].to_numpy(), y
+        )
+
+
+def test_select_calibrator_with_segments():
+    from sklcalib.calibration import select_calibrator
+
+    (z, y, g), _ = _opposite(3000, 1), None
+    found = select_calibrator(
+        z, y, segments=g, candidates=["passthrough", "temperature"], response="logits"
+    )
+    assert isinstance(found, SegmentCalibrator)
+    assert found.method_ in ("logistic", "boosting")
+    assert found.cv_results_["candidate"][1] == "global (temperature)"
+    rng = np.random.default_rng(8)
+    zc = rng.normal(0, 2, size=3000)
+    yc = (rng.uniform(size=3000) < expit(zc)).astype(int)
+    calm = select_calibrator(
+        zc, yc, segments=rng.choice(["u", "v"], size=3000), candidates=["temperature"]
+    )
+    assert calm.method_ in ("passthrough", "global")
+    with pytest.raises(ValueError, match="at most one global"):
+        select_calibrator(z, y, segments=g, candidates=["temperature", "platt"])
+
+
+@pytest.mark.slow
+def test_auto_with_segments_leaves_a_calibrated_model_alone():
+    from sklearn.frozen import FrozenEstimator
+
+    from sklcalib.calibration import CalibratedClassifier
+
+    X, y = _frame(3000, 2, calibrated=True)
+    model = _blind_model().fit(*_frame(3000, 3, calibrated=True))
+    clf = CalibratedClassifier(FrozenEstimator(model), "auto", segments=["region"]).fit(
+        X, y
+    )
+    ((_, calibrator),) = clf.calibrated_classifiers_
+    assert calibrator.global_search_ is not None
+    assert calibrator.method_ in ("passthrough", "global")
+
+
+@needs_mcgrad
+@pytest.mark.slow
+def test_the_benchmark_table_fast_variant():
+    """benchmarks/bench_segment_calibration.py on 6,000 rows, one seed: the
+    rows of its docs table are produced, and the segment maps leave the
+    worst segment below the uncalibrated and best global rows."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_segment_calibration as bench
+
+    with _quiet():
+        rows, null_q = bench.run(6000, 1, 1, 1)
+    text = bench.table(rows, null_q, 6000, 1, 1, 1)
+    assert "MCGrad" in text and "segment logistic" in text
+    for name in ("segment logistic", "segment auto"):
+        assert rows[name]["audit"][0] < rows["best global"]["audit"][0]
+        assert rows[name]["ll"][0] < rows["none"]["ll"][0]
