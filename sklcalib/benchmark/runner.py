@@ -22,6 +22,7 @@ from sklcalib.benchmark.chance import majority_class_error as _majority_class_er
 __all__ = [
     "DEFAULT_LOSSES",
     "METRICS",
+    "PATIENCE",
     "derive_seed",
     "run_one",
     "subsample_train",
