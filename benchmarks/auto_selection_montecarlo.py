@@ -92,21 +92,27 @@ def _nll(proba, y):
     return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), y], 1e-300, 1))))
 
 
+def choice_beds():
+    """The choices table's beds: (k, truth, factor, n, rule, folds)."""
+    yield from (
+        (k, truth, factor, n, rule, "default")
+        for k in (2, 4)
+        for truth, factor in (("calibrated", 1.0), ("over-confident", 2.5))
+        for n in (300, 1000, 3000)
+        for rule in ("one_se", "best")
+    )
+    yield from (
+        (k, "calibrated", 1.0, n, "one_se", folds)
+        for k in (10, 20)
+        for n in (1000, 5000)
+        for folds in ("default", "stratified")
+    )
+
+
 def choice_rows(n_seeds, beds=None):
-    """Rows of the choices table: (k, truth, factor, n, rule, cv) beds."""
+    """Rows of the choices table (default: :func:`choice_beds`)."""
     if beds is None:
-        beds = [
-            (k, truth, factor, n, rule, "default")
-            for k in (2, 4)
-            for truth, factor in (("calibrated", 1.0), ("over-confident", 2.5))
-            for n in (300, 1000, 3000)
-            for rule in ("one_se", "best")
-        ] + [
-            (k, "calibrated", 1.0, n, "one_se", folds)
-            for k in (10, 20)
-            for n in (1000, 5000)
-            for folds in ("default", "stratified")
-        ]
+        beds = choice_beds()
     for k, truth, factor, n, rule, folds in beds:
         counts = {"passthrough": 0, "temperature": 0, "other": 0}
         others = {}
@@ -145,20 +151,22 @@ def _signed(x):
     return f"{x:+.4f}" if abs(x) >= 5e-5 else "0.0000"
 
 
-def small_rows(n_seeds, beds=None):
-    """Rows of the small-and-separable table: (bed, k, n, margin,
-    min_events_per_parameter) beds; 0 turns the size rule and its separation
-    guard off (as before they existed)."""
-    if beds is None:
-        beds = [
-            ("calibrated, many classes", 20, 200, 0.0, 10),
-            ("sharp (margin 6)", 3, 44, 6.0, 10),
-            ("sharp (margin 6), size rule off", 3, 44, 6.0, 0),
-            ("sharp (margin 6)", 3, 100, 6.0, 10),
-            ("sharp (margin 6), size rule off", 3, 100, 6.0, 0),
-            ("sharp (margin 6)", 2, 44, 6.0, 10),
-            ("sharp (margin 6), size rule off", 2, 44, 6.0, 0),
-        ]
+# the small-and-separable table's beds: (bed, k, n, margin,
+# min_events_per_parameter); 0 turns the size rule and its separation guard
+# off (as before they existed)
+SMALL_BEDS = (
+    ("calibrated, many classes", 20, 200, 0.0, 10),
+    ("sharp (margin 6)", 3, 44, 6.0, 10),
+    ("sharp (margin 6), size rule off", 3, 44, 6.0, 0),
+    ("sharp (margin 6)", 3, 100, 6.0, 10),
+    ("sharp (margin 6), size rule off", 3, 100, 6.0, 0),
+    ("sharp (margin 6)", 2, 44, 6.0, 10),
+    ("sharp (margin 6), size rule off", 2, 44, 6.0, 0),
+)
+
+
+def small_rows(n_seeds, beds=SMALL_BEDS):
+    """Rows of the small-and-separable table."""
     for bed, k, n, margin, events in beds:
         raised = kept = exact = 0
         excess = []

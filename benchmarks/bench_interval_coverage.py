@@ -26,7 +26,12 @@ Run (single-threaded BLAS; ``nice``; ``--jobs`` processes)::
     nice python benchmarks/bench_interval_coverage.py --table bins --reps 400
     nice python benchmarks/bench_interval_coverage.py --table share --reps 400
 
-``--csv FILE`` also writes the rows; ``--beds``/``--sizes`` select a subset.
+``--csv FILE`` also writes the rows (as they come: a run stopped early keeps
+its cells); ``--beds``/``--sizes`` select a subset (a cell's draws depend on
+its bed, ``n`` and ``--seed`` only, so a run split by beds or sizes gives the
+same cells); ``--render MAIN.csv[,MORE.csv] BINS.csv SHARE.csv FOLDER``
+writes the user guide's tables (``docs/_static/interval_coverage``) from the
+runs' csv files.
 """
 
 import argparse
@@ -197,6 +202,133 @@ def format_row(name, n, label, row):
     )
 
 
+# ---------------------------------------------------------------------------
+# the user guide's tables, from the csv files of the runs
+# ---------------------------------------------------------------------------
+
+#: the errors of the guide's tables, in their column order
+COLUMNS = (
+    "ece",
+    "adaptive_ece",
+    "classwise_ece",
+    "classwise_ece_l2",
+    "debiased_ece",
+    "nll",
+    "brier",
+)
+
+
+def _read(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _write(path, header, rows):
+    import csv
+
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def render(main_csv, bins_csv, share_csv, out):
+    """Write the guide's csv tables into the folder ``out``: the whole main
+    table, per bed the smallest coverage over n (and all its replications
+    pooled) and the median width ratio of every error, and the bins and
+    share tables."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    family = _beds.family()
+    # the main table may come from several runs (parts of the beds or sizes,
+    # with fewer replications at large n): rows in the family's order
+    rows = [r for path in main_csv.split(",") for r in _read(path)]
+    # a cell measured twice keeps its run with the most replications
+    best = {}
+    for r in rows:
+        key = (r["bed"], r["n"], r["error"])
+        if key not in best or int(r["reps"]) > int(best[key]["reps"]):
+            best[key] = r
+    rows = list(best.values())
+    order = {name: i for i, name in enumerate(family)}
+    rows.sort(key=lambda r: (order[r["bed"]], int(r["n"]), COLUMNS.index(r["error"])))
+    _write(
+        out / "all_cells.csv",
+        [
+            "bed",
+            "n",
+            "error",
+            "truth",
+            "coverage",
+            "median width",
+            "oracle",
+            "ratio",
+            "replications",
+        ],
+        [
+            [
+                r["bed"],
+                r["n"],
+                r["error"],
+                f"{float(r['truth']):.4f}",
+                f"{float(r['coverage']):.1%}",
+                f"{float(r['width']):.4f}",
+                f"{float(r['oracle']):.4f}",
+                f"{float(r['ratio']):.2f}",
+                r["reps"],
+            ]
+            for r in rows
+        ],
+    )
+    beds = list(dict.fromkeys(r["bed"] for r in rows))
+    coverage, ratio = [], []
+    for bed in beds:
+        mine = [r for r in rows if r["bed"] == bed]
+        sizes = sorted({int(r["n"]) for r in mine})
+        head = [f"{bed} ({family[bed].description})", f"{sizes[0]}-{sizes[-1]}"]
+        cov, rat = list(head), list(head)
+        for error in COLUMNS:
+            cells = [r for r in mine if r["error"] == error]
+            # the smallest cell, and in brackets all its replications pooled
+            # (a cell of 20-100 replications has a standard error of 2-5 points)
+            reps = np.array([float(r["reps"]) for r in cells])
+            share = np.array([float(r["coverage"]) for r in cells])
+            pooled = np.dot(share, reps) / reps.sum()
+            cov.append(f"{share.min():.1%} ({pooled:.1%})")
+            rat.append(f"{np.median([float(r['ratio']) for r in cells]):.2f}")
+        coverage.append(cov)
+        ratio.append(rat)
+    header = ["bed", "n", *COLUMNS]
+    _write(out / "coverage_by_bed.csv", header, coverage)
+    _write(out / "ratio_by_bed.csv", header, ratio)
+    for name, path, labels in (
+        ("bins", bins_csv, None),
+        ("share", share_csv, ("ece", "adaptive_ece", "debiased_ece")),
+    ):
+        table = _read(path)
+        keys = list(dict.fromkeys((r["bed"], r["n"]) for r in table))
+        errors = labels or list(dict.fromkeys(r["error"] for r in table))
+        lines = []
+        for bed, n in keys:
+            line = [bed, n]
+            for error in errors:
+                cell = [
+                    r
+                    for r in table
+                    if (r["bed"], r["n"], r["error"]) == (bed, n, error)
+                ]
+                if not cell:  # a cell the run did not reach
+                    line.append("-")
+                    continue
+                line.append(
+                    f"{float(cell[0]['coverage']):.1%} ({float(cell[0]['ratio']):.2f})"
+                )
+            lines.append(line)
+        _write(out / f"{name}.csv", ["bed", "n", *errors], lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", choices=("main", "bins", "share"), default="main")
@@ -206,7 +338,16 @@ def main(argv=None):
     parser.add_argument("--beds", default=None, help="comma-separated bed names")
     parser.add_argument("--sizes", default=None, help="comma-separated n")
     parser.add_argument("--csv", default=None)
+    parser.add_argument(
+        "--render",
+        nargs=4,
+        metavar=("MAIN", "BINS", "SHARE", "OUT"),
+        help="write the guide's tables from the three runs' csv files",
+    )
     args = parser.parse_args(argv)
+    if args.render:
+        render(*args.render)
+        return
     family = _beds.family()
     names = args.beds.split(",") if args.beds else list(family)
     beds = [family[name] for name in names]
@@ -226,18 +367,20 @@ def main(argv=None):
     print()
     print(HEADER)
     print("|---|---|---|---|---|---|---|---|---|---|")
-    rows = []
-    for name, n, result in run(cells, args.reps, args.seed, args.jobs):
-        for label, row in result.items():
-            print(format_row(name, n, label, row), flush=True)
-            rows.append({"bed": name, "n": n, "error": label, **row})
-    if args.csv:
-        import csv
+    writer = None
+    with open(args.csv or os.devnull, "w", newline="") as f:
+        for name, n, result in run(cells, args.reps, args.seed, args.jobs):
+            for label, row in result.items():
+                print(format_row(name, n, label, row), flush=True)
+                row = {"bed": name, "n": n, "error": label, **row}
+                if writer is None:
+                    import csv
 
-        with open(args.csv, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+                    writer = csv.DictWriter(f, fieldnames=list(row))
+                    writer.writeheader()
+                # row by row: a long run stopped early keeps its cells
+                writer.writerow(row)
+                f.flush()
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ fig.tight_layout()
 # Which of two models is better calibrated?
 # -----------------------------------------
 # A second model, a logistic regression with strong L2 regularisation
-# (``C=0.05``). On the same rows, the paired swap test of the difference of
+# (``C=0.05``). On the same rows, the paired bootstrap-t of the difference of
 # the ECEs tells whether the gap between the two models is more than noise,
 # and the interval bounds the difference of their population errors.
 p_regularised = LogisticRegression(C=0.05).fit(X_train, y_train).predict_proba(X_test)

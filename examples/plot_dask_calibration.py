@@ -79,7 +79,11 @@ y_prob
 # the cluster under ``if __name__ == "__main__":`` and keep Dask's default).
 dask.config.set({"distributed.worker.multiprocessing-method": "fork"})
 cluster = LocalCluster(
-    n_workers=2, threads_per_worker=1, memory_limit="3GiB", dashboard_address=None
+    n_workers=2,
+    threads_per_worker=1,
+    memory_limit="3GiB",
+    dashboard_address=None,
+    scheduler_kwargs={"dashboard_address": ":0"},  # a free port, not 8787
 )
 client = Client(cluster)
 

@@ -108,7 +108,7 @@ def _bracket(mark):
 
 
 # ----------------------------------------------------------------------------
-# the swap test is compare_calibration's
+# the swap test of the marks
 # ----------------------------------------------------------------------------
 def _zero_gap_bias(y, p):
     """The plug-in ECE's bias at zero gaps, from the metric's own bins and
@@ -128,15 +128,15 @@ def _zero_gap_bias(y, p):
 
 
 @pytest.mark.parametrize(("n", "k"), [(300, 2), (500, 4)])
-def test_one_seed_is_compare_calibrations_swap_test(n, k):
-    from sklcalib._utils._resampling import stream_seeds
+def test_one_seeds_swap_test(n, k):
+    from sklcalib._utils._swap import swap_test
 
     rng = np.random.default_rng(n)
     logits = rng.normal(0.0, 2.0, size=(n, k))
     pa = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     pb = np.exp(1.4 * logits) / np.exp(1.4 * logits).sum(axis=1, keepdims=True)
     y = (rng.uniform(size=(n, 1)) > pa.cumsum(axis=1)).sum(axis=1).clip(0, k - 1)
-    seed = int(stream_seeds(7, 1)[0])  # compare_calibration's own seed
+    seed = 1234
     y_idx = _paired.encode(y, pa)
     runs = {
         "a": _paired.run_residuals(y_idx, pa),
@@ -156,12 +156,16 @@ def test_one_seed_is_compare_calibrations_swap_test(n, k):
             expected_calibration_error(y, sb) - _zero_gap_bias(y, sb)
         )
         assert null[r] == pytest.approx(want, abs=1e-9)
-    got = _paired.compare_over_seeds([y], [pa], [pb], n_resamples=499, seeds=[seed])
-    ref = compare_calibration(y, pa, pb, n_resamples=499, random_state=7)
+    # one seed's comparison is the swap test of that null, and its
+    # difference is the plug-ins' (compare_calibration's difference)
+    got = _paired.compare_over_seeds([y], [pa], [pb], n_resamples=20, seeds=[seed])
+    ref = swap_test(
+        runs["a"].ece - runs["b"].ece, runs["a"].bias, runs["b"].bias, null, 0.95
+    )
     assert got.pvalue == ref.pvalue
-    assert got.difference == pytest.approx(ref.difference, abs=1e-15)
-    assert got.low == pytest.approx(ref.low, abs=1e-12)
-    assert got.high == pytest.approx(ref.high, abs=1e-12)
+    assert (got.low, got.high) == pytest.approx((ref.low, ref.high), abs=1e-12)
+    diff = compare_calibration(y, pa, pb, n_resamples=20, random_state=0).difference
+    assert got.difference == pytest.approx(diff, abs=1e-15)
 
 
 def test_binomial_mean_absolute_deviation_is_exact():

@@ -465,3 +465,24 @@ def test_auto_with_segments_leaves_a_calibrated_model_alone():
     ((_, calibrator),) = clf.calibrated_classifiers_
     assert calibrator.global_search_ is not None
     assert calibrator.method_ in ("passthrough", "global")
+
+
+@needs_mcgrad
+@pytest.mark.slow
+def test_the_benchmark_table_fast_variant():
+    """benchmarks/bench_segment_calibration.py on 6,000 rows, one seed: the
+    rows of its docs table are produced, and the segment maps leave the
+    worst segment below the uncalibrated and best global rows."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_segment_calibration as bench
+
+    with _quiet():
+        rows, null_q = bench.run(6000, 1, 1, 1)
+    text = bench.table(rows, null_q, 6000, 1, 1, 1)
+    assert "MCGrad" in text and "segment logistic" in text
+    for name in ("segment logistic", "segment auto"):
+        assert rows[name]["audit"][0] < rows["best global"]["audit"][0]
+        assert rows[name]["ll"][0] < rows["none"]["ll"][0]

@@ -53,60 +53,76 @@ def _percent(cell):
     return float(cell.rstrip("%"))
 
 
-def test_prose_quotes_the_coverage_tables_ranges():
+INTERVAL_TABLES = GUIDE.parents[1] / "_static/interval_coverage"
+
+
+def _interval_cells():
+    import csv
+
+    with open(INTERVAL_TABLES / "all_cells.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_prose_quotes_the_interval_coverage_tables():
+    # the guide's words follow the measured cells: the range of coverage,
+    # every cell below the 93 % target by name, and how many covering cells
+    # are wider than 1.35 times the oracle
     text = " ".join(GUIDE.read_text().split())
-    rows = _table("Coverage of nominal 95 %")
-    cover = [_percent(r[4]) for r in rows]
-    assert f"cover the truth in {min(cover):.0f}-{max(cover):.0f} %" in text
-    # the classwise simulation ignores the dependence of a row's classes: the
-    # guide says so and quotes what the classwise cells measured
-    classwise = [_percent(r[4]) for r in rows if r[0] == "classwise_ece"]
-    lo, hi = min(classwise), max(classwise)
-    assert "exactly one of a row's class outcomes is 1" in text
-    assert f"classwise cells of the coverage table below ({lo:g}-{hi:g} %)" in text
+    rows = _interval_cells()
+    assert rows
+    cover = [_percent(r["coverage"]) for r in rows]
+    assert (
+        f"{len(rows)} cells of the main table cover the truth in "
+        f"{min(cover):.1f}-{max(cover):.1f} % of the replications" in text
+    )
+    for r in rows:
+        if _percent(r["coverage"]) < 93.0:
+            assert f"{r['bed']}, n = {r['n']}, {r['error']}: {r['coverage']}" in (
+                text.replace(" %", "%")
+            ), r
+    holding = [r for r in rows if _percent(r["coverage"]) >= 93.0]
+    wide = [r for r in holding if float(r["ratio"]) > 1.35]
+    assert f"{len(wide)} of the {len(holding)} cells that cover" in text
+    for name in ("coverage_by_bed", "ratio_by_bed", "bins", "share"):
+        assert f"_static/interval_coverage/{name}.csv" in text
+        assert (INTERVAL_TABLES / f"{name}.csv").exists()
 
 
 def _comparison_rows():
     rows = _table("compare_calibration on the ECE")
-    # n, A, B, true difference, rejected, raw swap rejected, coverage, width
-    return [
-        dict(
-            zip(
-                ("n", "a", "b", "truth", "rejected", "raw", "cover", "width"),
-                r,
-                strict=True,
-            )
-        )
-        for r in rows
-    ]
+    keys = ("pair", "n", "truth", "rejected", "swap", "cover", "width")
+    return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-# the two null cells the guide names as above nominal, each with its cause
-_EXCEPTIONS = {("1/2", "full"), ("c1.5", "1.5")}
+def _null(rows):
+    return [r for r in rows if float(r["truth"]) == 0.0]
 
 
 def test_prose_quotes_the_comparison_tables_ranges():
     text = " ".join(GUIDE.read_text().split())
     rows = _comparison_rows()
-    null = [r for r in rows if r["truth"] == "0"]
-    same = [
-        _percent(r["rejected"]) for r in null if (r["a"], r["b"]) not in _EXCEPTIONS
-    ]
-    assert f"told apart {min(same):.1f}-{max(same):.1f} % of the time" in text
-    raw = [_percent(r["raw"]) for r in null]
-    assert f"(the raw difference: up to {max(raw):.0f} %)" in text
-    for pair in _EXCEPTIONS:
-        cells = [_percent(r["rejected"]) for r in null if (r["a"], r["b"]) == pair]
-        assert f"{min(cells):.1f}-{max(cells):.1f} %" in text
-    cover = [_percent(r["cover"]) for r in rows]
-    assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in text
-    assert "conservative" in text
+    null = _null(rows)
+    assert len(null) == 22 and len(rows) == 30
+    size = [_percent(r["rejected"]) for r in null]
+    swap = [_percent(r["swap"]) for r in null]
+    assert f"rejected {min(size):.1f}-{max(size):.1f} % of the time" in text
+    assert f"the swap test {min(swap):.1f}-{max(swap):.1f} %" in text
+    power = {
+        (r["pair"].split(" (")[0], r["n"]): _percent(r["rejected"])
+        for r in rows
+        if r not in null
+    }
+    assert f"{power['indep 1.0 | 1.5', '500']:.1f} % of the time on 500 rows" in text
+    assert f"{power['indep 1.0 | 1.5', '2000']:.1f} % on 2000" in text
+    cover = [_percent(r["cover"]) for r in rows if r not in null]
+    assert f"covers the true difference in {min(cover):.1f}-{max(cover):.1f} %" in text
 
 
-def test_comparison_docstring_says_its_interval_is_conservative():
+def test_comparison_docstring_says_what_its_test_is():
     from sklcalib.metrics import compare_calibration
 
-    cover = [_percent(r["cover"]) for r in _comparison_rows()]
     doc = " ".join(compare_calibration.__doc__.split())
-    assert "conservative" in doc
-    assert f"{min(cover):.0f}-{max(cover):.0f} % of the replications" in doc
+    assert "paired bootstrap-t" in doc
+    rows = _comparison_rows()
+    swap = [_percent(r["swap"]) for r in _null(rows) if "same scores" in r["pair"]]
+    assert f"{max(swap):.0f} % for two temperatures of the same" in doc

@@ -292,27 +292,45 @@ def test_digits_validation_split_skips_the_flexible_candidates():
     assert all(len(line) <= 100 for line in sel.summary().splitlines())
 
 
-def test_the_guides_monte_carlo_table_is_the_committed_run():
+def _markdown_tables(text):
+    """The rows (header first) of each markdown table of ``text``."""
+    tables = []
+    for block in text.split("\n\n"):
+        lines = [ln for ln in block.splitlines() if ln.startswith("| ")]
+        if lines:
+            tables.append(
+                [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines]
+            )
+    return tables
+
+
+def _list_table(text, first_header):
+    """The rows (header first) of the reST list-table whose first header
+    cell is ``first_header``."""
+    block = text[text.index(f"   * - {first_header}\n") :].split("\n\n")[0]
+    rows = []
+    for line in block.splitlines():
+        if line.startswith("   * - "):
+            rows.append([line[len("   * - ") :].strip()])
+        elif line.startswith("     - "):
+            rows[-1].append(line[len("     - ") :].strip())
+    return rows
+
+
+def test_the_guides_monte_carlo_tables_are_the_committed_run():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
     run = (root / "benchmarks" / "auto_selection_montecarlo.md").read_text()
-    rows = [
-        [c.strip() for c in line.strip().strip("|").split("|")]
-        for line in run.splitlines()[2:]
-        if line.startswith("| ")
-    ]
+    choices, small = _markdown_tables(run)
+    mc = _montecarlo()
+    assert choices[0] == list(mc.CHOICE_HEADER)
+    assert small[0] == list(mc.SMALL_HEADER)
+    assert len(choices) == 1 + len(list(mc.choice_beds()))
+    assert len(small) == 1 + len(mc.SMALL_BEDS)
     guide = (root / "docs" / "user_guide" / "post_hoc.rst").read_text()
-    table = guide[guide.index("   * - classes") :].split("\n\n")[0]
-    cells = [
-        line.split("- ", 1)[1].strip() if "- " in line else ""
-        for line in table.splitlines()
-        if line.strip().startswith(("* -", "-"))
-    ]
-    width = 9
-    documented = [cells[i : i + width] for i in range(width, len(cells), width)]
-    assert len(rows) == 24
-    assert documented == rows
+    assert _list_table(guide, "classes")[1:] == choices[1:]
+    assert _list_table(guide, "bed")[1:] == small[1:]
 
 
 def _montecarlo():

@@ -2,22 +2,27 @@
 
 The runs of one dataset and seed score the same test rows, so two of them
 (two losses, or one net before and after temperature scaling) are compared by
-:func:`sklcalib.metrics.compare_calibration`'s paired swap test, whose core
-both share (:mod:`sklcalib._utils._swap`): the difference of the two
+a paired swap test (:mod:`sklcalib._utils._swap`): the difference of the two
 plug-in ECEs, each minus its bias at zero gaps (so that two calibrated runs
 of different sharpness count as equally calibrated), against the same
-statistic on predictions swapped on a random half of the rows. Over seeds the
+statistic on predictions swapped on a random half of the rows. This was
+:func:`sklcalib.metrics.compare_calibration`'s test, which now uses a paired
+bootstrap-t of a gap-corrected difference: the swap test's size is above
+nominal for runs that are equally calibrated but not interchangeable (one
+over- and one under-confident, or a net before and after temperature
+scaling). Over seeds the
 statistic is the mean of the per-seed statistics and every seed's rows are
 swapped independently (the null law of a mean of independent swap laws).
-The interval of the mean difference of *population* ECEs is
-compare_calibration's: the swap quantile around the observed mean difference,
-each end moved out by the mean over seeds of the largest bias of the
-corresponding plug-in (its bias at zero gaps).
+The interval of the mean difference of *population* ECEs is the swap
+quantile around the observed mean difference, each end moved out by the mean
+over seeds of the largest bias of the corresponding plug-in (its bias at zero
+gaps).
 
 What is arranged here for the benchmark's many pairs: every run of a dataset
 and seed gets the *same* swaps, so that each run's swapped bin sums are one
 matrix product, shared by every pair it is in (``tests/test_benchmark_marks.py``
-checks that one seed's p-value is compare_calibration's). A run's row adds
+checks the swapped statistics against the metric recomputed on the swapped
+predictions). A run's row adds
 its count, confidence and residual ``conf - correct`` to its bin, and a swap
 moves them to the other run.
 """
@@ -74,7 +79,7 @@ def encode(y_true, proba):
 def swapped_sums(runs, n_resamples, seed, n_bins=N_BINS):
     """Every run's moved bin sums after the same ``n_resamples`` swaps (a
     swap takes the other run's prediction on a random half of the rows;
-    ``rng.random((r, n)) < 0.5`` as compare_calibration draws them):
+    ``rng.random((r, n)) < 0.5``):
     ``{key: (n_resamples, width)}``, ``swaps @ rows``."""
     keys = list(runs)
     rows = np.hstack([runs[key].rows.rows for key in keys])

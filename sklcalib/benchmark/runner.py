@@ -169,8 +169,7 @@ def _build_net(loss, data, *, seed, epochs, batch_size, lr, hidden_units, patien
     else:
         kwargs["train_split"] = None
     if patience is not None:
-        # the callbacks load torch and skorch: only when a net is run
-        from sklcalib.callbacks import TemperatureEarlyStopping
+        from sklcalib.callbacks import TemperatureEarlyStopping  # torch extra
 
         # on the validation log-loss after temperature scaling, what the run
         # measures after its own temperature: a criterion's own validation

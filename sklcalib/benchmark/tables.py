@@ -212,12 +212,12 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         lines += [
             "▼/▲: lower/higher ECE than ce on the same test rows (same pre/post "
             "T), †/‡: post T lower/higher than pre T, no mark: not "
-            "distinguishable. Paired swap test of "
-            "sklcalib.metrics.compare_calibration combined over the seeds (the "
+            "distinguishable. Paired swap test (compare_calibration's before its "
+            "bootstrap-t) combined over the seeds (the "
             "mean of the per-seed ECE differences, each ECE minus its "
             "plug-in's bias at zero gaps, against the mean of "
             f"independent per-seed swaps, {_paired.SWAP_RESAMPLES} swaps), "
-            "two-sided at 5 %; a mark also needs compare_calibration's "
+            "two-sided at 5 %; a mark also needs the swap "
             "interval of the mean difference of population ECEs to exclude 0 "
             "(marks and intervals agree).",
             "",
@@ -497,10 +497,10 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
     - ▼/▲ when the loss's ECE is lower/higher than ``baseline``'s on the
       same test rows (same pre/post T), †/‡ on the post-T cell when the
       post-T ECE is lower/higher than the pre-T ECE. Each is the paired swap
-      test of :func:`sklcalib.metrics.compare_calibration` combined over
+      test (:mod:`sklcalib.benchmark._paired`) combined over
       the seeds (the mean of the per-seed ECE differences against the mean
       of independent per-seed swaps; the runs of a dataset and seed share
-      the test rows), two-sided at ``alpha``, with compare_calibration's
+      the test rows), two-sided at ``alpha``, with the swap
       interval of the mean difference of population ECEs: a mark needs the
       test to reject *and* that interval to exclude 0, so a mark says that
       the population errors differ, not only the plug-in values.

@@ -140,8 +140,7 @@ def _make_net(data, seed, net_epochs):
     # torch and skorch (the "torch" extra) load with the net: only when asked
     from skorch.callbacks import EarlyStopping
 
-    # (the net module loads torch and skorch too)
-    from sklcalib.net import NetClassifier
+    from sklcalib.net import NetClassifier  # the torch extra, as above
 
     # stopped early on NetClassifier's own validation split (a seeded,
     # stratified 20 % of the training rows; the dataset's validation split

@@ -458,6 +458,10 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            # the scheduler's HTTP routes listen on 8787 unless told: a free
+            # port, so two runs on one machine do not warn "Port 8787 is
+            # already in use"
+            scheduler_kwargs={"dashboard_address": ":0"},
             # the nanny's shutdown chatter is noise for a command-line user
             silence_logs=logging.ERROR,
         )

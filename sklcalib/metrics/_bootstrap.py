@@ -15,10 +15,11 @@ from sklcalib._utils._resampling import (
 )
 from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
 from sklcalib._utils._swap import (
+    bootstrap_t_test,
     ece_and_bias,
+    observed_statistic,
+    paired_bootstraps,
     swap_products,
-    swap_test,
-    swapped_statistics,
     top_label_rows,
 )
 from sklcalib._utils._validation import (
@@ -346,9 +347,9 @@ class CalibrationComparison(NamedTuple):
         Interval of the difference of the two models' *population* errors;
         it holds ``difference``.
     pvalue : float
-        Two-sided p-value of "the two models are equally calibrated" (a
-        paired swap test; for the top-label ECE of "equal population ECE",
-        whatever each model's sharpness).
+        Two-sided p-value of "the two models are equally calibrated" (for
+        the top-label ECE of "equal population ECE", a paired bootstrap-t;
+        for other metrics a paired swap test of exchangeability).
 
     Examples
     --------
@@ -445,11 +446,9 @@ def _debiased_ece(metric, params):
     )
 
 
-def _debiased_swap_test(
-    y_true, y_prob_a, y_prob_b, diff, n_resamples, rng, level, params
-):
-    """The top-label ECE's swap test of the debiased difference (the core
-    shared with the benchmark's marks, :mod:`sklcalib._utils._swap`)."""
+def _ece_bootstrap_t(y_true, y_prob_a, y_prob_b, diff, n_resamples, rng, level, params):
+    """The top-label ECE's paired bootstrap-t of the gap-corrected
+    difference (:mod:`sklcalib._utils._swap`)."""
     n_bins = check_n_bins(params.get("n_bins", 15))
     y_idx, pa, _, w = check_targets(
         y_true, y_prob_a, params.get("labels"), params.get("sample_weight")
@@ -461,9 +460,19 @@ def _debiased_swap_test(
     rb = top_label_rows(*top_label(pb, y_idx), n_bins, w)
     bias_a = float(ece_and_bias(ra.sums, ra.total, n_bins)[1])
     bias_b = float(ece_and_bias(rb.sums, rb.total, n_bins)[1])
-    shift = swap_products(rb.rows - ra.rows, n_resamples, rng)
-    null = swapped_statistics(ra.sums, rb.sums, shift, ra.total, n_bins)
-    return swap_test(diff, bias_a, bias_b, null, level), null
+    statistic, variance = observed_statistic(ra, rb)
+    null, null_variance = paired_bootstraps(ra, rb, n_resamples, rng)
+    res = bootstrap_t_test(
+        diff,
+        statistic,
+        variance,
+        bias_a,
+        bias_b,
+        null - statistic,
+        null_variance,
+        level,
+    )
+    return res, null
 
 
 def compare_calibration(
@@ -479,55 +488,62 @@ def compare_calibration(
 ):
     """Paired comparison of two models' calibration on the same rows.
 
-    **Test.** A paired swap (randomisation) test (Fisher 1935): the
-    statistic is computed on the data and on ``n_resamples`` copies with the
-    two models' predictions swapped on a random half of the rows, and the
-    p-value is ``(1 + #{|t*| >= |t|}) / (1 + n_resamples)``. It is exact
-    for exchangeable pairs, whatever the statistic; unlike the bootstrap of
-    the difference, which overstates its standard error and has a size far
-    below nominal, it finds real differences (measured size and power in
+    **The top-label ECE** (``metric="ece"``, uniform bins, L1): a paired
+    bootstrap-t test of "equal population ECE" (Efron & Tibshirani 1993).
+    The rows are resampled ``n_resamples`` times, jointly for both models,
+    so that every resample keeps the dependence between the two models'
+    errors (the same outcomes, the same rows). The statistic is the
+    difference of the two plug-in ECEs, each *gap-corrected*: a bin's term
+    ``|G| / n`` (``G`` its residual sum) minus the folded normal's bias at
+    a gap estimate shrunk towards 0, which is the bin's exact zero-gap bias
+    (the binomial mean absolute deviation at the bin's mean confidence) when
+    ``G = 0`` and vanishes once the gap is clear of the noise. The
+    plug-in's bias is largest at zero gap and nearly 0 for a miscalibrated
+    bin, so subtracting the zero-gap bias everywhere shifts the statistic
+    for two equally miscalibrated models of different spread. The statistic is divided
+    by its standard error (the delta method, with the bins' signs smoothed
+    near 0), and the p-value is ``(1 + #{|t*| >= |t|}) / (1 + R)`` with
+    ``t*`` the resamples' statistics minus the observed one, over their own
+    standard errors.
+
+    Why not swap the two models' predictions on random halves of the rows
+    (the randomisation test this function used before): it is exact only
+    when the two predictions of a row are interchangeable. Two models can
+    be equally calibrated without that, e.g. one over- and one
+    under-confident, or two temperatures of the same scores: a swapped
+    model mixes the two directions, its bins' errors partly cancel, and the
+    swap law was far narrower than the difference's own law (rejection at
+    nominal 5 %: 11-13 % for independent opposite models, 32 % for two
+    temperatures of the same scores, 24-27 % for a sharp 10-class net
+    against its under-confident temperature, 31-48 % at 2 % prevalence;
+    now 2-7 %). The
+    bootstrap takes the law of the difference itself; the price is a
+    conservative test for two calibrated models (the bootstrap spreads a
+    bin's folded gap around its observed value, not around 0) and less
+    power against a calibrated model (measured size, power and coverage in
     :ref:`uncertainty`).
 
-    For the top-label ECE (``metric="ece"``, uniform bins, L1) the null is
-    "equal population ECE", also for models of different sharpness: the
-    plug-in ECE is biased upwards, the more bins a model spreads its rows
-    over, so a sharp calibrated model scores higher than a blunt calibrated
-    one, and the raw difference's swap test rejected 40 % of the time at
-    nominal 5 % for a constant 1/2 against a sharper calibrated model. The
-    statistic is ``t = (ece_a - bias_a) - (ece_b - bias_b)``, each plug-in
-    minus its bias at zero gaps: per bin the mean absolute deviation of a
-    binomial proportion (``E|X / n_b - pbar_b|``, ``X ~ Binomial(n_b,
-    pbar_b)``, exactly; Kish's effective ``n_b`` with weights), which
-    depends on the bins' counts and mean scores only, not on the outcomes.
-    It is exact when both models are calibrated, however sharp each is;
-    for a miscalibrated model, whose bias is smaller, it over-corrects by at
-    most that zero-gap bias (a bounded distortion, nearly cancelling between
-    equally sharp models; measured in :ref:`uncertainty`). Every swapped
-    pair gets the same statistic (its own zero-gap biases), so the swap
-    distribution is symmetric about 0 and carries the correction's
-    variation. For every other metric the statistic is the raw difference
-    and the null is exchangeability: two models of different sharpness can
-    differ in the expected plug-in value while being equally calibrated
-    (``"classwise_ece"`` and ``"mce"`` have the same bias).
+    The interval is of the difference of the two models' *population*
+    errors: the statistic plus or minus ``q`` standard errors (``q`` the
+    ``confidence_level`` quantile of ``|t*|``) and a third of the sum of the
+    two zero-gap biases (a gap-corrected bin keeps a bias within a third of
+    its zero-gap bias either way, which the bootstrap does not see), widened
+    to hold ``difference`` where needed. It holds the statistic plus or
+    minus ``q`` standard errors, so it excludes 0 only when the test rejects
+    at level ``1 - confidence_level``.
 
-    **Interval.** For the top-label ECE, an interval of the difference of
-    the two models' *population* errors: the observed difference plus or
-    minus the ``confidence_level`` quantile ``q`` of the absolute swapped
-    statistic, the lower end moved down by A's zero-gap bias and the upper
-    end up by B's (each plug-in is biased upwards by between 0 and that
-    bias), so it is conservative (it covered the difference in 99-100 % of
-    the replications of :ref:`uncertainty`'s table at nominal 95 %). It
-    holds ``t -+ q``, so it excludes 0 only when the test rejects
-    at level ``1 - confidence_level``; the converse can fail (the test
-    trusts the zero-gap correction, the interval allows any bias between 0
-    and it). NLL and Brier are means: the paired normal interval of the
-    per-row differences. Other metrics: the observed difference plus or
-    minus ``q``, which excludes 0 exactly when the test rejects. The
-    interval always holds ``difference``.
-
-    The uniform-bin metrics (``"ece"``, ``"mce"``, ``"classwise_ece"``) and
-    ``"nll"``, ``"brier"`` take one matrix product per batch of swaps; other
-    metrics are recomputed twice per swap.
+    **Other metrics**: a paired swap (randomisation) test (Fisher 1935) of
+    the raw difference, ``n_resamples`` random swaps of the two models'
+    predictions on half of the rows, exact when the two predictions of a
+    row are interchangeable (the null is exchangeability; two models of
+    different sharpness can differ in the expected plug-in value while
+    being equally calibrated, as ``"classwise_ece"`` and ``"mce"`` do).
+    NLL and Brier are means: their interval is the paired normal interval
+    of the per-row differences; for the rest it is the observed difference
+    plus or minus the ``confidence_level`` quantile of the absolute swapped
+    differences, which excludes 0 exactly when the test rejects. The
+    uniform-bin metrics and ``"nll"``, ``"brier"`` take one matrix product
+    per batch of swaps; other metrics are recomputed twice per swap.
 
     Parameters
     ----------
@@ -539,11 +555,12 @@ def compare_calibration(
         A metric name or callable, as in
         :func:`~sklcalib.metrics.bootstrap_interval`.
     n_resamples : int, default=1000
-        Number of random swaps.
+        Number of paired bootstrap resamples (the top-label ECE) or random
+        swaps (other metrics).
     confidence_level : float, default=0.95
         Coverage of the interval of the difference, in (0, 1).
     random_state : int, RandomState instance, Generator or None, default=None
-        Seeds the swaps.
+        Seeds the resamples or swaps.
     **metric_params
         Passed to the metric.
 
@@ -555,6 +572,9 @@ def compare_calibration(
 
     References
     ----------
+    B. Efron, R. Tibshirani. An Introduction to the Bootstrap, 1993 (the
+    bootstrap-t, 12.5 and 16.4).
+
     R. A. Fisher. The Design of Experiments, 1935 (the paired randomisation
     test).
 
@@ -587,7 +607,7 @@ def compare_calibration(
     rng = np.random.default_rng(stream_seeds(random_state, 1)[0])
     diff = float(func(y_true, y_prob_a, **params) - func(y_true, y_prob_b, **params))
     if _debiased_ece(metric, params):
-        res, null = _debiased_swap_test(
+        res, null = _ece_bootstrap_t(
             y_true,
             y_prob_a,
             y_prob_b,
