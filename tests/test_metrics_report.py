@@ -1,5 +1,7 @@
 """calibration_report: every entry against its own function or scikit-learn."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
@@ -209,7 +211,8 @@ def _count_calls(monkeypatch, module_name, function_name):
 
 @pytest.mark.parametrize("intervals", [None, 0.95])
 def test_one_report_validates_its_inputs_once(monkeypatch, data, intervals):
-    import sklcalib.metrics._fused  # noqa: F401 (patched where numba is installed)
+    if importlib.util.find_spec("numba") is not None:
+        import sklcalib.metrics._fused  # noqa: F401 (patched where numba is installed)
 
     y, p, w = data
     targets = _count_calls(monkeypatch, "sklcalib._utils._validation", "check_targets")
