@@ -92,11 +92,11 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 3 min 48 s wall, 450 CPU-seconds (10 losses, 9 datasets,
-# 3 seeds)
-_DEFAULT_WALL = "about 4 minutes"
-# `sklcalib benchmark --quick`: 29 s wall, 54 CPU-seconds
-_QUICK_WALL = "about 30 seconds"
+# `sklcalib benchmark`: 6 min 44 s wall, 732 CPU-seconds (10 losses, 9 datasets,
+# 3 seeds; the nets on the real sets train to early stopping)
+_DEFAULT_WALL = "about 7 minutes"
+# `sklcalib benchmark --quick`: 48 s wall, 86 CPU-seconds
+_QUICK_WALL = "about 50 seconds"
 # `sklcalib benchmark --suite tabular`: 4 min 32 s wall, 535 CPU-seconds
 # (10 sets, 10 losses, 3 seeds, 3 base models, every calibrator and auto)
 _TABULAR_WALL = "about 5 minutes"
