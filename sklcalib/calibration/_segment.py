@@ -36,7 +36,7 @@ from ._segment_boosting import (
     resolve_backend,
 )
 from ._segment_encoding import SegmentEncoder
-from ._segment_logistic import DEFAULT_ALPHAS, choose_alpha, fit_logistic
+from ._segment_logistic import DEFAULT_ALPHAS, alo_losses, choose_alpha, fit_logistic
 from ._select import (
     CalibratorSearchCV,
     _check_cv_param,
@@ -530,10 +530,17 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
             )
             self._alphas = (alpha,)
+        self._alo_map = None
         for i, method in enumerate(candidates):
             if status[i] != "evaluated":
                 continue
             try:
+                if method == LOGISTIC and z.shape[1] == 1:
+                    # two classes: the map's approximate leave-one-out losses
+                    # of one fit on all rows (the refit, when chosen), averaged
+                    # over each fold's rows, in place of one fit per fold
+                    fold_ll[i] = self._alo_fold_losses(z, S, y_idx, w, splits)
+                    continue
                 for f, (train, test) in enumerate(splits):
                     proba = self._fold_proba(
                         method, scores, z, S, X, y, y_idx, w, train, test
@@ -559,7 +566,18 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         )
         self.cv_results_ = search.cv_results_
         self.reason_ = reason.replace("calibrator", "map")
-        self._fit_method(candidates[chosen], scores, z, S, X, y, y_idx, w)
+        if candidates[chosen] == LOGISTIC and self._alo_map is not None:
+            self.method_, self.alpha_ = LOGISTIC, float(self._alphas[0])
+            self.map_ = self._alo_map
+        else:
+            self._fit_method(candidates[chosen], scores, z, S, X, y, y_idx, w)
+        del self._alo_map
+
+    def _alo_fold_losses(self, z, S, y_idx, w, splits):
+        wn = w / w.sum()
+        self._alo_map, _ = fit_logistic(z, S, y_idx, wn, self._alphas[0])
+        rows = alo_losses(z, S, y_idx, wn, self._alo_map)
+        return [np.dot(w[test], rows[test]) / w[test].sum() for _, test in splits]
 
     def _fold_proba(self, method, scores, z, S, X, y, y_idx, w, train, test):
         if method == PASSTHROUGH:
