@@ -383,7 +383,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             The fitted calibrator.
         """
         alphas = self._check_params()
-        y = column_or_1d(as_numpy(y))
+        y = column_or_1d(as_numpy(y), warn=True)
         check_classification_targets(y)
         scores = self._validate_scores(scores, reset=True)
         check_consistent_length(scores, y)
