@@ -16,14 +16,13 @@ They work with :class:`sklcalib.NetClassifier`, whose internal datasets hold
 import copy
 import inspect
 import numbers
-import warnings
 
 import numpy as np
-from scipy.special import log_softmax, softmax
+from scipy.special import softmax
 
 from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._solvers import bracketed_newton
 from sklcalib._utils._validation import check_n_bins, check_option, check_scalar
-from sklcalib.calibration import TemperatureScaler
 from sklcalib.metrics import get_scorer
 
 with extra_imports("sklcalib.callbacks"):
@@ -790,6 +789,7 @@ class TemperatureEarlyStopping(_ValidationBatches):
         self.best_score_ = np.inf
         self.best_epoch_ = 0
         self.best_temperature_ = np.nan
+        self.last_temperature_ = 1.0
         self.best_weights_ = None
         self.threshold_score_ = np.inf
         self.batches_ = []
@@ -833,7 +833,11 @@ class TemperatureEarlyStopping(_ValidationBatches):
             )
         logits, y_true = self._validation_logits(net, dataset_valid)
         self.batches_ = []
-        temperature, score = _temperature_scaled_log_loss(logits, y_true)
+        # warm start from the last epoch's temperature
+        temperature, score = _temperature_scaled_log_loss(
+            logits, y_true, getattr(self, "last_temperature_", 1.0)
+        )
+        self.last_temperature_ = temperature
         improved = score < self.threshold_score_
         if improved:
             self.misses_ = 0
@@ -886,29 +890,50 @@ class TemperatureEarlyStopping(_ValidationBatches):
             self.sink(text)
 
 
-def _temperature_scaled_log_loss(logits, y_true):
+#: range of the fitted temperature, TemperatureScaler's
+_TEMPERATURE_BOUNDS = (1e-4, 1e4)
+
+
+def _temperature_scaled_log_loss(logits, y_true, start=1.0):
     """(T, mean NLL of softmax(logits / T)) with T fitted on these rows by NLL.
 
-    The encoded targets index the logits' columns; a class absent from these
-    rows is passed to the scaler as one row of weight 0, so that its column
-    count matches and nothing changes the fit.
+    The minimum of TemperatureScaler's objective, found by the same
+    safeguarded Halley/Newton iteration on beta = 1 / T from ``start`` (the
+    last epoch's T: a step or two), directly on the logits: the scaler's
+    input checks cost more than its fit every epoch. The classes lie along
+    the rows of a (K, N) copy, so the sums over the classes are K - 1
+    additions of rows (a short last axis is numpy's slow case). A class
+    absent from these rows changes nothing: the NLL reads every column.
     """
-    logits = np.asarray(logits, dtype=np.float64)
+    z = np.array(np.asarray(logits, dtype=np.float64).T, order="C")
     y_true = np.asarray(y_true, dtype=np.int64)
-    n_classes = logits.shape[1]
-    missing = np.setdiff1d(np.arange(n_classes), y_true)
-    weight = None
-    if missing.size:
-        logits_fit = np.vstack([logits, np.zeros((missing.size, n_classes))])
-        y_fit = np.concatenate([y_true, missing])
-        weight = np.concatenate([np.ones(len(y_true)), np.zeros(missing.size)])
-    else:
-        logits_fit, y_fit = logits, y_true
-    with warnings.catch_warnings():
-        # T at a bound (separable or uninformative validation logits) is a
-        # valid score here, not a user error: no warning every epoch
-        warnings.simplefilter("ignore")
-        scaler = TemperatureScaler().fit(logits_fit, y_fit, sample_weight=weight)
-    temperature = float(scaler.temperature_)
-    logp = log_softmax(logits / temperature, axis=1)
-    return temperature, float(-np.mean(logp[np.arange(len(y_true)), y_true]))
+    z -= z.max(axis=0)  # exp(beta * z) <= 1: no overflow
+    z_true = z[y_true, np.arange(len(y_true))]
+    buffer = np.empty_like(z)
+
+    def derivatives(beta):
+        # NLL(beta) and three derivatives: moments of z under softmax(beta z)
+        np.multiply(z, beta, out=buffer)
+        np.exp(buffer, out=buffer)
+        s0 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s1 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s2 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s3 = buffer.sum(axis=0)
+        mean, second = s1 / s0, s2 / s0
+        return (
+            None,
+            np.mean(mean - z_true),
+            np.mean(np.maximum(second - mean**2, 0.0)),
+            np.mean(s3 / s0 - 3 * mean * second + 2 * mean**3),
+        )
+
+    lo, hi = 1.0 / _TEMPERATURE_BOUNDS[1], 1.0 / _TEMPERATURE_BOUNDS[0]
+    start = start if np.isfinite(start) and start > 0 else 1.0
+    beta = min(max(bracketed_newton(derivatives, 1.0 / start, lo, hi, 100), lo), hi)
+    np.multiply(z, beta, out=buffer)
+    np.exp(buffer, out=buffer)
+    score = np.mean(np.log(buffer.sum(axis=0)) - beta * z_true)
+    return 1.0 / beta, float(score)
