@@ -122,6 +122,8 @@ class _BinnedGammaLoss(CalibrationLoss):
     ``_score(logp_t, p_j)`` (the training quantity looked up in the bins).
     """
 
+    rowwise = True
+
     def _init_state(self):
         n_bins = self.n_bins
         self.register_buffer(

@@ -89,6 +89,7 @@ class FocalLoss(CalibrationLoss):
     """
 
     name = "focal"
+    rowwise = True
     _repr_params = ("gamma", "reduction")
 
     def __init__(self, gamma=3.0, reduction="mean"):
@@ -260,6 +261,7 @@ default=((0.2, 5.0),)
     """
 
     name = "flsd53"
+    rowwise = True
     _repr_params = ("gamma", "thresholds", "reduction")
 
     def __init__(self, gamma=3.0, thresholds=((0.2, 5.0),), reduction="mean"):
@@ -483,6 +485,7 @@ class DualFocalLoss(CalibrationLoss):
     """
 
     name = "dual_focal"
+    rowwise = True
     _repr_params = ("gamma", "dual", "reduction")
 
     def __init__(self, gamma=5.0, dual="max", reduction="mean"):
@@ -554,6 +557,7 @@ class FocalCalibrationLoss(CalibrationLoss):
     """
 
     name = "fcl"
+    rowwise = True
     _repr_params = ("gamma", "lam", "reduction")
 
     def __init__(self, gamma=2.0, lam=1.0, reduction="mean"):
@@ -612,6 +616,7 @@ class InverseFocalLoss(CalibrationLoss):
     """
 
     name = "inverse_focal"
+    rowwise = True
     _repr_params = ("gamma", "reduction")
 
     def __init__(self, gamma=2.0, reduction="mean"):
