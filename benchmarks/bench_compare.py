@@ -4,7 +4,8 @@ paired-model beds of ``_pair_beds.py`` (population ECEs exact).
 
 Every cell draws ``--reps`` test sets of ``n`` rows from a bed's score law
 (both models scoring the same rows), runs ``compare_calibration(y, A, B,
-n_resamples=--swaps, random_state=rep)`` and counts: the rejections at 5 %
+n_resamples=--swaps, random_state=rep)`` (``--swaps``: the paired resamples
+of the bootstrap-t, the swaps of the older swap test) and counts: the rejections at 5 %
 (p-value <= 0.05; on a null bed this is the size, on the others the power),
 how often the interval holds the true difference of population ECEs, and its
 mean width. ``--part test`` runs ``calibration_test`` (ECE, 15 bins) on the
@@ -14,11 +15,14 @@ calibrated models of the beds (labels drawn from the truth): its size.
         [--sizes 500 2000] [--jobs 2] [--beds 0 5 7]
     python benchmarks/bench_compare.py --part test --reps 200
 
-``--merge NEW.csv OLD.csv`` prints the user guide's rows from two such tables
-(this version's and the previous version's, the latter run with the previous
-library first on ``PYTHONPATH``: its "swap test rejected" column).
+``--merge NEW.csv OLD.csv`` prints the user guide's rows: this version's
+table beside the earlier versions' rejection rates, OLD holding the columns
+``bed``, ``n``, ``rejected at 5 %`` (the bootstrap-t drawn from the rows as
+they are) and ``swap test rejected`` (``benchmarks/compare_earlier.csv``:
+the user guide's previous table, 400 replications per cell, each version
+run with the library of its time first on ``PYTHONPATH``).
 ``--seeds`` pools ``--reps`` replications per seed (the user guide's table:
-``--reps 200 --swaps 199 --seeds 0 1``, about 40 min of one core).
+``--reps 1000 --swaps 499 --jobs 16 --chunks 2``, about 40 min of one core).
 ``tests/test_metrics_compare_beds.py`` is the seeded fast variant.
 
 Prints a csv table (one row per bed and n) to stdout. To measure another
@@ -148,6 +152,7 @@ def merge(new_path, old_path):
             row["true difference"],
             row["rejected at 5 %"],
             old[key]["rejected at 5 %"],
+            old[key]["swap test rejected"],
             row["coverage"],
             row["mean width"],
         ]

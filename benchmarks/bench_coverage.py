@@ -413,7 +413,7 @@ def benchmark_mark_cell(n, a_label, b_label, reps, seed, n_seeds=3):
     """Rates over ``reps`` of the combined test's rejection, the mark, the
     interval's coverage of the mean difference of population ECEs, its
     width, the old rule's mark, and ms per comparison."""
-    from sklcalib.benchmark._paired import SWAP_RESAMPLES, compare_over_seeds
+    from sklcalib.benchmark._paired import RESAMPLES, compare_over_seeds
 
     rng = np.random.default_rng(seed)
     truth = _model_truth(a_label) - _model_truth(b_label)
@@ -431,7 +431,7 @@ def benchmark_mark_cell(n, a_label, b_label, reps, seed, n_seeds=3):
             ys,
             pa,
             pb,
-            n_resamples=SWAP_RESAMPLES,
+            n_resamples=RESAMPLES,
             seeds=[r * n_seeds + s for s in range(n_seeds)],
         )
         elapsed += time.process_time() - t0

@@ -27,11 +27,11 @@ Run (single-threaded BLAS; ``nice``; ``--jobs`` processes)::
     nice python benchmarks/bench_interval_coverage.py --table share --reps 400
 
 ``--csv FILE`` also writes the rows (as they come: a run stopped early keeps
-its cells); ``--beds``/``--sizes`` select a subset (a cell's draws depend on
-its bed, ``n`` and ``--seed`` only, so a run split by beds or sizes gives the
-same cells); ``--render MAIN.csv[,MORE.csv] BINS.csv SHARE.csv FOLDER``
-writes the user guide's tables (``docs/_static/interval_coverage``) from the
-runs' csv files.
+its cells); ``--beds``/``--sizes``/``--errors`` select a subset (a cell's
+draws depend on its bed, ``n`` and ``--seed`` only, so a run split by beds,
+sizes or errors gives the same cells); ``--render MAIN.csv[,MORE.csv]
+BINS.csv[,MORE.csv] SHARE.csv FOLDER`` writes the user guide's tables and the
+words on them (``docs/_static/interval_coverage``) from the runs' csv files.
 """
 
 import argparse
@@ -234,6 +234,18 @@ def _write(path, header, rows):
         writer.writerows(rows)
 
 
+def _merged(paths):
+    """The rows of comma-separated csv files; a cell measured in several
+    runs keeps its run with the most replications."""
+    best = {}
+    for path in paths.split(","):
+        for r in _read(path):
+            key = (r["bed"], r["n"], r["error"])
+            if key not in best or int(r["reps"]) > int(best[key]["reps"]):
+                best[key] = r
+    return list(best.values())
+
+
 def render(main_csv, bins_csv, share_csv, out):
     """Write the guide's csv tables into the folder ``out``: the whole main
     table, per bed the smallest coverage over n (and all its replications
@@ -242,16 +254,9 @@ def render(main_csv, bins_csv, share_csv, out):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     family = _beds.family()
-    # the main table may come from several runs (parts of the beds or sizes,
-    # with fewer replications at large n): rows in the family's order
-    rows = [r for path in main_csv.split(",") for r in _read(path)]
-    # a cell measured twice keeps its run with the most replications
-    best = {}
-    for r in rows:
-        key = (r["bed"], r["n"], r["error"])
-        if key not in best or int(r["reps"]) > int(best[key]["reps"]):
-            best[key] = r
-    rows = list(best.values())
+    # the main table may come from several runs (parts of the beds, sizes or
+    # errors, with fewer replications at large n): rows in the family's order
+    rows = _merged(main_csv)
     order = {name: i for i, name in enumerate(family)}
     rows.sort(key=lambda r: (order[r["bed"]], int(r["n"]), COLUMNS.index(r["error"])))
     _write(
@@ -307,9 +312,12 @@ def render(main_csv, bins_csv, share_csv, out):
         ("bins", bins_csv, None),
         ("share", share_csv, ("ece", "adaptive_ece", "debiased_ece")),
     ):
-        table = _read(path)
+        table = _merged(path)
+        table.sort(key=lambda r: (r["bed"], int(r["n"])))
         keys = list(dict.fromkeys((r["bed"], r["n"]) for r in table))
-        errors = labels or list(dict.fromkeys(r["error"] for r in table))
+        present = {r["error"] for r in table}
+        every = [f"{e[0]}_{k}" for k in (10, 30) for e in BINNED]
+        errors = labels or [e for e in every if e in present]
         lines = []
         for bed, n in keys:
             line = [bed, n]
@@ -327,6 +335,100 @@ def render(main_csv, bins_csv, share_csv, out):
                 )
             lines.append(line)
         _write(out / f"{name}.csv", ["bed", "n", *errors], lines)
+    (out / "summary.txt").write_text(summary(rows, family))
+
+
+#: the coverage target of every cell, and the width target over the oracle
+TARGET = 0.93
+WIDE = 1.35
+
+
+def _chance_below(reps, level=LEVEL, target=TARGET):
+    """Probability that a cell of ``reps`` replications whose interval
+    covers exactly ``level`` shows a coverage below ``target``."""
+    from scipy.stats import binom
+
+    return float(binom.cdf(np.ceil(target * reps) - 1, reps, level))
+
+
+def _wrap(text, width=79):
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) + "\n"
+
+
+def summary(rows, family):
+    """The guide's words on the main table, from its rows (reStructuredText
+    included by the guide): the coverage range, every cell below the target
+    by name, how many covering cells are wider than the width target, the
+    smallest coverage per error, and the cells not measured."""
+    # as all_cells.csv rounds them: the words and the table agree
+    cover = np.array([float(f"{float(r['coverage']):.1%}"[:-1]) for r in rows]) / 100
+    reps = np.array([int(r["reps"]) for r in rows])
+    ratio = np.array([float(f"{float(r['ratio']):.2f}") for r in rows])
+    sizes = np.array([int(r["n"]) for r in rows])
+    pooled = sum(float(r["coverage"]) * int(r["reps"]) for r in rows) / reps.sum()
+    below = [r for r, c in zip(rows, cover, strict=True) if c < TARGET - 1e-9]
+    chance = sum(_chance_below(int(k)) for k in reps)
+    holding = cover >= TARGET - 1e-9
+    wide = holding & (ratio > WIDE)
+    parts = [
+        f"**What the tables say.** The {len(rows)} cells of the main table "
+        f"({reps.min()}-{reps.max()} replications per cell) cover the truth in "
+        f"{100 * cover.min():.1f}-{100 * cover.max():.1f} % of the replications, "
+        f"{100 * pooled:.1f} % of all {reps.sum()} intervals pooled. "
+        f"{len(below)} cells fall below the {100 * TARGET:.0f} % target; had "
+        f"every interval covered exactly {100 * LEVEL:.0f} %, {chance:.1f} cells "
+        f"would have fallen below it by chance alone (a cell of 200 replications "
+        f"at 95 % shows below 93 % with probability {_chance_below(200):.2f})."
+    ]
+    if below:
+        listed = "; ".join(
+            f"{r['bed']}, n = {r['n']}, {r['error']}: "
+            f"{float(r['coverage']):.1%} ({r['reps']} replications)"
+            for r in below
+        )
+        parts.append(f"The cells below {100 * TARGET:.0f} %: {listed}.")
+    smallest = []
+    for error in COLUMNS:
+        mine = [r for r in rows if r["error"] == error]
+        if mine:
+            low = min(mine, key=lambda r: float(r["coverage"]))
+            smallest.append(
+                f"{error} {float(low['coverage']):.1%} ({low['bed']}, n = {low['n']})"
+            )
+    parts.append("Smallest coverage per error: " + "; ".join(smallest) + ".")
+    late = holding & (sizes >= 1000)
+    medians = [
+        f"{np.median(ratio[m]):.2f}" if m.any() else "-" for m in (holding, late)
+    ]
+    parts.append(
+        f"Width: {int(wide.sum())} of the {int(holding.sum())} cells that cover "
+        f"are wider than {WIDE} times the oracle (the median ratio of the "
+        f"covering cells is {medians[0]}, {medians[1]} from n = 1000 on)."
+    )
+    if wide.any():
+        by_error = {
+            e: int(np.sum(wide & np.array([r["error"] == e for r in rows])))
+            for e in COLUMNS
+        }
+        parts.append(
+            "The wider cells per error: "
+            + ", ".join(f"{e} {k}" for e, k in by_error.items() if k)
+            + "."
+        )
+    measured = {(r["bed"], int(r["n"])) for r in rows}
+    missing = {}
+    for bed, n, _ in main_cells(family.values(), SIZES):
+        if (bed.name, n) not in measured:
+            missing.setdefault(bed.name, []).append(str(n))
+    missing = [f"{name} at n = {', '.join(ns)}" for name, ns in missing.items()]
+    parts.append(
+        "Every cell of the family was measured."
+        if not missing
+        else "Not measured: " + "; ".join(missing) + "."
+    )
+    return "\n".join(_wrap(p) for p in parts)
 
 
 def main(argv=None):
@@ -337,6 +439,11 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--beds", default=None, help="comma-separated bed names")
     parser.add_argument("--sizes", default=None, help="comma-separated n")
+    parser.add_argument(
+        "--errors",
+        default=None,
+        help="comma-separated errors of the table (its labels, e.g. ece,nll)",
+    )
     parser.add_argument("--csv", default=None)
     parser.add_argument(
         "--render",
@@ -360,6 +467,14 @@ def main(argv=None):
         cells = bins_cells(chosen, sizes if args.sizes else (100, 1000, 10_000))
     else:
         cells = share_cells(sizes if args.sizes else (100, 1000, 10_000))
+    if args.errors:
+        # a subset of the errors: the same replications, fewer intervals
+        chosen = set(args.errors.split(","))
+        cells = (
+            (bed, n, tuple(s for s in specs if s[0] in chosen))
+            for bed, n, specs in cells
+        )
+        cells = ((bed, n, specs) for bed, n, specs in cells if specs)
     print(
         f"calibration_error_interval, nominal 95 %, {args.reps} replications "
         f"per cell (seed {args.seed})"

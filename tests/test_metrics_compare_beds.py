@@ -69,3 +69,33 @@ def test_a_real_difference_between_correlated_models_is_found_and_covered():
     rejected, covered = _rates(law, 2000, 20, seed=4)
     assert rejected >= 19
     assert covered == 20
+
+
+def test_the_bootstrap_draws_rows_with_shrunk_gaps():
+    # every bin's residual sum becomes sign(G) (sqrt(G^2 + s^2) - s), its
+    # count and confidences stay; with weights, per unit weight
+    from sklcalib._utils._swap import shrunk_rows, top_label_rows
+
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.5, 1.0, 400)
+    correct = (rng.uniform(size=400) < conf**2).astype(float)
+    for w in (None, rng.uniform(0.5, 2.0, 400)):
+        rows = top_label_rows(conf, correct, 15, w)
+        moved = shrunk_rows(rows)
+        k = rows.rows.shape[1] // 15
+        before, after = rows.sums, moved.sums
+        assert np.array_equal(before[: (k - 1) * 15], after[: (k - 1) * 15])
+        live = before[:15] > 0  # the scores are above 1/2: 7 bins empty
+        assert live.sum() == 8
+        gap = before[(k - 1) * 15 :][live]
+        mass = before[:15][live]
+        pbar = before[(k - 2) * 15 : (k - 1) * 15][live] / mass
+        sq = mass if w is None else before[15:30][live]
+        s = np.sqrt(sq * pbar * (1 - pbar))
+        want = np.sign(gap) * (np.sqrt(gap**2 + s**2) - s)
+        np.testing.assert_allclose(after[(k - 1) * 15 :][live], want, atol=1e-9)
+        assert np.all(after[(k - 1) * 15 :][~live] == 0)
+        # the per-row residuals move with their bin (the standard error's)
+        shift = np.zeros(15)
+        shift[live] = (gap - want) / mass
+        np.testing.assert_allclose(moved.resid, rows.resid - shift[rows.bin])

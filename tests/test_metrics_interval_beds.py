@@ -159,6 +159,26 @@ def test_classwise_spread_counts_the_rows_dependence():
     )
 
 
+@pytest.mark.parametrize("kind, n", [("l1", 36), ("l2_debiased", 100)])
+def test_classwise_dependence_of_a_few_rows_at_0999(kind, n):
+    # 3 classes, every row at 0.999 and right 95 % of the time: each class's
+    # top cell fails exactly when another class's bottom cell sees a
+    # positive, so the classwise error counts every failure twice and its
+    # variance is about twice the independent cells' (a factor near 1.4 on
+    # the spread). The mean derivative of a top cell of a dozen rows, folded
+    # just above 0, gave 1.24 (L1) and 1.0 (L2): 90 % and 85.5 % coverage
+    from sklcalib.metrics._cells import CellDraws, _binned_cells, _dependence_scale
+
+    y, p = FAMILY["point_999"].sample(np.random.default_rng(3), n)
+    y_idx, q, _, w = check_targets(y, p, np.arange(3), None)
+    cells = _binned_cells("classwise_ece", y_idx, q, w, 15)
+    top = cells.pbar > 0.5
+    mu = np.where(top, 0.95, 0.025)  # the bed's accuracies
+    ybar = CellDraws(cells.n, np.random.default_rng(0), 2000).means(mu)
+    rows = np.arange(n)
+    assert 1.3 < _dependence_scale(cells, ybar, kind, rows) < 1.5
+
+
 def test_estimate_matches_the_metric():
     rng = np.random.default_rng(9)
     y, p = FAMILY["logistic_over"].sample(rng, 500)

@@ -1,51 +1,31 @@
-"""Paired tests of two models' top-label ECEs on the same rows.
+"""Paired comparisons of two models' top-label ECEs on the same rows.
 
-:func:`sklcalib.metrics.compare_calibration` uses the paired bootstrap-t of
-the gap-corrected difference (the second half of this module); the
-benchmark's marks (:mod:`sklcalib.benchmark._paired`) still use the swap test
-of the difference debiased at zero gaps (the first half), whose size on
-pairs that are equally calibrated but not exchangeable is above nominal (see
-the second half's notes).
+:func:`sklcalib.metrics.compare_calibration` and the benchmark's paired
+marks (:mod:`sklcalib.benchmark._paired`, over several test sets) share one
+test: the paired bootstrap-t of the gap-corrected difference
+(:func:`paired_resamples`, :func:`paired_test`; notes in the second half).
 
-Swapping the two models' predictions on a random half of the rows is a
-paired randomisation test (Fisher 1935): exact for "A and B are
-exchangeable on every row". Two models can be *equally calibrated* without
-being exchangeable, though: the plug-in ECE is biased upwards by the noise of
-every bin's mean outcome, folded by the absolute value, and that bias grows
-with the number of bins a model spreads its rows over, so a sharp calibrated
-model scores higher than a blunt calibrated one. The raw difference of the
-plug-ins is then off-centre under "equal population ECE", and its swap test
-rejected 41-44 % of the time at nominal 5 % for a constant 1/2 against a
-sharper calibrated model. The statistic here is the difference of the plug-ins
-each minus its *largest* bias, its bias at zero gaps:
+The first half holds what it is built from: a model's rows as bin sums that a
+resample (or a random swap, :func:`swap_products`, the randomisation test of
+the other metrics) moves with one matrix product, and every bin's *zero-gap
+bias*. The plug-in ECE is biased upwards by the noise of every bin's mean
+outcome, folded by the absolute value; given a bin's rows (``n_b`` of them,
+mean score ``pbar_b``) the bin's mean outcome is binomial at zero gap, so the
+bin term's bias there is ``E|X / n_b - pbar_b|`` with ``X ~ Binomial(n_b,
+pbar_b)``, computed exactly (:func:`binomial_mean_abs_deviation`; with
+weights ``n_b`` is Kish's effective number of rows). It depends on the bins'
+counts and mean scores only, not on the outcomes. It is the largest bias of
+the term: the bias falls as the bin's gap grows beyond the noise.
 
-* given a bin's rows (``n_b`` of them, mean score ``pbar_b``) the bin's mean
-  outcome is binomial, so the bin term's bias at zero gap is ``E|X / n_b -
-  pbar_b|`` with ``X ~ Binomial(n_b, pbar_b)``, computed exactly
-  (:func:`binomial_mean_abs_deviation`); with weights ``n_b`` is Kish's
-  effective number of rows;
-* it depends on the bins' counts and mean scores only, not on the outcomes,
-  so it adds no noise to the statistic (a correction at gaps estimated from
-  the outcomes, shrunk towards their mean as in the intervals, was tried:
-  its noise, anti-correlated with the plug-in's, inflated the size to
-  18-29 % for two equal calibrated models, 100 replications);
-* it is exact when both models are calibrated, whatever their sharpness;
-  a miscalibrated model's bias is smaller (it falls as its gaps grow beyond
-  the noise), so the statistic over-corrects it by at most its zero-gap
-  bias: nearly the same for two equally sharp models (the correction cancels
-  in the difference), a bounded distortion otherwise (measured in the user
-  guide).
-
-The null distribution is that of the same statistic on the swapped
-predictions (every swapped model's own zero-gap bias subtracted), so the test
-stays exact for exchangeable pairs (a swap and its complement give opposite
-values: the null is symmetric about 0), and its spread carries the variation
-of the correction between swaps. The interval of the difference of
-population ECEs is conservative: the plug-in difference plus or minus the
-swap quantile, the low end moved down by A's largest bias and the high end up
-by B's. It holds the debiased difference plus or minus the quantile, so it
-excludes 0 only when the test rejects; the test can reject while the
-interval still holds 0.
+Why not a swap test, which is exact for "A and B are exchangeable on every
+row" (Fisher 1935) and which the comparison and the benchmark's marks used
+before: two models can have equal population ECEs without being
+exchangeable (one over- and one under-confident, two temperatures of the
+same scores), and then the swap law was far narrower than the difference's
+own law (rejection at nominal 5 %: 11-13 % for an over- against an
+under-confident model, 32 % for two temperatures of the same scores,
+24-27 % for a sharp net against its under-confident temperature, 31-48 % at
+2 % prevalence; benchmarks/bench_compare.py).
 """
 
 from typing import NamedTuple
@@ -160,18 +140,8 @@ def swap_products(rows, n_resamples, rng):
     return out
 
 
-def swapped_statistics(sums_a, sums_b, shift, total, n_bins):
-    """The debiased difference ``(ece - bias)(a*) - (ece - bias)(b*)`` of
-    every swap, ``shift`` (R, k * n_bins) being the swapped rows' ``B - A``
-    sums: a swapped row of A takes B's prediction, so A's sums gain
-    ``shift`` and B's lose it."""
-    ea, ba = ece_and_bias(sums_a + shift, total, n_bins)
-    eb, bb = ece_and_bias(sums_b - shift, total, n_bins)
-    return (ea - ba) - (eb - bb)
-
-
 class SwapTest(NamedTuple):
-    """``difference`` (of the plug-ins), ``statistic`` (the debiased
+    """``difference`` (of the plug-ins), ``statistic`` (the gap-corrected
     difference the test uses), ``low``, ``high`` and ``pvalue``."""
 
     difference: float
@@ -181,47 +151,12 @@ class SwapTest(NamedTuple):
     pvalue: float
 
 
-def swap_test(difference, bias_a, bias_b, null, level):
-    """p-value and interval of a (possibly averaged over test sets) ECE
-    difference with the largest biases ``bias_a``, ``bias_b`` and the swap
-    null ``null`` of the debiased difference.
-
-    ``statistic = difference - (bias_a - bias_b)``; p-value ``(1 + #{|null|
-    >= |statistic|}) / (1 + R)``; interval ``[difference - bias_a - q,
-    difference + bias_b + q]`` with ``q`` the ``level`` quantile of
-    ``|null|``: it holds ``statistic -+ q``, so it excludes 0 only when the
-    test rejects at ``1 - level``."""
-    statistic = float(difference - (bias_a - bias_b))
-    r = null.shape[0]
-    pvalue = (1.0 + np.count_nonzero(np.abs(null) >= abs(statistic) - 1e-12)) / (
-        1.0 + r
-    )
-    half = float(np.quantile(np.abs(null), level))
-    low = difference - bias_a - half
-    high = difference + bias_b + half
-    return SwapTest(
-        float(difference), statistic, float(low), float(high), float(min(pvalue, 1.0))
-    )
-
-
 # --- the paired bootstrap-t of the gap-corrected difference ----------------
 #
-# The swap test above is exact for exchangeable pairs only. Two models can
-# have equal population ECEs without being exchangeable: one over- and one
-# under-confident model, or two temperatures of the same scores, whose errors
-# move in opposite directions with the same outcomes. A swapped model mixes
-# the two, its bins' residuals partly cancel, and the swap law of the
-# difference was far narrower than the difference's own law: 11-13 % at
-# nominal 5 % for an over- against an under-confident model, 32 % for two
-# temperatures of the same scores, 24-27 % for a sharp net against its
-# under-confident temperature, 31-48 % at 2 % prevalence
-# (benchmarks/bench_compare.py). Studentising the swap
-# statistic did not save it (a swapped model sits near zero gaps, the
-# observed pair far from them, and no per-row studentiser is right in both).
-# The comparison below takes the law of the difference itself: rows drawn
-# jointly for both models (a paired bootstrap), the statistic over its
-# standard error, recentred at the observed statistic (the bootstrap-t,
-# Efron & Tibshirani 1993, 12.5 and 16.4).
+# The law of the difference itself: rows drawn jointly for both models (a
+# paired bootstrap) from the rows with every bin's gap shrunk towards 0
+# (shrunk_rows), the statistic over its standard error, centred at the
+# resamples' mean (the bootstrap-t, Efron & Tibshirani 1993, 12.5 and 16.4).
 
 #: entries of a (resamples x rows) block in the per-row pass
 STUDENT_CHUNK = 1 << 20
@@ -297,6 +232,43 @@ def _bootstrap_block(ra, rb, counts):
     return (ea - ca) - (eb - cb), var / (total * total) * n / max(n - 1, 1)
 
 
+def shrunk_rows(rows):
+    """The :class:`TopLabelRows` ``rows`` with every bin's residuals moved
+    so that the bin's gap is its shrunk estimate: ``G`` (the residual sum,
+    noise sd ``s`` at zero gap) becomes ``sign(G) (sqrt(G^2 + s^2) - s)``
+    (the gap correction's shrinkage, :func:`gap_corrected`), every row of
+    the bin moved alike (its weight times the shift per unit weight).
+
+    The paired bootstrap draws from these rows. Drawn from the rows as they
+    are, a calibrated bin's resampled gap is spread around its observed
+    ``G`` (about ``0.8 s`` from 0), not around 0: its folded term varied
+    about 1.7 times as much as the truth's, and the test was conservative
+    (0.5 % at nominal 5 % for two calibrated models, power 28 % where 42 %
+    is possible, benchmarks/bench_compare.py). Shrunk, a calibrated bin is
+    resampled near zero gap and a clear gap stays where it is; the bins'
+    spread, the rows' pairing between the two models and the counts' noise
+    are kept."""
+    nb, sums = rows.n_bins, rows.sums
+    k = sums.shape[0] // nb
+    mass = sums[:nb]
+    conf = sums[(k - 2) * nb : (k - 1) * nb]
+    gap = sums[(k - 1) * nb :]
+    sq = sums[nb : 2 * nb] if k == 4 else mass
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(mass > 0, mass, 1.0)
+        pbar = np.clip(np.where(mass > 0, conf / safe, 0.0), 0.0, 1.0)
+        sd = np.sqrt(np.maximum(sq, 0.0) * pbar * (1.0 - pbar))
+        shrunk = np.where(
+            sd > 0, np.sign(gap) * (np.sqrt(gap * gap + sd * sd) - sd), gap
+        )
+        shift = np.where(mass > 0, (gap - shrunk) / safe, 0.0)[rows.bin]
+    moved = rows.rows.copy()
+    at = np.arange(rows.bin.shape[0])
+    weight = 1.0 if rows.weight is None else rows.weight
+    moved[at, (k - 1) * nb + rows.bin] -= weight * shift
+    return rows._replace(rows=moved, resid=rows.resid - shift)
+
+
 def paired_bootstraps(ra, rb, n_resamples, rng):
     """Gap-corrected difference and its variance on ``n_resamples`` paired
     bootstrap resamples (rows drawn jointly for both models)."""
@@ -334,9 +306,10 @@ def bootstrap_t_test(
 ):
     """p-value and interval of an ECE difference ``difference`` of plug-ins:
     its gap-corrected ``statistic`` over its standard error ``sqrt(variance)``,
-    against the paired resamples' ``(T* - statistic) / se*`` (``null`` = ``T*
-    - statistic``, ``null_variance`` = ``se*^2``): the bootstrap-t law of
-    ``(T - Delta) / se``, symmetrised (Efron & Tibshirani 1993, 12.5).
+    against the paired resamples' ``(T* - mean T*) / se*`` (``null`` = ``T* -
+    mean T*``, ``null_variance`` = ``se*^2``; resamples of the rows with
+    shrunk gaps, :func:`shrunk_rows`): the bootstrap-t law of ``(T - Delta) /
+    se``, symmetrised (Efron & Tibshirani 1993, 12.5).
 
     p-value ``(1 + #{|t*| >= |t|}) / (1 + R)``. Interval ``statistic -+ (q se
     + (bias_a + bias_b) / 3)`` within ``[-1, 1]``, ``q`` the ``level``
@@ -370,4 +343,63 @@ def bootstrap_t_test(
         float(max(min(statistic - half, difference), -1.0)),
         float(min(max(statistic + half, difference), 1.0)),
         float(min(pvalue, 1.0)),
+    )
+
+
+class PairedResamples(NamedTuple):
+    """One test set's paired bootstrap of two models' top-label ECEs: the
+    plug-in ``difference``, the gap-corrected ``statistic`` and its
+    delta-method ``variance``, the zero-gap biases ``bias_a``, ``bias_b``, and
+    the statistic ``null`` and variance ``null_variance`` on every resample
+    (of the rows with shrunk gaps, :func:`shrunk_rows`)."""
+
+    difference: float
+    statistic: float
+    variance: float
+    bias_a: float
+    bias_b: float
+    null: np.ndarray
+    null_variance: np.ndarray
+
+
+def paired_resamples(ra, rb, n_resamples, rng):
+    """:class:`PairedResamples` of the :class:`TopLabelRows` ``ra``, ``rb`` of
+    two models on the same rows (``n_resamples`` paired resamples drawn with
+    ``rng``)."""
+    ece_a, bias_a = ece_and_bias(ra.sums, ra.total, ra.n_bins)
+    ece_b, bias_b = ece_and_bias(rb.sums, rb.total, rb.n_bins)
+    statistic, variance = observed_statistic(ra, rb)
+    null, null_variance = paired_bootstraps(
+        shrunk_rows(ra), shrunk_rows(rb), n_resamples, rng
+    )
+    return PairedResamples(
+        float(ece_a - ece_b),
+        statistic,
+        variance,
+        float(bias_a),
+        float(bias_b),
+        null,
+        null_variance,
+    )
+
+
+def paired_test(pieces, level):
+    """The bootstrap-t test (:func:`bootstrap_t_test`) of the mean over test
+    sets of the ECE differences, from every set's :class:`PairedResamples`
+    (one set: a single comparison). The sets are independent, each resampled
+    on its own: resample ``r`` of the mean is the mean of every set's
+    resample ``r``, its variance the sum of theirs over ``S^2``."""
+    s = float(len(pieces))
+    mean = lambda field: sum(getattr(p, field) for p in pieces) / s  # noqa: E731
+    statistic = float(mean("statistic"))
+    null = mean("null")
+    return bootstrap_t_test(
+        float(mean("difference")),
+        statistic,
+        float(mean("variance")) / s,
+        float(mean("bias_a")),
+        float(mean("bias_b")),
+        null - null.mean(),
+        mean("null_variance") / s,
+        level,
     )

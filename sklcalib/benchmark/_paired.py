@@ -1,30 +1,26 @@
 """Paired comparisons of the benchmark's test ECEs, combined over seeds.
 
 The runs of one dataset and seed score the same test rows, so two of them
-(two losses, or one net before and after temperature scaling) are compared by
-a paired swap test (:mod:`sklcalib._utils._swap`): the difference of the two
-plug-in ECEs, each minus its bias at zero gaps (so that two calibrated runs
-of different sharpness count as equally calibrated), against the same
-statistic on predictions swapped on a random half of the rows. This was
-:func:`sklcalib.metrics.compare_calibration`'s test, which now uses a paired
-bootstrap-t of a gap-corrected difference: the swap test's size is above
+(two losses, or one net before and after temperature scaling) are compared
+by :func:`sklcalib.metrics.compare_calibration`'s test, one implementation
+(:mod:`sklcalib._utils._swap`): the paired bootstrap-t of the difference of
+the two gap-corrected plug-in ECEs (each bin's term minus the folded
+normal's bias at a shrunk gap estimate, so that two calibrated runs of
+different sharpness, or an over- and an under-confident run of equal ECE,
+count as equally calibrated). It replaced a swap test whose size was above
 nominal for runs that are equally calibrated but not interchangeable (one
-over- and one under-confident, or a net before and after temperature
-scaling). Over seeds the
-statistic is the mean of the per-seed statistics and every seed's rows are
-swapped independently (the null law of a mean of independent swap laws).
-The interval of the mean difference of *population* ECEs is the swap
-quantile around the observed mean difference, each end moved out by the mean
-over seeds of the largest bias of the corresponding plug-in (its bias at zero
-gaps).
+over- and one under-confident run, a net before and after temperature
+scaling).
 
-What is arranged here for the benchmark's many pairs: every run of a dataset
-and seed gets the *same* swaps, so that each run's swapped bin sums are one
-matrix product, shared by every pair it is in (``tests/test_benchmark_marks.py``
-checks the swapped statistics against the metric recomputed on the swapped
-predictions). A run's row adds
-its count, confidence and residual ``conf - correct`` to its bin, and a swap
-moves them to the other run.
+Over seeds the statistic is the mean of the per-seed statistics, its
+variance the sum of theirs over ``S^2``, and every seed's rows are
+resampled independently (resample ``r`` of the mean is the mean of every
+seed's resample ``r``). The interval of the mean difference of *population*
+ECEs is the bootstrap-t interval of that mean (:func:`paired_test`).
+
+Every run of a dataset and seed is resampled with the same row draws (the
+seed's stream), so that all the pairs of a seed are compared on the same
+resamples.
 """
 
 from typing import NamedTuple
@@ -37,9 +33,8 @@ from sklcalib._utils._swap import (
 )
 from sklcalib._utils._swap import (
     ece_and_bias,
-    swap_products,
-    swap_test,
-    swapped_statistics,
+    paired_resamples,
+    paired_test,
     top_label_rows,
 )
 from sklcalib._utils._validation import check_targets
@@ -48,15 +43,15 @@ __all__ = ["_mean_abs_deviation"]
 
 #: bins of the benchmark's ECE (the papers' 15 equal-width bins)
 N_BINS = 15
-#: random swaps per comparison; 499 puts a 5 % test's rejection at exactly
-#: 25 of the 500 values (the observed one included)
-SWAP_RESAMPLES = 499
+#: paired resamples per comparison and seed; 499 puts a 5 % test's rejection
+#: at exactly 25 of the 500 values (the observed one included)
+RESAMPLES = 499
 
 
 class PairedRuns(NamedTuple):
     """One run's top-label rows on its test rows: ``rows`` (the
-    :class:`~sklcalib._utils._swap.TopLabelRows` a swap moves), ``ece`` and
-    ``bias`` (the largest bias of its plug-in, at zero gaps)."""
+    :class:`~sklcalib._utils._swap.TopLabelRows` a resample draws), ``ece``
+    and ``bias`` (the largest bias of its plug-in, at zero gaps)."""
 
     rows: object
     ece: float
@@ -76,24 +71,13 @@ def encode(y_true, proba):
     return check_targets(y_true, proba)[0]
 
 
-def swapped_sums(runs, n_resamples, seed, n_bins=N_BINS):
-    """Every run's moved bin sums after the same ``n_resamples`` swaps (a
-    swap takes the other run's prediction on a random half of the rows;
-    ``rng.random((r, n)) < 0.5``):
-    ``{key: (n_resamples, width)}``, ``swaps @ rows``."""
-    keys = list(runs)
-    rows = np.hstack([runs[key].rows.rows for key in keys])
-    moved = swap_products(rows, n_resamples, np.random.default_rng(seed))
-    width = runs[keys[0]].rows.rows.shape[1]
-    return {key: moved[:, j * width : (j + 1) * width] for j, key in enumerate(keys)}
-
-
-def swap_null(run_a, run_b, moved_a, moved_b):
-    """The debiased difference ``(ece - bias)(a) - (ece - bias)(b)`` on every
-    swap: a swapped row of A takes B's prediction, so A's bin sums gain
-    ``moved_b - moved_a`` and B's lose it."""
-    ra, rb = run_a.rows, run_b.rows
-    return swapped_statistics(ra.sums, rb.sums, moved_b - moved_a, ra.total, ra.n_bins)
+def seed_resamples(run_a, run_b, n_resamples, seed):
+    """One seed's :class:`~sklcalib._utils._swap.PairedResamples` of two runs
+    on the same rows (the row draws depend on ``seed`` and the number of
+    rows only: every pair of a seed is resampled alike)."""
+    return paired_resamples(
+        run_a.rows, run_b.rows, n_resamples, np.random.default_rng(seed)
+    )
 
 
 class Comparison(NamedTuple):
@@ -121,37 +105,24 @@ class Comparison(NamedTuple):
 
 
 def combine(per_seed, confidence_level=0.95):
-    """:class:`Comparison` from per-seed ``(run_a, run_b, null)`` triples.
-
-    The mean over seeds of the per-seed differences, debiased by the mean
-    largest biases, against the mean of the per-seed swap nulls (independent
-    swaps per seed, so resample ``r`` of the mean is the mean of every
-    seed's resample ``r``); p-value ``(1 + #{|T*| >= |T|}) / (1 + R)``,
-    interval ``diff -+ q`` with ``q`` the ``confidence_level`` quantile of
-    ``|T*|``, the low end moved down by A's mean largest bias and the high
-    end up by B's (:func:`sklcalib._utils._swap.swap_test`)."""
-    diff = float(np.mean([a.ece - b.ece for a, b, _ in per_seed]))
-    null = np.mean([z for _, _, z in per_seed], axis=0)
-    res = swap_test(
-        diff,
-        float(np.mean([a.bias for a, _, _ in per_seed])),
-        float(np.mean([b.bias for _, b, _ in per_seed])),
-        null,
-        confidence_level,
-    )
-    return Comparison(diff, res.low, res.high, res.pvalue, len(per_seed))
+    """:class:`Comparison` from per-seed
+    :class:`~sklcalib._utils._swap.PairedResamples`: the bootstrap-t test and
+    interval of the mean difference (:func:`sklcalib._utils._swap.paired_test`)."""
+    res = paired_test(list(per_seed), confidence_level)
+    return Comparison(res.difference, res.low, res.high, res.pvalue, len(per_seed))
 
 
 def compare_over_seeds(y_true, probas_a, probas_b, *, n_resamples, seeds, alpha=0.05):
     """One comparison of two models over several test sets: ``y_true[s]``,
-    ``probas_a[s]``, ``probas_b[s]`` and the swap seed ``seeds[s]`` of set
-    ``s`` (the Monte Carlo bench and the tests use it; the report batches
+    ``probas_a[s]``, ``probas_b[s]`` and the resampling seed ``seeds[s]`` of
+    set ``s`` (the Monte Carlo bench and the tests use it; the report batches
     the same steps over its pairs)."""
     per_seed = []
     for y, pa, pb, seed in zip(y_true, probas_a, probas_b, seeds, strict=True):
         y_idx = encode(y, pa)
-        runs = {"a": run_residuals(y_idx, pa), "b": run_residuals(y_idx, pb)}
-        moved = swapped_sums(runs, n_resamples, seed)
-        null = swap_null(runs["a"], runs["b"], moved["a"], moved["b"])
-        per_seed.append((runs["a"], runs["b"], null))
+        per_seed.append(
+            seed_resamples(
+                run_residuals(y_idx, pa), run_residuals(y_idx, pb), n_resamples, seed
+            )
+        )
     return combine(per_seed, 1.0 - alpha)

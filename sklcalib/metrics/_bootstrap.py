@@ -15,10 +15,8 @@ from sklcalib._utils._resampling import (
 )
 from sklcalib._utils._scores import mean_standard_error, row_brier, row_log_loss
 from sklcalib._utils._swap import (
-    bootstrap_t_test,
-    ece_and_bias,
-    observed_statistic,
-    paired_bootstraps,
+    paired_resamples,
+    paired_test,
     swap_products,
     top_label_rows,
 )
@@ -458,21 +456,9 @@ def _ece_bootstrap_t(y_true, y_prob_a, y_prob_b, diff, n_resamples, rng, level, 
     pb = check_prob_values(pb)
     ra = top_label_rows(*top_label(pa, y_idx), n_bins, w)
     rb = top_label_rows(*top_label(pb, y_idx), n_bins, w)
-    bias_a = float(ece_and_bias(ra.sums, ra.total, n_bins)[1])
-    bias_b = float(ece_and_bias(rb.sums, rb.total, n_bins)[1])
-    statistic, variance = observed_statistic(ra, rb)
-    null, null_variance = paired_bootstraps(ra, rb, n_resamples, rng)
-    res = bootstrap_t_test(
-        diff,
-        statistic,
-        variance,
-        bias_a,
-        bias_b,
-        null - statistic,
-        null_variance,
-        level,
-    )
-    return res, null
+    piece = paired_resamples(ra, rb, n_resamples, rng)
+    # the plug-in difference as the metric computes it (rounding)
+    return paired_test([piece._replace(difference=diff)], level), piece.null
 
 
 def compare_calibration(
@@ -618,7 +604,7 @@ def compare_calibration(
             params,
         )
         if not np.all(np.isfinite(null)):
-            raise ValueError("The ECE is not finite on some swapped predictions.")
+            raise ValueError("The ECE is not finite on some resampled rows.")
         return CalibrationComparison(diff, res.low, res.high, res.pvalue)
     with np.errstate(invalid="ignore", divide="ignore"):
         null = swap_differences(

@@ -62,56 +62,86 @@ def score_matrix(metric, p):
 
 
 class _Family:
-    """The label laws of the family: per row the score's raw moments at each
-    end of every segment (linear in ``lam`` within a segment)."""
+    """The label laws of the family. Within a segment every row's raw
+    moments of the score are linear in ``t`` (the position in the segment),
+    so the observed mean's expectation, variance and third cumulant are
+    polynomials in ``t`` whose coefficients are weighted sums over the rows,
+    taken once per segment: a point of the family then costs O(1), not
+    O(rows)."""
 
     def __init__(self, scores, probs, w):
-        self.w = w / w.sum()
+        w = w / w.sum()
+        self.w = w
         best = scores.min(axis=1)
         worst = scores.max(axis=1)
         model = [np.sum(probs * scores**r, axis=1) for r in (1, 2, 3)]
         uniform = [np.mean(scores**r, axis=1) for r in (1, 2, 3)]
         # raw moments at the four ends: best, model, uniform, worst
-        self.ends = [
+        ends = [
             [best**r for r in (1, 2, 3)],
             model,
             uniform,
             [worst**r for r in (1, 2, 3)],
         ]
+        s2 = float(np.dot(w, w))
+        # the rows' sampling: the unbiased weighted variance of their expected
+        # scores times sum wn^2 (reliability weights); none for a single row
+        self._rows_factor = s2 / (1.0 - s2) if s2 < 1.0 else 0.0
+        w2, w3 = w * w, w**3
+        self._coef = []
+        for j in range(3):
+            (a1, a2, a3), (b1, b2, b3) = ends[j], ends[j + 1]
+            d1, d2, d3 = b1 - a1, b2 - a2, b3 - a3
+            c_a, c_d = float(np.dot(w, a1)), float(np.dot(w, d1))
+            e_a, e_d = a1 - c_a, d1 - c_d  # centred: no cancellation
+            self._coef.append(
+                (
+                    (c_a, c_d),
+                    # sum w^2 var_i(t), var_i = m2 - m1^2
+                    tuple(
+                        float(np.dot(w2, v))
+                        for v in (a2 - a1 * a1, d2 - 2.0 * a1 * d1, -d1 * d1)
+                    ),
+                    # sum w^3 k3_i(t), k3_i = m3 - 3 m2 m1 + 2 m1^3
+                    tuple(
+                        float(np.dot(w3, v))
+                        for v in (
+                            a3 - 3.0 * a2 * a1 + 2.0 * a1**3,
+                            d3 - 3.0 * (a2 * d1 + d2 * a1) + 6.0 * a1 * a1 * d1,
+                            -3.0 * d2 * d1 + 6.0 * a1 * d1 * d1,
+                            2.0 * d1**3,
+                        )
+                    ),
+                    # sum w (m1 - theta)^2
+                    tuple(
+                        float(np.dot(w, v))
+                        for v in (e_a * e_a, 2.0 * e_a * e_d, e_d * e_d)
+                    ),
+                )
+            )
 
-    def moments(self, lam):
-        """Per-row raw moments (1, 2, 3) of the score at ``lam``."""
+    def _segment(self, lam):
         j = int(np.clip(np.searchsorted(_SEGMENTS, lam, side="right") - 1, 0, 2))
         t = (lam - _SEGMENTS[j]) / (_SEGMENTS[j + 1] - _SEGMENTS[j])
-        a, b = self.ends[j], self.ends[j + 1]
-        return [(1.0 - t) * a[r] + t * b[r] for r in range(3)]
+        return self._coef[j], t
 
     def theta(self, lam):
-        return float(np.dot(self.w, self.moments(lam)[0]))
+        (mean, *_), t = self._segment(lam)
+        return mean[0] + t * mean[1]
+
+    def rows_var(self, lam):
+        """Variance of the mean of the rows' expected scores at ``lam``."""
+        (*_, spread), t = self._segment(lam)
+        value = spread[0] + t * (spread[1] + t * spread[2])
+        return max(value, 0.0) * self._rows_factor
 
     def law(self, lam):
         """Mean, variance and third cumulant of the observed mean at ``lam``
         (labels' noise and the rows' sampling)."""
-        m1, m2, m3 = self.moments(lam)
-        w = self.w
-        var_i = np.maximum(m2 - m1 * m1, 0.0)
-        k3_i = m3 - 3.0 * m2 * m1 + 2.0 * m1**3
-        mean = float(np.dot(w, m1))
-        return (
-            mean,
-            float(np.dot(w * w, var_i)) + self.rows_var(m1),
-            float(np.dot(w**3, k3_i)),
-        )
-
-    def rows_var(self, m1):
-        """Variance of the mean of the rows' expected scores (reliability
-        weights: the unbiased weighted variance times ``sum wn^2``)."""
-        w = self.w
-        centre = np.dot(w, m1)
-        s2 = float(np.dot(w, w))
-        if s2 >= 1.0:
-            return 0.0
-        return float(np.dot(w, (m1 - centre) ** 2)) * s2 / (1.0 - s2)
+        (mean, var, k3, _), t = self._segment(lam)
+        labels_var = max(var[0] + t * (var[1] + t * var[2]), 0.0)
+        third = k3[0] + t * (k3[1] + t * (k3[2] + t * k3[3]))
+        return mean[0] + t * mean[1], labels_var + self.rows_var(lam), third
 
 
 class _Simulated:
@@ -149,8 +179,7 @@ class _Simulated:
         else:
             source, target, t = self.s_uniform, self.s_worst, lam - 1.0
         value = np.where(self.v < t, target, source) @ self.family.w
-        m1 = self.family.moments(lam)[0]
-        return value + np.sqrt(self.family.rows_var(m1)) * self.z
+        return value + np.sqrt(self.family.rows_var(lam)) * self.z
 
 
 def score_interval(metric, y_idx, p, w, estimate, confidence_level, rng):
