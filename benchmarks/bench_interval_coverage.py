@@ -296,6 +296,10 @@ def render(main_csv, bins_csv, share_csv, out):
         cov, rat = list(head), list(head)
         for error in COLUMNS:
             cells = [r for r in mine if r["error"] == error]
+            if not cells:  # an error no run measured on this bed
+                cov.append("-")
+                rat.append("-")
+                continue
             # the smallest cell, and in brackets all its replications pooled
             # (a cell of 20-100 replications has a standard error of 2-5 points)
             reps = np.array([float(r["reps"]) for r in cells])
@@ -374,8 +378,8 @@ def summary(rows, family):
     wide = holding & (ratio > WIDE)
     parts = [
         f"**What the tables say.** The {len(rows)} cells of the main table "
-        f"({reps.min()}-{reps.max()} replications per cell) cover the truth in "
-        f"{100 * cover.min():.1f}-{100 * cover.max():.1f} % of the replications, "
+        f"cover the truth in {100 * cover.min():.1f}-{100 * cover.max():.1f} % "
+        f"of the replications ({reps.min()}-{reps.max()} per cell), "
         f"{100 * pooled:.1f} % of all {reps.sum()} intervals pooled. "
         f"{len(below)} cells fall below the {100 * TARGET:.0f} % target; had "
         f"every interval covered exactly {100 * LEVEL:.0f} %, {chance:.1f} cells "
@@ -406,6 +410,14 @@ def summary(rows, family):
         f"Width: {int(wide.sum())} of the {int(holding.sum())} cells that cover "
         f"are wider than {WIDE} times the oracle (the median ratio of the "
         f"covering cells is {medians[0]}, {medians[1]} from n = 1000 on)."
+    )
+    away = np.array([float(r["truth"]) > 1e-4 for r in rows])
+    kept = holding & away
+    median_away = f"{np.median(ratio[kept]):.2f}" if kept.any() else "-"
+    parts[-1] = parts[-1][:-1] + (
+        f"; where the truth is away from 0 (above 10^-4), "
+        f"{int(np.sum(wide & away))} of the {int(kept.sum())} covering cells "
+        f"are (their median ratio {median_away})."
     )
     if wide.any():
         by_error = {

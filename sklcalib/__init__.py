@@ -41,6 +41,8 @@ _LAZY = {
     "ScalingBinningCalibrator": "sklcalib.calibration",
     "VennAbersCalibrator": "sklcalib.calibration",
     "PriorCorrection": "sklcalib.calibration",
+    # calibration in every segment (a map of the score and segment columns)
+    "SegmentCalibrator": "sklcalib.calibration",
     # ... and choosing, wrapping and checking them
     "CalibratedClassifier": "sklcalib.calibration",
     "CalibratorSearchCV": "sklcalib.calibration",

@@ -16,14 +16,13 @@ They work with :class:`sklcalib.NetClassifier`, whose internal datasets hold
 import copy
 import inspect
 import numbers
-import warnings
 
 import numpy as np
-from scipy.special import log_softmax, softmax
+from scipy.special import softmax
 
 from sklcalib._utils._optional import extra_imports
+from sklcalib._utils._solvers import bracketed_newton
 from sklcalib._utils._validation import check_n_bins, check_option, check_scalar
-from sklcalib.calibration import TemperatureScaler
 from sklcalib.metrics import get_scorer
 
 with extra_imports("sklcalib.callbacks"):
@@ -57,7 +56,39 @@ def _current_epoch(net):
     return len(net.history) - 1
 
 
-class GammaSchedule(Callback):
+class _CheckedCallback(Callback):
+    """A callback that checks the net it is given, and resets its own state,
+    when a fit begins (``_begin``)."""
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        """Check the net and the parameters, and reset the state, for a fit.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        X : array-like, default=None
+            The training data passed to ``fit`` (unused).
+        y : array-like, default=None
+            The training targets passed to ``fit`` (unused).
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+
+        Raises
+        ------
+        ValueError
+            When the net lacks what the callback needs (its class says what:
+            a criterion with a ``gamma``, a validation split, an AdaFocal
+            criterion) or a parameter is invalid.
+        """
+        self._begin(net)
+
+    def _begin(self, net):
+        # a subclass's checks and its per-fit state
+        pass
+
+
+class GammaSchedule(_CheckedCallback):
     """Set the criterion's focal γ from a schedule of epochs.
 
     At the start of every epoch, ``net.criterion_.gamma`` is set to the value
@@ -141,25 +172,7 @@ class GammaSchedule(Callback):
         self.gammas_ = np.array([checked[e] for e in self.epochs_])
         return self
 
-    def on_train_begin(self, net, X=None, y=None, **kwargs):
-        """Check that the net's criterion has a ``gamma`` to set.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        X : array-like, default=None
-            The training data passed to ``fit`` (unused).
-        y : array-like, default=None
-            The training targets passed to ``fit`` (unused).
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-
-        Raises
-        ------
-        ValueError
-            When ``net.criterion_`` has no ``gamma`` attribute.
-        """
+    def _begin(self, net):
         if not hasattr(net.criterion_, "gamma"):
             raise ValueError(
                 "GammaSchedule needs a criterion with a 'gamma' attribute, got "
@@ -208,7 +221,7 @@ def _dataset_targets(dataset):
     return np.asarray(to_numpy(y), dtype=np.int64)
 
 
-class _ValidationBatches(Callback):
+class _ValidationBatches(_CheckedCallback):
     """A callback that keeps the logits and targets of the validation batches.
 
     The epoch's own validation loop gives them: predicting the split again
@@ -248,6 +261,36 @@ class _ValidationBatches(Callback):
             return
         y_pred = y_pred[0] if isinstance(y_pred, tuple) else y_pred
         self.batches_.append((to_numpy(y_pred), to_numpy(batch[1])))
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        """Act on the epoch's validation outputs, as the class says.
+
+        Parameters
+        ----------
+        net : NetClassifier or skorch.NeuralNet
+            The net being fitted.
+        dataset_train : torch.utils.data.Dataset, default=None
+            The training split (unused).
+        dataset_valid : torch.utils.data.Dataset, default=None
+            The validation split, whose outputs (kept from the epoch's own
+            validation loop) and targets the callback reads.
+        **kwargs : dict
+            Further arguments of skorch's hook (unused).
+
+        Raises
+        ------
+        ValueError
+            When there is no validation split (or, stopping early, its logits
+            are not finite).
+        KeyboardInterrupt
+            To stop training early (skorch's way; ``fit`` catches it).
+        """
+        if dataset_valid is None:
+            raise ValueError(
+                f"{type(self).__name__} got no validation data: set train_split, "
+                "not None."
+            )
+        self._validation_end(net, dataset_valid)
 
     def _collected_validation(self, dataset_valid):
         # (float64 logits, int64 targets) of the batches kept, or None when
@@ -299,26 +342,7 @@ class AdaFocalUpdater(_ValidationBatches):
     15
     """
 
-    def on_train_begin(self, net, X=None, y=None, **kwargs):
-        """Check that the net has a validation split and an AdaFocal criterion.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        X : array-like, default=None
-            The training data passed to ``fit`` (unused).
-        y : array-like, default=None
-            The training targets passed to ``fit`` (unused).
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-
-        Raises
-        ------
-        ValueError
-            When ``net.train_split`` is None (or false), or when
-            ``net.criterion_`` has no ``update_from_validation`` method.
-        """
+    def _begin(self, net):
         if not net.train_split:
             raise ValueError(
                 "AdaFocalUpdater (added automatically for criterion='adafocal' "
@@ -341,30 +365,8 @@ class AdaFocalUpdater(_ValidationBatches):
         # gives the same numbers, or the error that explains the non-finite ones
         return net.predict_proba(dataset_valid), _dataset_targets(dataset_valid)
 
-    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
-        """Update the criterion's per-bin γ from the validation split.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        dataset_train : torch.utils.data.Dataset, default=None
-            The training split (unused).
-        dataset_valid : torch.utils.data.Dataset, default=None
-            The validation split, whose softmax probabilities and targets the
-            criterion's ``update_from_validation`` takes.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-
-        Raises
-        ------
-        ValueError
-            When there is no validation split.
-        """
-        if dataset_valid is None:
-            raise ValueError(
-                "AdaFocalUpdater got no validation data: set train_split, not None."
-            )
+    def _validation_end(self, net, dataset_valid):
+        # the criterion's per-bin γ from the validation split
         y_prob, y_true = self._validation_predictions(net, dataset_valid)
         self.batches_ = []
         gammas = net.criterion_.update_from_validation(y_prob, y_true)
@@ -556,7 +558,7 @@ class CalibrationScoring(EpochScoring):
         return self
 
 
-class FiniteLossCheck(Callback):
+class FiniteLossCheck(_CheckedCallback):
     """Stop the fit with an error when the loss is NaN or infinite.
 
     After every training and validation batch the loss is checked; a NaN or
@@ -584,20 +586,7 @@ class FiniteLossCheck(Callback):
     The validation loss is nan at epoch 2, batch 1
     """
 
-    def on_train_begin(self, net, X=None, y=None, **kwargs):
-        """Remember how many epochs the history holds before this fit.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        X : array-like, default=None
-            The training data passed to ``fit`` (unused).
-        y : array-like, default=None
-            The training targets passed to ``fit`` (unused).
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-        """
+    def _begin(self, net):
         # epochs of this fit, counted from 1 also after partial_fit
         self.first_epoch_ = len(net.history)
 
@@ -761,25 +750,7 @@ class TemperatureEarlyStopping(_ValidationBatches):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string, got {self.name!r}.")
 
-    def on_train_begin(self, net, X=None, y=None, **kwargs):
-        """Check the parameters and the validation split; reset the state.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        X : array-like, default=None
-            The training data passed to ``fit`` (unused).
-        y : array-like, default=None
-            The training targets passed to ``fit`` (unused).
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-
-        Raises
-        ------
-        ValueError
-            When a parameter is invalid or ``net.train_split`` is None.
-        """
+    def _begin(self, net):
         self._check_params()
         if not net.train_split:
             raise ValueError(
@@ -790,6 +761,7 @@ class TemperatureEarlyStopping(_ValidationBatches):
         self.best_score_ = np.inf
         self.best_epoch_ = 0
         self.best_temperature_ = np.nan
+        self.last_temperature_ = 1.0
         self.best_weights_ = None
         self.threshold_score_ = np.inf
         self.batches_ = []
@@ -805,35 +777,15 @@ class TemperatureEarlyStopping(_ValidationBatches):
             logits = to_numpy(net.forward(dataset_valid, training=False))
         return np.asarray(logits, np.float64), _dataset_targets(dataset_valid)
 
-    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
-        """Score the epoch after temperature scaling; stop when it stalls.
-
-        Parameters
-        ----------
-        net : NetClassifier or skorch.NeuralNet
-            The net being fitted.
-        dataset_train : torch.utils.data.Dataset, default=None
-            The training split (unused).
-        dataset_valid : torch.utils.data.Dataset, default=None
-            The validation split.
-        **kwargs : dict
-            Further arguments of skorch's hook (unused).
-
-        Raises
-        ------
-        KeyboardInterrupt
-            To stop training (skorch's way; ``fit`` catches it).
-        ValueError
-            When there is no validation split, or its logits are not finite.
-        """
-        if dataset_valid is None:
-            raise ValueError(
-                "TemperatureEarlyStopping got no validation data: set "
-                "train_split, not None."
-            )
+    def _validation_end(self, net, dataset_valid):
+        # the epoch's score after temperature scaling; a stop when it stalls
         logits, y_true = self._validation_logits(net, dataset_valid)
         self.batches_ = []
-        temperature, score = _temperature_scaled_log_loss(logits, y_true)
+        # warm start from the last epoch's temperature
+        temperature, score = _temperature_scaled_log_loss(
+            logits, y_true, getattr(self, "last_temperature_", 1.0)
+        )
+        self.last_temperature_ = temperature
         improved = score < self.threshold_score_
         if improved:
             self.misses_ = 0
@@ -886,29 +838,50 @@ class TemperatureEarlyStopping(_ValidationBatches):
             self.sink(text)
 
 
-def _temperature_scaled_log_loss(logits, y_true):
+#: range of the fitted temperature, TemperatureScaler's
+_TEMPERATURE_BOUNDS = (1e-4, 1e4)
+
+
+def _temperature_scaled_log_loss(logits, y_true, start=1.0):
     """(T, mean NLL of softmax(logits / T)) with T fitted on these rows by NLL.
 
-    The encoded targets index the logits' columns; a class absent from these
-    rows is passed to the scaler as one row of weight 0, so that its column
-    count matches and nothing changes the fit.
+    The minimum of TemperatureScaler's objective, found by the same
+    safeguarded Halley/Newton iteration on beta = 1 / T from ``start`` (the
+    last epoch's T: a step or two), directly on the logits: the scaler's
+    input checks cost more than its fit every epoch. The classes lie along
+    the rows of a (K, N) copy, so the sums over the classes are K - 1
+    additions of rows (a short last axis is numpy's slow case). A class
+    absent from these rows changes nothing: the NLL reads every column.
     """
-    logits = np.asarray(logits, dtype=np.float64)
+    z = np.array(np.asarray(logits, dtype=np.float64).T, order="C")
     y_true = np.asarray(y_true, dtype=np.int64)
-    n_classes = logits.shape[1]
-    missing = np.setdiff1d(np.arange(n_classes), y_true)
-    weight = None
-    if missing.size:
-        logits_fit = np.vstack([logits, np.zeros((missing.size, n_classes))])
-        y_fit = np.concatenate([y_true, missing])
-        weight = np.concatenate([np.ones(len(y_true)), np.zeros(missing.size)])
-    else:
-        logits_fit, y_fit = logits, y_true
-    with warnings.catch_warnings():
-        # T at a bound (separable or uninformative validation logits) is a
-        # valid score here, not a user error: no warning every epoch
-        warnings.simplefilter("ignore")
-        scaler = TemperatureScaler().fit(logits_fit, y_fit, sample_weight=weight)
-    temperature = float(scaler.temperature_)
-    logp = log_softmax(logits / temperature, axis=1)
-    return temperature, float(-np.mean(logp[np.arange(len(y_true)), y_true]))
+    z -= z.max(axis=0)  # exp(beta * z) <= 1: no overflow
+    z_true = z[y_true, np.arange(len(y_true))]
+    buffer = np.empty_like(z)
+
+    def derivatives(beta):
+        # NLL(beta) and three derivatives: moments of z under softmax(beta z)
+        np.multiply(z, beta, out=buffer)
+        np.exp(buffer, out=buffer)
+        s0 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s1 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s2 = buffer.sum(axis=0)
+        np.multiply(buffer, z, out=buffer)
+        s3 = buffer.sum(axis=0)
+        mean, second = s1 / s0, s2 / s0
+        return (
+            None,
+            np.mean(mean - z_true),
+            np.mean(np.maximum(second - mean**2, 0.0)),
+            np.mean(s3 / s0 - 3 * mean * second + 2 * mean**3),
+        )
+
+    lo, hi = 1.0 / _TEMPERATURE_BOUNDS[1], 1.0 / _TEMPERATURE_BOUNDS[0]
+    start = start if np.isfinite(start) and start > 0 else 1.0
+    beta = min(max(bracketed_newton(derivatives, 1.0 / start, lo, hi, 100), lo), hi)
+    np.multiply(z, beta, out=buffer)
+    np.exp(buffer, out=buffer)
+    score = np.mean(np.log(buffer.sum(axis=0)) - beta * z_true)
+    return 1.0 / beta, float(score)

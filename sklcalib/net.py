@@ -26,13 +26,13 @@ from sklcalib._utils._validation import as_numpy, check_scalar
 with extra_imports("sklcalib.net"):
     import torch
     from skorch import NeuralNetClassifier
-    from skorch.callbacks import EpochScoring, EpochTimer
+    from skorch.callbacks import EpochTimer
     from skorch.dataset import ValidSplit
     from skorch.utils import is_dataset, to_numpy
 
 # the loop, the criteria and the callbacks need torch and skorch too (the
 # same extra)
-from sklcalib._net_loop import BatchAverage, EpochTable, FastLoop
+from sklcalib._net_loop import BatchAverage, EpochTable, FastLoop, JoinedScoring
 from sklcalib.callbacks import AdaFocalUpdater, FiniteLossCheck
 from sklcalib.losses import CRITERIA, get_criterion
 
@@ -359,7 +359,7 @@ class NetClassifier(FastLoop, NeuralNetClassifier):
             ("valid_loss", BatchAverage(name="valid_loss")),
             (
                 "valid_acc",
-                EpochScoring(
+                JoinedScoring(
                     _encoded_accuracy, name="valid_acc", lower_is_better=False
                 ),
             ),

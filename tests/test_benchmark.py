@@ -401,3 +401,21 @@ def test_run_one_row_carries_the_interval_and_the_test_probabilities():
         run_one("wine", "ce", 0, epochs=2, interval_level=1.0)
     with pytest.raises(ValueError, match="interval_level must be > 0"):
         run_one("wine", "ce", 0, epochs=2, interval_level=0)
+
+
+@pytest.mark.parametrize(("n", "k"), [(400, 4), (300, 2), (36, 3)])
+def test_run_metrics_are_the_reports_to_the_last_bit(n, k):
+    from sklcalib.benchmark.runner import _split_metrics
+    from sklcalib.metrics import calibration_report
+
+    rng = np.random.default_rng(n + k)
+    logits = 3.0 * rng.normal(size=(n, k))
+    proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = (rng.uniform(size=(n, 1)) > np.cumsum(proba, axis=1)).sum(axis=1)
+    # a tie of the two largest probabilities: the error's argmax takes the first
+    proba[0, :2] = 0.5
+    proba[0, 2:] = 0.0
+    report = calibration_report(y, proba, confidence_level=None)
+    values = _split_metrics(y, proba)
+    assert set(values) == set(METRICS)
+    assert {key: report[key] for key in METRICS} == values

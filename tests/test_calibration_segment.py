@@ -486,3 +486,34 @@ def test_the_benchmark_table_fast_variant():
     for name in ("segment logistic", "segment auto"):
         assert rows[name]["audit"][0] < rows["best global"]["audit"][0]
         assert rows[name]["ll"][0] < rows["none"]["ll"][0]
+
+
+def test_approximate_leave_one_out_matches_the_exact_one():
+    # the logistic map's ridge strength (two classes) and its score in
+    # method="auto" come from one fit per strength, its leave-one-out losses
+    # approximated by one Newton step: against the n refits it replaces
+    from sklcalib.calibration._segment_logistic import alo_losses, fit_logistic
+
+    rng = np.random.default_rng(0)
+    n = 150
+    z = rng.normal(0, 2, (n, 1))
+    S = (rng.integers(0, 3, (n, 1)) == np.arange(3)).astype(float)
+    true = 0.7 * z[:, 0] + S @ np.array([0.5, -0.5, 0.0])
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-true))).astype(int)
+    w = np.full(n, 1 / n)
+    for lam in (1e-1, 1e-2):
+        fitted, _ = fit_logistic(z, S, y, w, lam)
+        approx = alo_losses(z, S, y, w, fitted)
+        exact = np.empty(n)
+        for i in range(n):
+            keep = np.arange(n) != i
+            # the same penalty per row as the full fit
+            left, _ = fit_logistic(z[keep], S[keep], y[keep], w[keep], lam)
+            e = left.logits(z[i : i + 1], S[i : i + 1])[0, 0]
+            exact[i] = np.logaddexp(0, e) - y[i] * e
+        assert abs(approx.mean() - exact.mean()) < 5e-3 * exact.mean()
+        assert np.corrcoef(approx, exact)[0, 1] > 0.99
+        # and far from the in-sample loss it corrects
+        eta = fitted.logits(z, S)[:, 0]
+        in_sample = np.mean(np.logaddexp(0, eta) - y * eta)
+        assert exact.mean() - in_sample > 5 * abs(approx.mean() - exact.mean())

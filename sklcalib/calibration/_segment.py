@@ -8,20 +8,14 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    check_array,
-    check_consistent_length,
     check_is_fitted,
-    column_or_1d,
 )
 
 from sklcalib._utils._scores import log_floored, softmax
 from sklcalib._utils._validation import (
-    as_numpy,
     check_option,
     check_prob_values,
-    check_sample_weight,
     check_scalar,
 )
 
@@ -29,6 +23,7 @@ from . import _select
 from ._base import LOGITS, PROBABILITIES
 from ._composed import fit_on_classes
 from ._registry import AUTO, PASSTHROUGH, canonical_name
+from ._score_inputs import validate_fit_inputs, validate_scores
 from ._segment_boosting import (
     fit_lightgbm_boost,
     fit_rescaling,
@@ -36,13 +31,12 @@ from ._segment_boosting import (
     resolve_backend,
 )
 from ._segment_encoding import SegmentEncoder
-from ._segment_logistic import DEFAULT_ALPHAS, choose_alpha, fit_logistic
+from ._segment_logistic import DEFAULT_ALPHAS, alo_losses, choose_alpha, fit_logistic
 from ._select import (
     CalibratorSearchCV,
     _check_cv_param,
     _events,
     _fold_scores,
-    _guess_response,
     _Inputs,
     _make_candidate,
     _splits,
@@ -313,25 +307,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         return tuple(sorted(alphas, reverse=True))
 
     def _validate_scores(self, scores, *, reset):
-        scores = check_array(
-            as_numpy(scores), ensure_2d=False, dtype=np.float64, input_name="scores"
-        )
-        if scores.ndim == 2 and scores.shape[1] == 1:
-            scores = scores[:, 0]
-        if scores.ndim not in (1, 2):
-            raise ValueError(
-                "scores must have shape (n_samples,) or (n_samples, n_classes); "
-                f"got {scores.shape}."
-            )
-        width = 1 if scores.ndim == 1 else scores.shape[1]
-        if reset:
-            self.n_features_in_ = width
-        elif width != self.n_features_in_:
-            raise ValueError(
-                f"scores has {width} columns; the calibrator was fitted on "
-                f"{self.n_features_in_}."
-            )
-        return scores
+        return validate_scores(self, scores, reset=reset, fitted="calibrator")
 
     def _segment_features(self, segments, n_rows, *, reset):
         """(indicators, boosting features without the logits)."""
@@ -383,34 +359,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             The fitted calibrator.
         """
         alphas = self._check_params()
-        y = column_or_1d(as_numpy(y))
-        check_classification_targets(y)
-        scores = self._validate_scores(scores, reset=True)
-        check_consistent_length(scores, y)
+        scores, y, w = validate_fit_inputs(
+            self, scores, y, sample_weight, fitted="calibrator", warn=True
+        )
         n = y.shape[0]
-        w = check_sample_weight(sample_weight, n)
         w = np.ones(n) if w is None else np.asarray(w, dtype=np.float64)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        K = len(self.classes_)
-        if K < 2:
-            raise ValueError(
-                "y must hold at least two classes; got 1 class: "
-                f"{self.classes_.tolist()}."
-            )
-        width = self.n_features_in_
-        if not (width == K or (width in (1, 2) and K == 2)):
-            raise ValueError(
-                f"scores has {width} columns but y has {K} classes; give one "
-                "column per class (or 1-D positive-class scores for binary y)."
-            )
-        response = self.response
-        if response == "auto":
-            response = _guess_response(scores)
-        if response == PROBABILITIES:
-            check_prob_values(scores, "scores")
-        self.response_ = response
+        _, y_idx = np.unique(y, return_inverse=True)
         S, X = self._segment_features(segments, n, reset=True)
-        z = _margin_logits(scores, response)
+        z = _margin_logits(scores, self.response_)
         self.alpha_ = self.n_iter_ = self.backend_ = None
         self.cv_results_ = self.reason_ = None
         self.global_estimator_ = self.global_search_ = None
@@ -481,10 +437,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
 
     def _fit_auto(self, scores, z, S, X, y, y_idx, w):
         K = len(self.classes_)
+        splits = _splits(self.cv, y_idx, self.random_state, None)
+        global_folds = None
         if self._global == AUTO:  # the selection's choice among the globals
             search = CalibratorSearchCV(
                 default_candidates(K),
-                cv=self.cv,
+                # the same folds as the segment maps': the chosen global
+                # calibrator's fold losses are then reused, not refitted
+                cv=splits if len(splits) >= 2 else self.cv,
                 response=self.response_,
                 rule=self.rule,
                 min_events_per_parameter=self.min_events_per_parameter,
@@ -499,6 +459,12 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             )
             self.global_search_ = search
             self._global = search.best_candidate_
+            if len(splits) >= 2 and search.cv_results_ is not None:
+                best = search.best_index_
+                global_folds = [
+                    search.cv_results_[f"split{f}_log_loss"][best]
+                    for f in range(len(splits))
+                ]
         glob = self._global
         n_glob = parameters_per_class(glob, K)
         candidates = [PASSTHROUGH, GLOBAL, LOGISTIC, BOOSTING]
@@ -520,7 +486,6 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     f"too few rows: {need} events needed, {events:g} given (the "
                     "smallest class, or the rows the raw scores misclassify)"
                 )
-        splits = _splits(self.cv, y_idx, self.random_state, None)
         fold_ll = np.full((4, len(splits)), np.nan)
         if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
             # the ridge strength chosen once, on all rows, and kept in the
@@ -530,10 +495,20 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 z, S, y_idx, w, self._alphas, self.inner_cv, self.random_state
             )
             self._alphas = (alpha,)
+        self._alo_map = None
         for i, method in enumerate(candidates):
             if status[i] != "evaluated":
                 continue
             try:
+                if method == GLOBAL and global_folds is not None:
+                    fold_ll[i] = global_folds
+                    continue
+                if method == LOGISTIC and z.shape[1] == 1:
+                    # two classes: the map's approximate leave-one-out losses
+                    # of one fit on all rows (the refit, when chosen), averaged
+                    # over each fold's rows, in place of one fit per fold
+                    fold_ll[i] = self._alo_fold_losses(z, S, y_idx, w, splits)
+                    continue
                 for f, (train, test) in enumerate(splits):
                     proba = self._fold_proba(
                         method, scores, z, S, X, y, y_idx, w, train, test
@@ -559,7 +534,18 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         )
         self.cv_results_ = search.cv_results_
         self.reason_ = reason.replace("calibrator", "map")
-        self._fit_method(candidates[chosen], scores, z, S, X, y, y_idx, w)
+        if candidates[chosen] == LOGISTIC and self._alo_map is not None:
+            self.method_, self.alpha_ = LOGISTIC, float(self._alphas[0])
+            self.map_ = self._alo_map
+        else:
+            self._fit_method(candidates[chosen], scores, z, S, X, y, y_idx, w)
+        del self._alo_map
+
+    def _alo_fold_losses(self, z, S, y_idx, w, splits):
+        wn = w / w.sum()
+        self._alo_map, _ = fit_logistic(z, S, y_idx, wn, self._alphas[0])
+        rows = alo_losses(z, S, y_idx, wn, self._alo_map)
+        return [np.dot(w[test], rows[test]) / w[test].sum() for _, test in splits]
 
     def _fold_proba(self, method, scores, z, S, X, y, y_idx, w, train, test):
         if method == PASSTHROUGH:

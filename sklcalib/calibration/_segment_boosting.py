@@ -20,13 +20,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from sklcalib._utils._optional import is_installed
 
-
-def _loss(eta, y, w, binary):
-    if binary:
-        e = eta[:, 0]
-        return float(-np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e)) / w.sum())
-    logp = log_softmax(eta, axis=1)
-    return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
+from ._segment_logistic import log_loss_of
 
 
 def _newton(eta, y, w, binary):
@@ -83,7 +77,7 @@ def fit_tree_boost(
     scale = 1.0 if binary else (K - 1) / K
     eta_tr, eta_va = z[tr].copy(), z[va].copy()
     Xtr, Xva = X[tr], X[va]
-    best_loss = _loss(eta_va, yf[va], w[va], binary) if va.any() else np.inf
+    best_loss = log_loss_of(eta_va, yf[va], w[va], binary) if va.any() else np.inf
     best_round, trees, stall = 0, [], 0
     seed = int(rng.integers(2**31 - 1))
     for t in range(max_iter):
@@ -105,7 +99,7 @@ def fit_tree_boost(
         if not va.any():
             best_round = t + 1
             continue
-        loss = _loss(eta_va, yf[va], w[va], binary)
+        loss = log_loss_of(eta_va, yf[va], w[va], binary)
         if loss < best_loss - 1e-7:
             best_loss, best_round, stall = loss, t + 1, 0
         else:

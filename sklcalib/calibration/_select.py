@@ -40,9 +40,7 @@ import numpy as np
 from scipy.stats import t as student_t
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import KFold, check_cv
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
-    check_array,
     check_consistent_length,
     check_is_fitted,
     column_or_1d,
@@ -52,8 +50,6 @@ from sklcalib._utils._validation import (
     _outside_stacklevel,
     as_numpy,
     check_option,
-    check_prob_values,
-    check_sample_weight,
     check_scalar,
 )
 from sklcalib.metrics import expected_calibration_error
@@ -73,6 +69,7 @@ from ._registry import (
     needs_logits,
     spec_of,
 )
+from ._score_inputs import validate_fit_inputs, validate_scores
 
 #: the row of the prior correction alone (``prior=`` given)
 PRIOR = "prior"
@@ -226,17 +223,6 @@ class _Inputs:
     def take(self, calibrator, rows=slice(None)):
         data = self.logits if needs_logits(calibrator) else self.probabilities
         return data[rows]
-
-
-def _guess_response(scores):
-    """ "probabilities" when every value is in [0, 1] and (for 2-D scores)
-    rows sum to 1 within float32 round-off; "logits" otherwise."""
-    if scores.size == 0 or scores.min() < 0 or scores.max() > 1:
-        return LOGITS
-    if scores.ndim == 2 and scores.shape[1] > 1:
-        if np.max(np.abs(scores.sum(axis=1) - 1.0)) > 1e-4:
-            return LOGITS
-    return PROBABILITIES
 
 
 def floor_probabilities(proba):
@@ -587,28 +573,7 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
             )
 
     def _validate_scores(self, scores, *, reset):
-        scores = check_array(
-            as_numpy(scores),
-            ensure_2d=False,
-            dtype=np.float64,
-            input_name="scores",
-        )
-        if scores.ndim == 2 and scores.shape[1] == 1:
-            scores = scores[:, 0]
-        if scores.ndim not in (1, 2):
-            raise ValueError(
-                "scores must have shape (n_samples,) or (n_samples, n_classes); "
-                f"got {scores.shape}."
-            )
-        width = 1 if scores.ndim == 1 else scores.shape[1]
-        if reset:
-            self.n_features_in_ = width
-        elif width != self.n_features_in_:
-            raise ValueError(
-                f"scores has {width} columns; the search was fitted on "
-                f"{self.n_features_in_}."
-            )
-        return scores
+        return validate_scores(self, scores, reset=reset, fitted="search")
 
     def fit(self, scores, y, sample_weight=None, **params):
         """Score every candidate by cross-validation; refit the chosen one.
@@ -648,31 +613,10 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
     def _validate(self, scores, y, sample_weight):
         """The checks of ``fit``, once: ``(inputs, y, weights)``; sets
         ``n_features_in_``, ``classes_`` and ``response_``."""
-        y = column_or_1d(as_numpy(y))
-        check_classification_targets(y)
-        scores = self._validate_scores(scores, reset=True)
-        check_consistent_length(scores, y)
-        w = check_sample_weight(sample_weight, y.shape[0])
-        self.classes_ = np.unique(y)
-        n_classes = len(self.classes_)
-        if n_classes < 2:
-            raise ValueError(
-                "y must hold at least two classes; got 1 class: "
-                f"{self.classes_.tolist()}."
-            )
-        width = self.n_features_in_
-        if not (width == n_classes or (width in (1, 2) and n_classes == 2)):
-            raise ValueError(
-                f"scores has {width} columns but y has {n_classes} classes; give "
-                "one column per class (or 1-D positive-class scores for binary y)."
-            )
-        response = self.response
-        if response == "auto":
-            response = _guess_response(scores)
-        if response == PROBABILITIES:
-            check_prob_values(scores, "scores")
-        self.response_ = response
-        return _Inputs.from_scores(scores, response), y, w
+        scores, y, w = validate_fit_inputs(
+            self, scores, y, sample_weight, fitted="search"
+        )
+        return _Inputs.from_scores(scores, self.response_), y, w
 
     # -- the search on prepared inputs (CalibratedClassifier calls it) -------
 

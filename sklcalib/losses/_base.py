@@ -125,6 +125,9 @@ class CalibrationLoss(nn.Module):
 
     #: registry name (see :func:`sklcalib.losses.get_criterion`)
     name = None
+    #: whether a row's loss depends on that row alone, not on the rest of the
+    #: batch (MMCE's and MDCA's batch terms do)
+    rowwise = False
 
     def __init__(self):
         # no constructor arguments of its own (torch's Module takes none either);
@@ -175,14 +178,25 @@ class CalibrationLoss(nn.Module):
         training loop calls it for its own batches, whose targets it encoded
         at fit: the per-batch input check is Python work that costs about 5 %
         of a small network's training step."""
+        self._refresh_params()
+        if logits.requires_grad and torch.is_grad_enabled():
+            return self._fused(logits, target)
+        return self._reference(logits, target, self.reduction)
+
+    def _rows(self, logits, target):
+        """The (N,) per-row losses of :meth:`_loss`'s input, without a gradient:
+        for a :attr:`rowwise` criterion, what ``_loss`` of any batch of these
+        rows averages (NetClassifier's validation pass takes the losses of
+        many batches in one call)."""
+        self._refresh_params()
+        return self._reference(logits, target, "none")
+
+    def _refresh_params(self):
         if not self._params_unchanged():
             self._check_params()
             # the constants derived from the parameters (fused plans, tables)
             self.__dict__.pop("_derived_cache", None)
             self._remember_params()
-        if logits.requires_grad and torch.is_grad_enabled():
-            return self._fused(logits, target)
-        return self._reference(logits, target, self.reduction)
 
     def _reference(self, logits, target, reduction):
         """The reduced reference composition: ``_per_sample``'s plain torch

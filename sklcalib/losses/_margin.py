@@ -91,6 +91,7 @@ class MbLSLoss(CalibrationLoss):
     """
 
     name = "mbls"
+    rowwise = True
     _repr_params = ("margin", "alpha", "class_reduction", "reduction")
 
     def __init__(self, margin=10.0, alpha=0.1, class_reduction="sum", reduction="mean"):

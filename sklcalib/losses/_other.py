@@ -47,6 +47,7 @@ class BrierLoss(CalibrationLoss):
     """
 
     name = "brier"
+    rowwise = True
 
     def __init__(self, reduction="mean"):
         super().__init__()
@@ -278,6 +279,7 @@ class LabelSmoothingLoss(CalibrationLoss):
     """
 
     name = "label_smoothing"
+    rowwise = True
     _repr_params = ("alpha", "reduction")
 
     def __init__(self, alpha=0.05, reduction="mean"):
