@@ -38,6 +38,7 @@ from sklcalib.benchmark.tabular import (
     available_models,
     run_boosting,
 )
+from sklcalib.cli import _arguments as arguments
 from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
 __all__ = ["add_benchmark_parser", "run_benchmark"]
@@ -129,29 +130,6 @@ def _parse_seeds(tokens):
     return list(dict.fromkeys(values))
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _non_negative_int(text):
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
-
-
-def _n_jobs(text):
-    value = int(text)
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer or -1, got {text}"
-        )
-    return value
-
-
 def add_benchmark_parser(sub):
     """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
 
@@ -222,7 +200,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--max-train",
-        type=_positive_int,
+        type=arguments.positive_int,
         metavar="N",
         help="train nets and boosting on at most N rows of each training split "
         "(stratified subsample); default: nets "
@@ -266,7 +244,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--epochs",
-        type=_positive_int,
+        type=arguments.positive_int,
         help="training epochs for every dataset (default: per dataset, see above; "
         f"--quick: {QUICK_EPOCHS})",
     )
@@ -277,7 +255,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--n-jobs",
-        type=_n_jobs,
+        type=arguments.n_jobs,
         default=-1,
         help="parallel runs with joblib; -1 uses all cores (default: -1); with "
         "--scheduler local, the number of Dask workers",
@@ -291,7 +269,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--hessian-samples",
-        type=_non_negative_int,
+        type=arguments.non_negative_int,
         default=8,
         help="Hutchinson probes for the Hessian trace; 0 skips it (default: 8)",
     )
