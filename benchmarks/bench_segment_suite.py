@@ -157,8 +157,18 @@ def main(argv=None):
     parser.add_argument("--tables", default=None)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=None)
-    parser.add_argument("--csv", default=None)
+    parser.add_argument("--csv", default=None, help="write the rows to this file")
+    parser.add_argument(
+        "--from-csv",
+        nargs="+",
+        default=None,
+        help="build the report from rows written by earlier runs (e.g. one "
+        "run per table) instead of running",
+    )
     args = parser.parse_args(argv)
+    if args.from_csv:
+        rows = [row for path in args.from_csv for row in read_rows(path)]
+        return write(report(rows), args.out)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     logging.getLogger("mcgrad").setLevel(logging.ERROR)
@@ -172,13 +182,33 @@ def main(argv=None):
     )
     if args.csv:
         segments.segment_rows_to_csv(rows, args.csv)
-    text = report(rows)
+    return write(report(rows), args.out)
+
+
+def read_rows(path):
+    """Rows of a segments.csv, numbers parsed."""
+    import csv
+
+    from sklcalib.benchmark.segments import CSV_COLUMNS
+
+    text = {"table", "base", "calibrator", "segments"}
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        for key in CSV_COLUMNS:
+            if key in ("seed", "n_classes", "n_cal", "n_test"):
+                row[key] = int(row[key])
+            elif key not in text:
+                row[key] = float(row[key])
+    return rows
+
+
+def write(text, out):
     print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(
-                "::\n\n" + "\n".join("    " + ln for ln in text.splitlines()) + "\n"
-            )
+    if out:
+        lines = "\n".join("    " + ln for ln in text.splitlines())
+        with open(out, "w") as f:
+            f.write("::\n\n" + lines + "\n")
     return 0
 
 
