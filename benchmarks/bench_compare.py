@@ -22,7 +22,8 @@ they are) and ``swap test rejected`` (``benchmarks/compare_earlier.csv``:
 the user guide's previous table, 400 replications per cell, each version
 run with the library of its time first on ``PYTHONPATH``).
 ``--seeds`` pools ``--reps`` replications per seed (the user guide's table:
-``--reps 1000 --swaps 499 --jobs 16 --chunks 2``, about 40 min of one core).
+``--reps 1000 --swaps 499 --seeds 0 1 --jobs 16 --chunks 2``, about 1.3 h of
+one core; 2.5 min on 16).
 ``tests/test_metrics_compare_beds.py`` is the seeded fast variant.
 
 Prints a csv table (one row per bed and n) to stdout. To measure another

@@ -630,6 +630,13 @@ def main(argv=None):
     parser.add_argument(
         "--metrics", default=",".join(METRICS), help="comma-separated subset"
     )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="benchmark-marks: run the marks' cells in 4 chunks of --reps / 4 "
+        "(seeds --seed + 1000 k) in this many processes",
+    )
     args = parser.parse_args(argv)
     if args.part in ("all", "coverage"):
         print(f"Coverage of nominal 95 % intervals, {args.reps} replications per cell")
@@ -721,7 +728,7 @@ def main(argv=None):
             )
         print()
     if args.part == "benchmark-marks":
-        _print_benchmark_marks(args.reps, args.seed)
+        _print_benchmark_marks(args.reps, args.seed, args.jobs)
     if args.part == "benchmark-cost":
         _print_benchmark_cost()
     if args.part in ("all", "comparison"):
@@ -748,7 +755,30 @@ def main(argv=None):
             )
 
 
-def _print_benchmark_marks(reps, seed):
+def _mark_chunk(job):
+    n, a_label, b_label, reps, seed = job
+    return benchmark_mark_cell(n, a_label, b_label, reps, seed)
+
+
+def _mark_rows(reps, seed, jobs):
+    """Every marks cell's rates: one run of ``reps`` (``jobs`` = 1), or the
+    mean of 4 chunks of ``reps / 4`` seeded ``seed + 1000 k``, in ``jobs``
+    processes."""
+    cells = [(n, a, b) for n in (400, 2000) for a, b in MARK_CELLS]
+    if jobs <= 1:
+        return [(cell, benchmark_mark_cell(*cell, reps, seed)) for cell in cells]
+    from multiprocessing import get_context
+
+    tasks = [(*cell, reps // 4, seed + 1000 * k) for cell in cells for k in range(4)]
+    with get_context("fork").Pool(jobs) as pool:
+        out = pool.map(_mark_chunk, tasks, chunksize=1)
+    return [
+        (cell, tuple(np.mean(out[4 * i : 4 * i + 4], axis=0)))
+        for i, cell in enumerate(cells)
+    ]
+
+
+def _print_benchmark_marks(reps, seed, jobs=1):
     print(
         "sklcalib benchmark marks: 3 seeds = 3 independent test sets of n rows, "
         f"{reps} replications per cell"
@@ -759,16 +789,13 @@ def _print_benchmark_marks(reps, seed):
         "difference | width | old bootstrap marked | ms / comparison |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for n in (400, 2000):
-        for a_label, b_label in MARK_CELLS:
-            rej, mark, cov, width, old, ms = benchmark_mark_cell(
-                n, a_label, b_label, reps, seed
-            )
-            print(
-                f"| {n} | {a_label} | {b_label} | {rej:.1%} | {mark:.1%} | "
-                f"{cov:.1%} | {width:.4f} | {old:.1%} | {ms:.1f} |",
-                flush=True,
-            )
+    for (n, a_label, b_label), rates in _mark_rows(reps, seed, jobs):
+        rej, mark, cov, width, old, ms = rates
+        print(
+            f"| {n} | {a_label} | {b_label} | {rej:.1%} | {mark:.1%} | "
+            f"{cov:.1%} | {width:.4f} | {old:.1%} | {ms:.1f} |",
+            flush=True,
+        )
     print()
     print("Brackets of the mean over 3 seeds of the population ECE")
     print()

@@ -97,6 +97,24 @@ def clopper_pearson(successes, trials, confidence_level=0.95):
     return low, high
 
 
+def _estimator_predictions(estimator, X, name, kwargs):
+    """The keyword arguments of ``from_predictions`` for a fitted classifier
+    on ``X``: its probabilities, its classes as ``labels`` and its class name
+    as the default legend name, with the caller's other ``kwargs``."""
+    if not hasattr(estimator, "predict_proba"):
+        raise ValueError(
+            f"estimator must have predict_proba; {type(estimator).__name__} has not."
+        )
+    if "labels" in kwargs:
+        raise ValueError("labels are taken from estimator.classes_.")
+    return {
+        "y_prob": estimator.predict_proba(X),
+        "labels": estimator.classes_,
+        "name": type(estimator).__name__ if name is None else name,
+        **kwargs,
+    }
+
+
 def _check_class_index(class_index, n_classes):
     if (
         class_index is None
@@ -530,17 +548,8 @@ class ReliabilityDisplay:
         >>> display.line_.get_label().startswith("GaussianNB (top-label ECE = ")
         True
         """
-        if not hasattr(estimator, "predict_proba"):
-            raise ValueError(
-                f"estimator must have predict_proba; {type(estimator).__name__} "
-                "has not."
-            )
-        if "labels" in kwargs:
-            raise ValueError("labels are taken from estimator.classes_.")
-        y_prob = estimator.predict_proba(X)
-        name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            y, y_prob, labels=estimator.classes_, name=name, **kwargs
+            y, **_estimator_predictions(estimator, X, name, kwargs)
         )
 
     @classmethod
@@ -951,15 +960,6 @@ class CumulativeDisplay:
         >>> display.line_.get_label().startswith("GaussianNB (Kuiper = ")
         True
         """
-        if not hasattr(estimator, "predict_proba"):
-            raise ValueError(
-                f"estimator must have predict_proba; {type(estimator).__name__} "
-                "has not."
-            )
-        if "labels" in kwargs:
-            raise ValueError("labels are taken from estimator.classes_.")
-        y_prob = estimator.predict_proba(X)
-        name = type(estimator).__name__ if name is None else name
         return cls.from_predictions(
-            y, y_prob, labels=estimator.classes_, name=name, **kwargs
+            y, **_estimator_predictions(estimator, X, name, kwargs)
         )

@@ -1,7 +1,7 @@
 """The benchmark's Table-1 brackets and marks.
 
 Brackets cover the mean over seeds of the *population* ECE; ▼/▲, †/‡ and
-bold come from compare_calibration's paired swap test combined over seeds,
+bold come from compare_calibration's paired bootstrap-t combined over seeds,
 and only when its interval of the difference of population errors agrees;
 temperatures at the grid's edge are flagged, not ranked. The data have a
 known truth: ``x1, x2 ~ N(0, 1.5^2)``, ``y ~ Bernoulli(Phi(x1 + x2))``, and
@@ -108,7 +108,7 @@ def _bracket(mark):
 
 
 # ----------------------------------------------------------------------------
-# the swap test of the marks
+# the paired test of the marks
 # ----------------------------------------------------------------------------
 def _zero_gap_bias(y, p):
     """The plug-in ECE's bias at zero gaps, from the metric's own bins and
@@ -162,9 +162,10 @@ def test_binomial_mean_absolute_deviation_is_exact():
     assert _paired._mean_abs_deviation(0, 0.5) == 0.0
 
 
-def test_combined_swaps_are_per_seed_and_averaged():
+def test_combined_resamples_are_per_seed_and_averaged():
     # three seeds: the combined null is the mean of the per-seed nulls drawn
-    # with each seed's own swaps; the difference the mean of the differences
+    # with each seed's own resamples; the difference the mean of the
+    # differences
     ys, pa, pb = [], [], []
     for s in range(3):
         y, z1, _ = _bed(s, 300)
@@ -285,8 +286,8 @@ def test_no_mark_for_equally_calibrated_models_of_different_sharpness():
     # A says 1/2 everywhere, B is Phi(z1): both calibrated (population ECE
     # 0), but A's plug-in has a smaller upward bias (one bin, not eight). The
     # old paired bootstrap, and the swap test of the raw difference, call A
-    # better; the swap test of the difference debiased at zero gaps does not,
-    # nor does the interval of the difference of population errors: no mark.
+    # better; the bootstrap-t of the gap-corrected difference does not, nor
+    # does the interval of the difference of population errors: no mark.
     rows = _rows(
         {"ce": (_calibrated, _calibrated), "focal": (lambda z1, z2: 0.5 + 0 * z1,) * 2},
         n=1000,
@@ -414,7 +415,7 @@ def test_montecarlo_size_of_the_combined_test():
 def test_montecarlo_size_for_calibrated_models_of_different_sharpness():
     # a constant 1/2 against Phi(x1 / v), both calibrated, 3 x 400 rows: the
     # swap test of the raw mean difference rejected 63 % of the time (the
-    # blunt model's plug-in is less biased); debiased at zero gaps, about 5 %
+    # blunt model's plug-in is less biased); gap-corrected, about 5 %
     # (60 draws: 8 or more has probability 1 % at 6 %)
     rng = np.random.default_rng(4)
     rejected = 0

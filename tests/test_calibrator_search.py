@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 from sklearn import config_context
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
@@ -296,3 +296,97 @@ def test_the_ensemble_harm_check_fits_nothing_more():
     # and it still finds a calibrator that does harm (one ignoring the scores)
     with pytest.warns(CalibrationWarning, match="on the 5 held-out parts"):
         CalibratedClassifier(LogisticRegression(), DummyClassifier()).fit(X, y)
+
+
+class _FixedLogits(ClassifierMixin, BaseEstimator):
+    """A model whose logits are its features."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def decision_function(self, X):
+        return np.asarray(X, dtype=np.float64)
+
+    def predict_proba(self, X):
+        return softmax(np.asarray(X, dtype=np.float64), axis=1)
+
+
+def _counting_harm_checks(monkeypatch):
+    import sklcalib.calibration._meta as meta
+
+    calls = []
+    original = meta.harm_check
+
+    def counting(*args, **kwargs):
+        calls.append(type(args[0]).__name__)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(meta, "harm_check", counting)
+    return calls
+
+
+@pytest.mark.filterwarnings("ignore:MatrixScaler has about 5 parameter")
+def test_the_auto_check_of_a_frozen_model_refits_only_where_it_can_warn(
+    monkeypatch,
+):
+    from sklcalib.calibration import IsotonicCalibrator, MatrixScaler
+
+    calls = _counting_harm_checks(monkeypatch)
+    X, y = _rare_positive(4000, 10)
+    frozen = FrozenEstimator(LogisticRegression().fit(X[:1000], y[:1000]))
+    # a calibrated model and one temperature on 3000 rows: the in-sample fit
+    # plus twice its optimism is far inside the 1 % margin, no refit ...
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        auto = CalibratedClassifier(frozen, TemperatureScaler()).fit(X[1000:], y[1000:])
+    assert calls == []
+    off = CalibratedClassifier(frozen, TemperatureScaler(), check_calibration=False)
+    np.testing.assert_array_equal(
+        auto.predict_proba(X[:50]), off.fit(X[1000:], y[1000:]).predict_proba(X[:50])
+    )
+    # ... while True refits, and so do "auto" for a non-parametric calibrator
+    # and for a parametric one on few rows
+    CalibratedClassifier(frozen, TemperatureScaler(), check_calibration=True).fit(
+        X[1000:], y[1000:]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        CalibratedClassifier(frozen, IsotonicCalibrator()).fit(X[1000:], y[1000:])
+        CalibratedClassifier(frozen, TemperatureScaler()).fit(
+            X[1000:1060], y[1000:1060]
+        )
+    assert calls == ["TemperatureScaler", "IsotonicCalibrator", "TemperatureScaler"]
+    # where the refits find harm, "auto" warns as True does: matrix scaling of
+    # 4 classes on 120 rows
+    z, labels = _multiclass(120, 4, 11)
+    model = FrozenEstimator(_FixedLogits().fit(z, labels))
+    for check in (True, "auto"):
+        with pytest.warns(CalibrationWarning, match="makes the probabilities worse"):
+            CalibratedClassifier(model, MatrixScaler(), check_calibration=check).fit(
+                z, labels
+            )
+
+
+def test_the_auto_check_agrees_with_the_full_one():
+    # a seeded fast variant of benchmarks/bench_harm_check_agreement.py
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_harm_check_agreement as bench
+
+    from sklcalib.calibration import VectorScaler
+
+    skipped = 0
+    for n_classes, scale, n in ((2, 3.0, 2000), (4, 1.0, 150), (4, 0.3, 2000)):
+        _, _, disagreed, skip = bench.run_bed(
+            n_classes,
+            scale,
+            VectorScaler() if n_classes > 2 else TemperatureScaler(),
+            n,
+            reps=2,
+        )
+        assert disagreed == 0
+        skipped += skip
+    assert skipped >= 2  # the large sets skip their refits

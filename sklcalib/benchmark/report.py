@@ -5,17 +5,8 @@ The old path keeps working, with a ``FutureWarning``.
 """
 
 from sklcalib._utils._moved import moved_getattr
+from sklcalib.benchmark.tables import __all__ as _TABLES
 
-_TABLES = (
-    "aggregate",
-    "chance_counts",
-    "curvature_correlation",
-    "markdown_report",
-    "read_csv",
-    "row_columns",
-    "significance_marks",
-    "write_csv",
-)
 __getattr__ = moved_getattr(
     __name__,
     {

@@ -32,8 +32,11 @@ measured on the test part:
 The contenders (:data:`CONTENDERS`): no calibration, the best global
 calibrator (:func:`sklcalib.calibration.select_calibrator`), the
 :class:`~sklcalib.calibration.SegmentCalibrator` methods ``logistic``,
-``boosting`` and ``auto``, and MCGrad (binary tables, when mcgrad is
-installed).
+``boosting`` and ``auto`` (its global candidate Platt scaling, temperature
+scaling for more than two classes), ``select_calibrator(..., segments=...)``
+("segment auto (best global)": ``auto`` whose global candidate is the best
+global calibrator, what ``CalibratedClassifier(calibrator="auto",
+segments=...)`` fits), and MCGrad (binary tables, when mcgrad is installed).
 """
 
 import os
@@ -139,6 +142,7 @@ CONTENDERS = (
     "segment logistic",
     "segment boosting",
     "segment auto",
+    "segment auto (best global)",
     "MCGrad",
 )
 
@@ -246,6 +250,14 @@ def _contender(name, n_classes, threads):
             return lambda p2, s2: search.predict_proba(p2)
 
         return fit_global
+    if name == "segment auto (best global)":
+
+        def fit_selection(p, y, s):
+            # what CalibratedClassifier(calibrator="auto", segments=...) does
+            cal = select_calibrator(p, y, response="probabilities", segments=s)
+            return lambda p2, s2: cal.predict_proba(p2, segments=s2)
+
+        return fit_selection
     if name.startswith("segment "):
         method = name.split(" ", 1)[1]
 

@@ -21,10 +21,17 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexab
 from sklcalib._utils._scores import binary_logits, log_floored
 from sklcalib._utils._validation import _outside_stacklevel, check_sample_weight
 
-from ._base import LOGITS, PROBABILITIES, softmax_rows
+from ._base import LOGITS, PROBABILITIES, BaseCalibrator, as_2d, softmax_rows
 from ._composed import PriorThen, as_probabilities, fit_on_classes, logits_of
 from ._prior import PriorCorrection
-from ._registry import AUTO, CALIBRATORS, PASSTHROUGH, canonical_name, needs_logits
+from ._registry import (
+    AUTO,
+    CALIBRATORS,
+    PASSTHROUGH,
+    canonical_name,
+    needs_logits,
+    spec_of,
+)
 from ._select import (
     _CALIBRATOR_ADVICE,
     _PRIOR_ADVICE,
@@ -219,7 +226,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         selection can find that the correction does harm. A
         :class:`~sklcalib.calibration.CalibrationWarning` says when the
         correction makes the scores worse (``check_calibration``).
-    check_calibration : bool, default=True
+    check_calibration : bool or "auto", default="auto"
         Warn with :class:`~sklcalib.calibration.CalibrationWarning` when a
         calibration set is small for the calibrator's flexibility, and when
         the calibrator's cross-validated log-loss on the calibration scores
@@ -231,8 +238,16 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``prior`` against the uncorrected scores. In ensemble mode it reuses
         the fitted pairs (on each held-out part, the other parts'
         calibrators, averaged, against the raw scores): no extra fit. With a
-        frozen estimator or ``ensemble=False`` it costs ``cv`` more fits of
-        the calibrator (not of the estimator). "auto" needs no check.
+        frozen estimator or ``ensemble=False``, True refits the calibrator
+        on ``cv`` folds (not the estimator). "auto" (the default) skips
+        those refits where they cannot warn: for a scaling calibrator
+        (temperature, Platt, vector, matrix, Dirichlet, SMS, SVS, beta,
+        quadratic, ensemble temperature) and an integer ``cv``, when the
+        calibrator fitted on all the rows, scored on them, plus twice the
+        optimism Akaike's argument predicts for its parameters
+        (``p / n_train + p / n`` nats a row), is within 1 % of the raw
+        log-loss; otherwise, and with ``prior``, it is True.
+        ``calibrator="auto"`` needs no check.
     segments : list of str or int, default=None
         Columns of ``X`` (names of a DataFrame's columns, or indices) given
         to a segment-aware calibrator
@@ -327,7 +342,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ensemble="auto",
         n_jobs=None,
         prior=None,
-        check_calibration=True,
+        check_calibration="auto",
         segments=None,
     ):
         self.estimator = estimator
@@ -364,9 +379,15 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"prior must be a PriorCorrection or None; got {self.prior!r}."
             )
-        if not isinstance(self.check_calibration, bool | np.bool_):
+        if not (
+            isinstance(self.check_calibration, bool | np.bool_)
+            or (
+                isinstance(self.check_calibration, str)
+                and self.check_calibration == "auto"
+            )
+        ):
             raise ValueError(
-                "check_calibration must be True or False; got "
+                'check_calibration must be True, False or "auto"; got '
                 f"{self.check_calibration!r}."
             )
         return calibrator
@@ -630,20 +651,21 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return (CALIBRATORS[name].estimator(), self.prior is not None), (
                 search.best_estimator_
             )
+        choice, fitted = (spec, self.prior is not None), None
         if self.check_calibration:
             method = _response_method(self.estimator, spec)
             scores = _to_calibrator_input(responses[method], method, spec)
             kind = LOGITS if needs_logits(spec) else PROBABILITIES
+            inputs = _Inputs.from_scores(scores, kind)
             calibration_size_warning(spec, y, sample_weight=w)
-            harm_check(
-                spec,
-                _Inputs.from_scores(scores, kind),
-                y,
-                w,
-                cv=selection_cv,
-                prior=self.prior,
-            )
-        return (spec, self.prior is not None), None
+            if self.check_calibration == "auto" and self.prior is None:
+                # the fit the model needs anyway, and its in-sample log-loss
+                fitted = self._fit_choice(choice, responses, y, w)
+                y_idx = np.searchsorted(self.classes_, y)
+                if _refits_cannot_warn(spec, fitted, inputs, y_idx, w, selection_cv):
+                    return choice, fitted
+            harm_check(spec, inputs, y, w, cv=selection_cv, prior=self.prior)
+        return choice, fitted
 
     def _inputs(self, responses):
         """The responses as the selection's inputs (logits, probabilities
@@ -978,6 +1000,72 @@ class _Probe:
 
 PROBE_LOGITS = _Probe(LOGITS)
 PROBE_PROBA = _Probe(PROBABILITIES)
+
+
+_EPS = np.finfo(np.float64).eps
+
+#: the calibrators whose fold refits the harm check may skip: maps fitted by
+#: (regularised) maximum likelihood with the registry's parameter count
+_SMOOTH_PARAMETRIC = frozenset(
+    {"temperature", "platt", "quadratic", "beta", "vector", "svs", "sms"}
+    | {"dirichlet", "matrix", "ets"}
+)
+
+
+def _refits_cannot_warn(calibrator, fitted, inputs, y_idx, w, cv):
+    """Whether the harm check's fold refits of ``calibrator`` cannot warn,
+    judged from ``fitted`` (the calibrator fitted on all of ``inputs``).
+
+    The check warns when the cross-validated log-loss exceeds the raw one by
+    more than 1 % of the raw log-loss (and the fold noise). The
+    cross-validated log-loss is the in-sample one plus the optimism of the
+    fits: by Akaike's argument about ``p / n_train + p / n`` nats a row for
+    ``p`` fitted parameters (fold fits on ``n_train`` rows scored on unseen
+    rows, against the fit on all ``n`` rows scored on its own rows). When the
+    in-sample difference plus twice that optimism stays within the 1 %
+    margin, the refits cannot change the verdict. Only for calibrators with
+    a bounded number of parameters (the registry's count, per class, times
+    the classes: the scaling maps fitted by maximum likelihood, not the
+    binning, spline and non-parametric ones, whose flexibility their
+    parameters set), an integer ``cv`` (its fold sizes known) and raw
+    probabilities to compare with; the effective number of rows is Kish's
+    for weighted rows."""
+    spec = spec_of(calibrator)
+    if (
+        spec is None
+        or spec.name not in _SMOOTH_PARAMETRIC
+        or inputs.passthrough is None
+        or not isinstance(cv, int | np.integer)
+        or cv < 2
+    ):
+        return False
+    n_classes = inputs.passthrough.shape[1]
+    weights = np.ones(len(y_idx)) if w is None else np.asarray(w, dtype=np.float64)
+    if not weights.sum() > 0:
+        return False
+    n = weights.sum() ** 2 / np.sum(weights**2)
+    scores = inputs.take(calibrator)
+    try:
+        if isinstance(fitted, BaseCalibrator):  # its fit validated these scores
+            proba = fitted._predict_proba(as_2d(scores))
+        else:
+            proba = np.asarray(fitted.predict_proba(scores), dtype=np.float64)
+    except Exception:  # the refits will say what is wrong, or nothing
+        return False
+    if proba.shape != inputs.passthrough.shape:
+        return False
+    # the log-loss of the true class's probability floored at the machine
+    # epsilon (the check's rows are renormalised after flooring: a relative
+    # difference of at most n_classes * eps, nothing to a 1 % margin)
+    rows = np.arange(len(y_idx))
+    raw = -np.log(np.maximum(inputs.passthrough[rows, y_idx], _EPS))
+    cal = -np.log(np.maximum(proba[rows, y_idx], _EPS))
+    if not np.all(np.isfinite(cal)):
+        return False
+    raw, cal = np.average(raw, weights=weights), np.average(cal, weights=weights)
+    p = spec.n_parameters(n_classes) * n_classes
+    optimism = p / (n * (cv - 1) / cv) + p / n
+    return bool(cal - raw + 2 * optimism <= 0.01 * raw)
 
 
 def _take(w, rows):

@@ -437,10 +437,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
 
     def _fit_auto(self, scores, z, S, X, y, y_idx, w):
         K = len(self.classes_)
+        splits = _splits(self.cv, y_idx, self.random_state, None)
+        global_folds = None
         if self._global == AUTO:  # the selection's choice among the globals
             search = CalibratorSearchCV(
                 default_candidates(K),
-                cv=self.cv,
+                # the same folds as the segment maps': the chosen global
+                # calibrator's fold losses are then reused, not refitted
+                cv=splits if len(splits) >= 2 else self.cv,
                 response=self.response_,
                 rule=self.rule,
                 min_events_per_parameter=self.min_events_per_parameter,
@@ -455,6 +459,12 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             )
             self.global_search_ = search
             self._global = search.best_candidate_
+            if len(splits) >= 2 and search.cv_results_ is not None:
+                best = search.best_index_
+                global_folds = [
+                    search.cv_results_[f"split{f}_log_loss"][best]
+                    for f in range(len(splits))
+                ]
         glob = self._global
         n_glob = parameters_per_class(glob, K)
         candidates = [PASSTHROUGH, GLOBAL, LOGISTIC, BOOSTING]
@@ -476,7 +486,6 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     f"too few rows: {need} events needed, {events:g} given (the "
                     "smallest class, or the rows the raw scores misclassify)"
                 )
-        splits = _splits(self.cv, y_idx, self.random_state, None)
         fold_ll = np.full((4, len(splits)), np.nan)
         if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
             # the ridge strength chosen once, on all rows, and kept in the
@@ -491,6 +500,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             if status[i] != "evaluated":
                 continue
             try:
+                if method == GLOBAL and global_folds is not None:
+                    fold_ll[i] = global_folds
+                    continue
                 if method == LOGISTIC and z.shape[1] == 1:
                     # two classes: the map's approximate leave-one-out losses
                     # of one fit on all rows (the refit, when chosen), averaged

@@ -3,7 +3,7 @@
 One estimator, :class:`CalibratorSearchCV`, holds the rule; the function
 :func:`select_calibrator`, ``CalibratedClassifier(calibrator="auto")`` and the
 harm check of an explicitly chosen calibrator (:func:`check_calibrator`,
-``CalibratedClassifier(check_calibration=True)``) are built on it.
+``CalibratedClassifier(check_calibration=...)``) are built on it.
 
 The rule (:class:`CalibratorSearchCV` documents it for users):
 
@@ -84,7 +84,7 @@ _segment_selection = None
 class CalibrationWarning(UserWarning):
     """A calibrator that is likely to make the probabilities worse.
 
-    Issued by :class:`CalibratedClassifier` (``check_calibration=True``),
+    Issued by :class:`CalibratedClassifier` (``check_calibration``),
     :func:`check_calibrator` and ``sklcalib report --calibrate`` when a
     calibrator's cross-validated log-loss on its own calibration data is
     worse than that of the uncalibrated scores (by more than the two-sided

@@ -38,6 +38,7 @@ from sklcalib.benchmark.tabular import (
     available_models,
     run_boosting,
 )
+from sklcalib.cli import _arguments as arguments
 from sklcalib.datasets import TABULAR_DATASETS, list_datasets
 
 __all__ = ["add_benchmark_parser", "run_benchmark"]
@@ -129,29 +130,6 @@ def _parse_seeds(tokens):
     return list(dict.fromkeys(values))
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _non_negative_int(text):
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
-
-
-def _n_jobs(text):
-    value = int(text)
-    if value == 0 or value < -1:
-        raise argparse.ArgumentTypeError(
-            f"must be a positive integer or -1, got {text}"
-        )
-    return value
-
-
 def add_benchmark_parser(sub):
     """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
 
@@ -222,7 +200,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--max-train",
-        type=_positive_int,
+        type=arguments.positive_int,
         metavar="N",
         help="train nets and boosting on at most N rows of each training split "
         "(stratified subsample); default: nets "
@@ -266,7 +244,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--epochs",
-        type=_positive_int,
+        type=arguments.positive_int,
         help="training epochs for every dataset (default: per dataset, see above; "
         f"--quick: {QUICK_EPOCHS})",
     )
@@ -277,7 +255,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--n-jobs",
-        type=_n_jobs,
+        type=arguments.n_jobs,
         default=-1,
         help="parallel runs with joblib; -1 uses all cores (default: -1); with "
         "--scheduler local, the number of Dask workers",
@@ -291,7 +269,7 @@ def add_benchmark_parser(sub):
     )
     bench.add_argument(
         "--hessian-samples",
-        type=_non_negative_int,
+        type=arguments.non_negative_int,
         default=8,
         help="Hutchinson probes for the Hessian trace; 0 skips it (default: 8)",
     )
@@ -311,6 +289,17 @@ def add_benchmark_parser(sub):
     return bench
 
 
+def _check_names(parser, option, what, names, valid, where=""):
+    """``parser.error`` naming the ``names`` given to ``option`` that are not
+    ``valid`` (``what``: the kind of name, in the message)."""
+    unknown = [name for name in names if name not in valid]
+    if unknown:
+        parser.error(
+            f"{option}: unknown {what} {', '.join(unknown)}; {where}the valid "
+            f"names are {', '.join(valid)}"
+        )
+
+
 def _resolve(args, parser):
     """Turn parsed arguments into the run grid; parser.error on bad names."""
 
@@ -320,21 +309,10 @@ def _resolve(args, parser):
             datasets = list(TABULAR_DATASETS)
         else:
             datasets = list(QUICK_DATASETS) if args.quick else list(DEFAULT_DATASETS)
-    unknown = [d for d in datasets if d not in list_datasets()]
-    if unknown:
-        parser.error(
-            f"--datasets: unknown dataset(s) {', '.join(unknown)}; valid names "
-            f"are {', '.join(list_datasets())}"
-        )
+    _check_names(parser, "--datasets", "dataset(s)", datasets, list_datasets())
 
     losses = _csv_list(args.losses) if args.losses else list(DEFAULT_LOSSES)
-    valid = _loss_names()
-    unknown = [loss for loss in losses if loss not in valid]
-    if unknown:
-        parser.error(
-            f"--losses: unknown loss(es) {', '.join(unknown)}; valid names are "
-            f"{', '.join(valid)}"
-        )
+    _check_names(parser, "--losses", "loss(es)", losses, _loss_names())
 
     try:
         if args.seeds:
@@ -605,12 +583,14 @@ def _run_segments(args, parser):
     from sklcalib._utils._optional import is_installed
 
     tables = _csv_list(args.datasets) if args.datasets else list(SEGMENT_TABLES)
-    unknown = [t for t in tables if t not in SEGMENT_TABLES]
-    if unknown:
-        parser.error(
-            f"--datasets: unknown segment table(s) {', '.join(unknown)}; with "
-            f"--suite segments the valid names are {', '.join(SEGMENT_TABLES)}"
-        )
+    _check_names(
+        parser,
+        "--datasets",
+        "segment table(s)",
+        tables,
+        list(SEGMENT_TABLES),
+        where="with --suite segments ",
+    )
     try:
         seeds = (
             _parse_seeds(args.seeds) if args.seeds else [0] if args.quick else [0, 1, 2]

@@ -34,6 +34,7 @@ from sklcalib._utils._memory import (
 )
 from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._optional import is_installed
+from sklcalib.cli import _arguments as arguments
 from sklcalib.io import (
     InputFileError,
     Predictions,
@@ -453,41 +454,6 @@ def _confidence_level(text):
     return value
 
 
-def _n_bins(text):
-    import argparse
-
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
-def _fraction(text):
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
-    return value
-
-
-def _seed(text):
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**32:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer in [0, 2**32), got {text}"
-        )
-    return value
-
-
 def _max_bytes(text):
     import argparse
 
@@ -583,19 +549,22 @@ def add_report_parser(subparsers):
     )
     parser.add_argument(
         "--fit-fraction",
-        type=_fraction,
+        type=arguments.fraction,
         metavar="F",
         help="without --fit-on: the share of PATH's rows --calibrate is fitted "
         "on, a split stratified by class (default: 0.5)",
     )
     parser.add_argument(
         "--split-seed",
-        type=_seed,
+        type=arguments.seed,
         metavar="N",
         help="without --fit-on: the seed of that split (default: 0)",
     )
     parser.add_argument(
-        "--n-bins", type=_n_bins, default=15, help="bins of the binned metrics (15)"
+        "--n-bins",
+        type=arguments.positive_int,
+        default=15,
+        help="bins of the binned metrics (15)",
     )
     parser.add_argument(
         "--confidence-level",

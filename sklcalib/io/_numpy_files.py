@@ -68,18 +68,27 @@ def _pickle_error(path, what="the array"):
     )
 
 
-def read_npz(path, layout, limit):
+def _check_signature(path, ours, other, if_other, if_neither):
+    """The file starts with the signature ``ours``; the error says
+    ``if_other`` when it starts with the ``other`` format's, ``if_neither``
+    otherwise."""
     magic = _magic(path)
-    if magic.startswith(_NPY_MAGIC):
-        raise InputFileError(
-            f"{path}: holds a single array (.npy), not an .npz archive; rename "
-            "it to .npy, or save with numpy.savez"
-        )
-    if not magic.startswith(_ZIP_MAGICS):
-        raise InputFileError(
-            f"{path}: not an .npz archive (no zip signature); save it with "
-            "numpy.savez(path, y_true=..., y_prob=...)"
-        )
+    if magic.startswith(other):
+        raise InputFileError(f"{path}: {if_other}")
+    if not magic.startswith(ours):
+        raise InputFileError(f"{path}: {if_neither}")
+
+
+def read_npz(path, layout, limit):
+    _check_signature(
+        path,
+        _ZIP_MAGICS,
+        _NPY_MAGIC,
+        "holds a single array (.npy), not an .npz archive; rename it to .npy, "
+        "or save with numpy.savez",
+        "not an .npz archive (no zip signature); save it with "
+        "numpy.savez(path, y_true=..., y_prob=...)",
+    )
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
@@ -192,16 +201,13 @@ def binary_columns(score, kind):
 
 
 def read_npy(path, layout, size, limit):
-    magic = _magic(path)
-    if magic.startswith(_ZIP_MAGICS):
-        raise InputFileError(
-            f"{path}: is an .npz archive (zip), not a single .npy array; rename "
-            "it to .npz"
-        )
-    if not magic.startswith(_NPY_MAGIC):
-        raise InputFileError(
-            f"{path}: not an .npy file (no NumPy header); save it with numpy.save"
-        )
+    _check_signature(
+        path,
+        _NPY_MAGIC,
+        _ZIP_MAGICS,
+        "is an .npz archive (zip), not a single .npy array; rename it to .npz",
+        "not an .npy file (no NumPy header); save it with numpy.save",
+    )
     with open(path, "rb") as fh:
         _check_npy_header(path, fh, size, limit, "the array")
     try:

@@ -46,6 +46,21 @@ def _csv_header(path):
     return [h.strip() for h in fields], offset
 
 
+def _check_named(path, header, names, label, role):
+    """Every column of ``names`` (named as a ``role`` column) is in ``header``,
+    and none is the labels' column."""
+    missing = [c for c in names if c not in header]
+    if missing:
+        raise InputFileError(
+            f"{path}: no column {', '.join(map(repr, missing[:5]))} (named as a "
+            f"{role} column; found: {', '.join(map(repr, header[:8]))})"
+        )
+    if label in names:
+        raise InputFileError(
+            f"{path}: {label!r} is named both the labels' column and a {role} column"
+        )
+
+
 def _check_header(path, header, layout):
     """The class columns of a table with this header: ``layout.scores`` if
     given, else every column but the label column."""
@@ -66,27 +81,9 @@ def _check_header(path, header, layout):
         )
     if len(set(header)) != len(header):
         raise InputFileError(f"{path}: repeated column names in the header")
-    missing = [c for c in layout.segments if c not in header]
-    if missing:
-        raise InputFileError(
-            f"{path}: no column {', '.join(map(repr, missing[:5]))} (named as a "
-            f"segment column; found: {', '.join(map(repr, header[:8]))})"
-        )
-    if label in layout.segments:
-        raise InputFileError(
-            f"{path}: {label!r} is named both the labels' column and a segment column"
-        )
+    _check_named(path, header, layout.segments, label, "segment")
     if layout.scores is not None:
-        missing = [c for c in layout.scores if c not in header]
-        if missing:
-            raise InputFileError(
-                f"{path}: no column {', '.join(map(repr, missing[:5]))} (named as "
-                f"a class column; found: {', '.join(map(repr, header[:8]))})"
-            )
-        if label in layout.scores:
-            raise InputFileError(
-                f"{path}: {label!r} is named both the labels' column and a class column"
-            )
+        _check_named(path, header, layout.scores, label, "class")
         both = [c for c in layout.scores if c in layout.segments]
         if both:
             raise InputFileError(

@@ -118,11 +118,29 @@ class _BinnedGammaLoss(CalibrationLoss):
     """A γ per bin (registered buffers ``bin_edges`` and ``gammas``), looked up
     per sample and updated from validation confidence bins.
 
-    Subclasses give ``_step(gamma, gap)`` (the update of one bin) and
-    ``_score(logp_t, p_j)`` (the training quantity looked up in the bins).
+    Subclasses give ``_step(gamma, gap)`` (the update of one bin),
+    ``_row_gamma(p_t, p_j)`` (the per-row γ and sign of the fused path) and
+    ``_check_gammas()`` (their γ parameters).
     """
 
     rowwise = True
+    #: whether the focal base holds the dual term p_j (AdaDualFocal)
+    _dual = False
+
+    def _check_params(self):
+        check_n_bins(self.n_bins)
+        check_real(self.lam, "lam", low=0.0)
+        self._check_gammas()  # the subclass's γ range
+        check_reduction(self.reduction)
+        self._check_state()
+
+    def _fused(self, logits, target):
+        return fused_focal(
+            self,
+            logits,
+            target,
+            lambda: FocalPlan(row_gamma=self._row_gamma, dual=self._dual),
+        )
 
     def _init_state(self):
         n_bins = self.n_bins
@@ -316,9 +334,6 @@ class AdaFocalLoss(_BinnedGammaLoss):
 
     Notes
     -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     ``bin_edges`` and ``gammas`` are registered buffers: they are in
     ``state_dict``, pickle, and move with ``.to(device)``.
 
@@ -368,9 +383,7 @@ class AdaFocalLoss(_BinnedGammaLoss):
         self._check_params()
         self._init_state()
 
-    def _check_params(self):
-        check_n_bins(self.n_bins)
-        check_real(self.lam, "lam", low=0.0)
+    def _check_gammas(self):
         gamma_min = check_real(self.gamma_min, "gamma_min")
         gamma_max = check_real(self.gamma_max, "gamma_max")
         if gamma_min > gamma_max:
@@ -379,8 +392,6 @@ class AdaFocalLoss(_BinnedGammaLoss):
             )
         check_real(self.gamma_init, "gamma_init", low=gamma_min, high=gamma_max)
         check_real(self.switch_threshold, "switch_threshold", low=0.0)
-        check_reduction(self.reduction)
-        self._check_state()
 
     def _step(self, gamma, gap):
         return adafocal_step(
@@ -399,11 +410,6 @@ class AdaFocalLoss(_BinnedGammaLoss):
 
     def _row_gamma(self, p_t, p_j):
         return self.gamma_and_sign(p_t)
-
-    def _fused(self, logits, target):
-        return fused_focal(
-            self, logits, target, lambda: FocalPlan(row_gamma=self._row_gamma)
-        )
 
 
 class AdaDualFocalLoss(_BinnedGammaLoss):
@@ -448,11 +454,6 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
     gammas : torch.Tensor of shape (n_bins,), float64 buffer
         γ >= 0 of each bin.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import numpy as np, torch
@@ -466,6 +467,7 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
     """
 
     name = "adadualfocal"
+    _dual = True
     _repr_params = ("n_bins", "gamma_init", "lam", "gamma_max", "reduction")
 
     def __init__(
@@ -480,13 +482,9 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         self._check_params()
         self._init_state()
 
-    def _check_params(self):
-        check_n_bins(self.n_bins)
-        check_real(self.lam, "lam", low=0.0)
+    def _check_gammas(self):
         gamma_max = check_real(self.gamma_max, "gamma_max", low=0.0)
         check_real(self.gamma_init, "gamma_init", low=0.0, high=gamma_max)
-        check_reduction(self.reduction)
-        self._check_state()
 
     def _step(self, gamma, gap):
         return adadualfocal_step(
@@ -501,11 +499,3 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
 
     def _row_gamma(self, p_t, p_j):
         return self.sample_gamma(p_t - p_j), 1.0
-
-    def _fused(self, logits, target):
-        return fused_focal(
-            self,
-            logits,
-            target,
-            lambda: FocalPlan(row_gamma=self._row_gamma, dual=True),
-        )

@@ -56,7 +56,34 @@ def fused_focal(criterion, logits, target, make_plan):
     )
 
 
-class FocalLoss(CalibrationLoss):
+class _ConstantGammaLoss(CalibrationLoss):
+    """Focal loss (``_sign = 1``) or inverse focal loss (``-1``) with one γ:
+    ``-(1 - s·p_t)^γ · log p_t``; the subclasses give the parameters' defaults
+    and the documentation."""
+
+    rowwise = True
+    _sign = 1.0
+    _repr_params = ("gamma", "reduction")
+
+    def __init__(self, gamma, reduction):
+        super().__init__()
+        self.gamma = gamma
+        self.reduction = reduction
+        self._check_params()
+
+    def _check_params(self):
+        check_real(self.gamma, "gamma", low=0.0)
+        check_reduction(self.reduction)
+
+    def _per_sample(self, logits, target):
+        _, logp_t = target_logp(logits, target)
+        return focal_term(logp_t, float(self.gamma), sign=self._sign)
+
+    def _fused(self, logits, target):
+        return fast_focal(self, logits, target, float(self.gamma), sign=self._sign)
+
+
+class FocalLoss(_ConstantGammaLoss):
     """Focal loss (Lin et al. 2017) for calibration (Mukhoti et al. 2020).
 
     Per sample, ``-(1 - p_t)^γ · log p_t`` with ``p_t`` the softmax probability of
@@ -89,25 +116,9 @@ class FocalLoss(CalibrationLoss):
     """
 
     name = "focal"
-    rowwise = True
-    _repr_params = ("gamma", "reduction")
 
     def __init__(self, gamma=3.0, reduction="mean"):
-        super().__init__()
-        self.gamma = gamma
-        self.reduction = reduction
-        self._check_params()
-
-    def _check_params(self):
-        check_real(self.gamma, "gamma", low=0.0)
-        check_reduction(self.reduction)
-
-    def _per_sample(self, logits, target):
-        _, logp_t = target_logp(logits, target)
-        return focal_term(logp_t, float(self.gamma))
-
-    def _fused(self, logits, target):
-        return fast_focal(self, logits, target, float(self.gamma))
+        super().__init__(gamma, reduction)
 
 
 # ---------------------------------------------------------------------------
@@ -541,11 +552,6 @@ class FocalCalibrationLoss(CalibrationLoss):
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses. The authors' code takes the mean, as the default does.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import torch
@@ -587,7 +593,7 @@ class FocalCalibrationLoss(CalibrationLoss):
         return fused_focal(self, logits, target, lambda: FocalPlan(gamma, lam=lam))
 
 
-class InverseFocalLoss(CalibrationLoss):
+class InverseFocalLoss(_ConstantGammaLoss):
     """Inverse focal loss (Wang et al. 2021).
 
     Per sample, ``-(1 + p_t)^γ · log p_t``: weights confident samples up instead
@@ -601,11 +607,6 @@ class InverseFocalLoss(CalibrationLoss):
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import torch
@@ -616,22 +617,7 @@ class InverseFocalLoss(CalibrationLoss):
     """
 
     name = "inverse_focal"
-    rowwise = True
-    _repr_params = ("gamma", "reduction")
+    _sign = -1.0
 
     def __init__(self, gamma=2.0, reduction="mean"):
-        super().__init__()
-        self.gamma = gamma
-        self.reduction = reduction
-        self._check_params()
-
-    def _check_params(self):
-        check_real(self.gamma, "gamma", low=0.0)
-        check_reduction(self.reduction)
-
-    def _per_sample(self, logits, target):
-        _, logp_t = target_logp(logits, target)
-        return focal_term(logp_t, float(self.gamma), sign=-1.0)
-
-    def _fused(self, logits, target):
-        return fast_focal(self, logits, target, float(self.gamma), sign=-1.0)
+        super().__init__(gamma, reduction)
