@@ -429,16 +429,22 @@ def summary(rows, family):
             + ", ".join(f"{e} {k}" for e, k in by_error.items() if k)
             + "."
         )
-    measured = {(r["bed"], int(r["n"])) for r in rows}
-    missing = {}
-    for bed, n, _ in main_cells(family.values(), SIZES):
-        if (bed.name, n) not in measured:
+    measured = {}
+    for r in rows:
+        measured.setdefault((r["bed"], int(r["n"])), set()).add(r["error"])
+    missing, partial = {}, []
+    for bed, n, specs in main_cells(family.values(), SIZES):
+        errors = measured.get((bed.name, n))
+        if errors is None:
             missing.setdefault(bed.name, []).append(str(n))
+        elif len(errors) < len(specs):
+            lacking = [label for label, _, _ in specs if label not in errors]
+            partial.append(f"{', '.join(lacking)} of {bed.name} at n = {n}")
     missing = [f"{name} at n = {', '.join(ns)}" for name, ns in missing.items()]
     parts.append(
         "Every cell of the family was measured."
-        if not missing
-        else "Not measured: " + "; ".join(missing) + "."
+        if not (missing or partial)
+        else "Not measured: " + "; ".join(missing + partial) + "."
     )
     return "\n".join(_wrap(p) for p in parts)
 

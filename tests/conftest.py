@@ -11,6 +11,14 @@ import sys
 # the non-interactive backend, set before matplotlib (an optional extra; the
 # core-only CI run has none) is first imported
 os.environ["MPLBACKEND"] = "Agg"
+# One BLAS and OpenMP thread per test process, read when OpenBLAS and the
+# OpenMP runtime load (child processes inherit it): pytest-xdist already runs
+# one process per core, and oversubscribed OpenBLAS threads spin waiting for
+# a core (the leaders' tests took twice the CPU time). A test that wants more
+# threads sets them itself (threadpoolctl, numba.set_num_threads); a value
+# set outside the suite wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -289,6 +289,17 @@ def add_benchmark_parser(sub):
     return bench
 
 
+def _check_names(parser, option, what, names, valid, where=""):
+    """``parser.error`` naming the ``names`` given to ``option`` that are not
+    ``valid`` (``what``: the kind of name, in the message)."""
+    unknown = [name for name in names if name not in valid]
+    if unknown:
+        parser.error(
+            f"{option}: unknown {what} {', '.join(unknown)}; {where}the valid "
+            f"names are {', '.join(valid)}"
+        )
+
+
 def _resolve(args, parser):
     """Turn parsed arguments into the run grid; parser.error on bad names."""
 
@@ -298,21 +309,10 @@ def _resolve(args, parser):
             datasets = list(TABULAR_DATASETS)
         else:
             datasets = list(QUICK_DATASETS) if args.quick else list(DEFAULT_DATASETS)
-    unknown = [d for d in datasets if d not in list_datasets()]
-    if unknown:
-        parser.error(
-            f"--datasets: unknown dataset(s) {', '.join(unknown)}; valid names "
-            f"are {', '.join(list_datasets())}"
-        )
+    _check_names(parser, "--datasets", "dataset(s)", datasets, list_datasets())
 
     losses = _csv_list(args.losses) if args.losses else list(DEFAULT_LOSSES)
-    valid = _loss_names()
-    unknown = [loss for loss in losses if loss not in valid]
-    if unknown:
-        parser.error(
-            f"--losses: unknown loss(es) {', '.join(unknown)}; valid names are "
-            f"{', '.join(valid)}"
-        )
+    _check_names(parser, "--losses", "loss(es)", losses, _loss_names())
 
     try:
         if args.seeds:
@@ -583,12 +583,14 @@ def _run_segments(args, parser):
     from sklcalib._utils._optional import is_installed
 
     tables = _csv_list(args.datasets) if args.datasets else list(SEGMENT_TABLES)
-    unknown = [t for t in tables if t not in SEGMENT_TABLES]
-    if unknown:
-        parser.error(
-            f"--datasets: unknown segment table(s) {', '.join(unknown)}; with "
-            f"--suite segments the valid names are {', '.join(SEGMENT_TABLES)}"
-        )
+    _check_names(
+        parser,
+        "--datasets",
+        "segment table(s)",
+        tables,
+        list(SEGMENT_TABLES),
+        where="with --suite segments ",
+    )
     try:
         seeds = (
             _parse_seeds(args.seeds) if args.seeds else [0] if args.quick else [0, 1, 2]

@@ -334,9 +334,6 @@ class AdaFocalLoss(_BinnedGammaLoss):
 
     Notes
     -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     ``bin_edges`` and ``gammas`` are registered buffers: they are in
     ``state_dict``, pickle, and move with ``.to(device)``.
 
@@ -456,11 +453,6 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
         Bin edges (on the validation confidence), 0 first and 1 last.
     gammas : torch.Tensor of shape (n_bins,), float64 buffer
         γ >= 0 of each bin.
-
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------

@@ -65,6 +65,12 @@ class _ConstantGammaLoss(CalibrationLoss):
     _sign = 1.0
     _repr_params = ("gamma", "reduction")
 
+    def __init__(self, gamma, reduction):
+        super().__init__()
+        self.gamma = gamma
+        self.reduction = reduction
+        self._check_params()
+
     def _check_params(self):
         check_real(self.gamma, "gamma", low=0.0)
         check_reduction(self.reduction)
@@ -112,10 +118,7 @@ class FocalLoss(_ConstantGammaLoss):
     name = "focal"
 
     def __init__(self, gamma=3.0, reduction="mean"):
-        super().__init__()
-        self.gamma = gamma
-        self.reduction = reduction
-        self._check_params()
+        super().__init__(gamma, reduction)
 
 
 # ---------------------------------------------------------------------------
@@ -549,11 +552,6 @@ class FocalCalibrationLoss(CalibrationLoss):
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses. The authors' code takes the mean, as the default does.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import torch
@@ -609,11 +607,6 @@ class InverseFocalLoss(_ConstantGammaLoss):
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import torch
@@ -627,7 +620,4 @@ class InverseFocalLoss(_ConstantGammaLoss):
     _sign = -1.0
 
     def __init__(self, gamma=2.0, reduction="mean"):
-        super().__init__()
-        self.gamma = gamma
-        self.reduction = reduction
-        self._check_params()
+        super().__init__(gamma, reduction)

@@ -32,11 +32,6 @@ class BrierLoss(CalibrationLoss):
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses. The authors' code takes the mean, as the default does.
 
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
-
     Examples
     --------
     >>> import torch
@@ -263,11 +258,6 @@ class LabelSmoothingLoss(CalibrationLoss):
     reduction : {"mean", "sum", "none"}, default="mean"
         Mean (skorch's convention), sum or (N,) vector of the per-sample
         losses.
-
-    Notes
-    -----
-    Called on ``logits`` (N, K) and integer ``target`` (N,) as
-    :meth:`CalibrationLoss.forward` says.
 
     Examples
     --------
