@@ -790,7 +790,7 @@ class TemperatureEarlyStopping(_ValidationBatches):
         if improved:
             self.misses_ = 0
             self.best_score_ = score
-            self.best_temperature_ = temperature
+            self.best_temperature_ = float(temperature)
             self.best_epoch_ = net.history[-1, "epoch"]
             if self.threshold_mode == "rel":
                 change = self.threshold * score

@@ -16,10 +16,12 @@ import numpy as np
 from scipy.special import softmax
 
 from sklcalib import calibration, datasets, diagnostics, metrics
-from sklcalib._utils._binning import top_label
-from sklcalib._utils._scores import row_scores, weighted_mean
-from sklcalib._utils._validation import check_prob_values, check_targets
+from sklcalib._utils._binning import top_label as _top_label
+from sklcalib._utils._scores import row_scores as _row_scores
+from sklcalib._utils._scores import weighted_mean as _weighted_mean
+from sklcalib._utils._validation import check_prob_values as _check_prob_values
 from sklcalib._utils._validation import check_scalar as _check_scalar
+from sklcalib._utils._validation import check_targets as _check_targets
 from sklcalib.benchmark.chance import majority_class_error as _majority_class_error
 
 __all__ = [
@@ -208,10 +210,10 @@ def _split_metrics(y_true, proba):
     records none of them. The same functions and validation as the report's:
     the same numbers, to the last bit.
     """
-    y_idx, p, _, _ = check_targets(y_true, proba)
-    p = check_prob_values(p)
-    _, correct = top_label(p, y_idx)
-    nll, brier = row_scores(p, y_idx)
+    y_idx, p, _, _ = _check_targets(y_true, proba)
+    p = _check_prob_values(p)
+    _, correct = _top_label(p, y_idx)
+    nll, brier = _row_scores(p, y_idx)
     values = {
         name: float(function(y_true, proba, n_bins=15))
         for name, function in (
@@ -222,9 +224,9 @@ def _split_metrics(y_true, proba):
         )
     }
     values["smooth_ece"] = float(metrics.smooth_calibration_error(y_true, proba))
-    values["nll"] = weighted_mean(nll)
-    values["brier"] = weighted_mean(brier)
-    values["error"] = 1.0 - weighted_mean(correct)
+    values["nll"] = _weighted_mean(nll)
+    values["brier"] = _weighted_mean(brier)
+    values["error"] = 1.0 - _weighted_mean(correct)
     return values
 
 

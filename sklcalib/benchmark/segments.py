@@ -47,6 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sklcalib._utils._optional import is_installed
+from sklcalib.calibration import SegmentCalibrator, select_calibrator
+from sklcalib.metrics import compare_calibration, multicalibration_audit
 
 __all__ = [
     "CONTENDERS",
@@ -239,8 +241,6 @@ def _mcgrad_frame(segments, proba, y=None):
 
 def _contender(name, n_classes, threads):
     """``fit(proba, y, segments) -> predict(proba, segments)``."""
-    from sklcalib.calibration import SegmentCalibrator, select_calibrator
-
     if name == NONE:
         return lambda p, y, s: lambda p2, s2: p2
     if name == GLOBAL:
@@ -334,8 +334,6 @@ def run_segment_seed(
 ):
     """Rows of the table (one per base model and contender) of one seed."""
     from threadpoolctl import threadpool_limits
-
-    from sklcalib.metrics import compare_calibration, multicalibration_audit
 
     features, segments, y, classes = load_segment_table(name)
     table = SEGMENT_TABLES[name]
