@@ -1,7 +1,10 @@
 """Helpers several test modules share (a module, not a conftest fixture, so
 that each test module imports what it uses by name)."""
 
+import atexit
 import contextlib
+import shutil
+import tempfile
 import warnings
 
 import numpy as np
@@ -11,12 +14,26 @@ def import_probmetrics_calibrators():
     """``probmetrics.calibrators`` (the reference implementations of the
     leader tests), imported without the DeprecationWarning of its dependency
     pytorch-minimize (torchmin 0.1 calls ``torch.jit.script`` at import, which
-    torch deprecates): not ours to fix, and not news to the tests."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings(
-            "ignore", "`torch.jit.script` is deprecated", DeprecationWarning
-        )
-        from probmetrics import calibrators
+    torch deprecates): not ours to fix, and not news to the tests.
+
+    Its SAGA kernels are cached by numba in this process's own folder: they
+    take a kernel as an argument, and numba (0.68 here) cannot read back an on-disk
+    index written by another process for such signatures (a new
+    specialisation then fails with "underlying object has vanished"), which
+    xdist's workers and earlier runs leave behind."""
+    from numba.core import config
+
+    shared_folder = config.CACHE_DIR
+    config.CACHE_DIR = tempfile.mkdtemp(prefix="probmetrics-numba-")
+    atexit.register(shutil.rmtree, config.CACHE_DIR, ignore_errors=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings(
+                "ignore", "`torch.jit.script` is deprecated", DeprecationWarning
+            )
+            from probmetrics import calibrators
+    finally:
+        config.CACHE_DIR = shared_folder
     return calibrators
 
 
