@@ -240,7 +240,7 @@ def test_brackets_from_a_csv_but_no_marks(tmp_path):
             assert cell[when].endswith("]")  # the bracket, no mark
             assert cell[when] == from_memory[key][when].rstrip("▼▲†‡")
     text = markdown_report(back)
-    assert "Brackets: a 95 % interval" in text and "▼/▲" not in text
+    assert "Brackets: an at least 95 % interval" in text and "▼/▲" not in text
     assert "**" not in text.split("## d")[0]
     # a csv without the level (an older version's plug-in intervals): neither
     for row in back:
@@ -251,10 +251,10 @@ def test_brackets_from_a_csv_but_no_marks(tmp_path):
 
 def test_bracket_level_is_the_union_bound():
     rows = _rows({"ce": (_calibrated, _calibrated)}, seeds=(0, 1))
-    assert "Brackets: a 95 % interval" in markdown_report(rows)
+    assert "Brackets: an at least 95 % interval" in markdown_report(rows)
     for row in rows:
         row["ece_interval_level"] = 0.95  # two seeds at 95 %: 90 % for the mean
-    assert "Brackets: a 90 % interval" in markdown_report(rows)
+    assert "Brackets: an at least 90 % interval" in markdown_report(rows)
 
 
 # ----------------------------------------------------------------------------

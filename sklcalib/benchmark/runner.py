@@ -307,7 +307,7 @@ def run_one(
         probability at least ``1 - S * (1 - interval_level)`` (a union
         bound, valid however the seeds depend on each other; they share the
         test split): ``sklcalib benchmark`` passes ``1 - 0.05 / S``, so
-        that the bracket is a 95 % interval.
+        that the bracket covers with probability at least 95 %.
     max_train : int, default=None
         Train on at most this many rows of the training split (a stratified
         subsample with a fixed seed, the same for every loss and seed); None

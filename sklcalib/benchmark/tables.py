@@ -193,14 +193,14 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     ]
     edges = _edge_counts(rows)
     excluded_post = set(chance) | set(edges)
-    # every comparison of the table at once: each run's swaps are shared
+    # every comparison of the table at once: each seed's row draws are shared
     _comparisons(rows, _wanted_pairs(rows, "ce", set(chance), excluded_post), 0.05)
     marks = significance_marks(rows)
     brackets, level = _brackets(rows)
     if brackets:
         lines += [
-            f"Brackets: a {100 * level:.0f} % interval of the mean over seeds of "
-            "the population ECE (the error the 15-bin ECE estimates, which on "
+            f"Brackets: an at least {100 * level:.0f} % interval of the mean over "
+            "seeds of the population ECE (the error the 15-bin ECE estimates, which on "
             "a few hundred test rows sits below the plug-in value: a "
             "calibrated model's plug-in ECE is above 0): per seed "
             "sklcalib.metrics.calibration_error_interval at level "
@@ -345,11 +345,11 @@ _MEMO = {"key": None, "pinned": None, "results": {}}
 
 def _comparisons(rows, wanted, alpha):
     """``{(dataset, a, b): Comparison}`` for the ``wanted`` pairs ``(dataset,
-    (loss, when), (loss, when))``: the paired swap test of the two runs' test
-    ECEs, combined over the seeds where both ran (see
+    (loss, when), (loss, when))``: the paired bootstrap-t test of the two
+    runs' test ECEs, combined over the seeds where both ran (see
     :mod:`sklcalib.benchmark._paired`); empty when the rows carry no
-    probabilities. Every run of a dataset and seed gets the same swaps, so
-    each run's swapped bin sums are computed once."""
+    probabilities. Every run of a dataset and seed is resampled with the
+    same row draws, so each run's resampled bin sums are computed once."""
     groups = _test_groups(rows)
     if groups is None:
         return {}
@@ -491,15 +491,16 @@ def significance_marks(rows, *, baseline="ce", alpha=0.05):
       below (above) the mean of the errors, so the bracket covers with
       probability at least ``1 - S (1 - level)`` for S seeds, whatever the
       dependence between the seeds (they share the test split): the command
-      runs every seed at ``1 - 0.05 / S``, a 95 % bracket. It holds the mean
-      ECE shown;
+      runs every seed at ``1 - 0.05 / S``, a bracket of at least 95 %. It
+      holds the mean ECE shown;
     - ▼/▲ when the loss's ECE is lower/higher than ``baseline``'s on the
       same test rows (same pre/post T), †/‡ on the post-T cell when the
-      post-T ECE is lower/higher than the pre-T ECE. Each is the paired swap
-      test (:mod:`sklcalib.benchmark._paired`) combined over
-      the seeds (the mean of the per-seed ECE differences against the mean
-      of independent per-seed swaps; the runs of a dataset and seed share
-      the test rows), two-sided at ``alpha``, with the swap
+      post-T ECE is lower/higher than the pre-T ECE. Each is the paired
+      bootstrap-t test of :func:`sklcalib.metrics.compare_calibration`
+      (:mod:`sklcalib.benchmark._paired`) combined over the seeds (the mean
+      of the per-seed differences of gap-corrected ECEs, every seed's rows
+      resampled independently; the runs of a dataset and seed share the
+      test rows), two-sided at ``alpha``, with its bootstrap-t
       interval of the mean difference of population ECEs: a mark needs the
       test to reject *and* that interval to exclude 0, so a mark says that
       the population errors differ, not only the plug-in values.
