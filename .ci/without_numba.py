@@ -18,6 +18,7 @@ from sklcalib.metrics import (
     calibration_test,
     compare_calibration,
     kernel_calibration_error,
+    multicalibration_audit,
 )
 
 # CI runs it where numba is absent; SKLCALIB_DISABLE_NUMBA=1 simulates that
@@ -61,4 +62,13 @@ with tempfile.TemporaryDirectory() as tmp:
     )
     print(out.stdout)
     assert out.returncode == 0, out.stderr
+# the segment audit's simulated maxima have a compiled kernel too: 30 000
+# rows, two segment columns, also through the report
+n = 30000
+q = rng.uniform(0.02, 0.98, n)
+t = (rng.uniform(size=n) < q).astype(int)
+segments = np.column_stack([rng.integers(0, 5, n), rng.integers(0, 3, n)])
+print(multicalibration_audit(t, q, segments=segments, random_state=0))
+report = calibration_report(t, q, segments=segments, random_state=0)
+assert report["ece"] >= 0
 print("without numba: ok")
