@@ -123,11 +123,38 @@ class LightGBMBoost:
         return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], K)
 
 
-def fit_lightgbm_boost(
-    X,
-    z,
-    y,
-    w,
+class LightGBMData:
+    """All the rows of a fit binned once: one LightGBM ``Dataset`` (features,
+    labels, weights, the logits as ``init_score``) whose row subsets share its
+    bins, so the folds of ``method="auto"`` and the final fit do not bin the
+    features again (the bins are quantiles of the features alone, no label)."""
+
+    def __init__(self, X, z, y, w):
+        import lightgbm as lgb
+
+        self.z, self.y, self.w = z, y, w
+        self.binary = z.shape[1] == 1
+        init = z[:, 0] if self.binary else z.ravel(order="F")
+        self.full = lgb.Dataset(
+            X,
+            label=y,
+            weight=w,
+            init_score=init,
+            params=_DATASET_PARAMS,
+            free_raw_data=False,
+        ).construct()
+
+    def subset(self, rows):
+        return self.full.subset(rows, params=_DATASET_PARAMS)
+
+
+_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True}
+
+
+def boost_lightgbm(
+    data,
+    fit_rows,
+    eval_rows=None,
     *,
     max_iter,
     learning_rate,
@@ -138,15 +165,30 @@ def fit_lightgbm_boost(
     random_state,
     n_jobs,
 ):
+    """Boost from the logits on ``fit_rows`` of ``data`` (a held-out
+    ``validation_fraction`` of them stops the rounds), Newton steps of the
+    weighted log-loss (LightGBM's own binary / multiclass gradients and
+    Hessians, given as a custom objective so that the scores LightGBM keeps
+    are the corrected logits themselves). Returns ``(LightGBMBoost, best
+    round, eta of fit_rows, eta of eval_rows)``, the corrected logits at the
+    best round read from LightGBM's running scores: no prediction pass."""
     import lightgbm as lgb
 
     rng = np.random.default_rng(random_state)
-    n, K = z.shape
-    binary = K == 1
-    is_val = rng.uniform(size=n) < validation_fraction
-    tr, va = ~is_val, is_val
+    K = data.z.shape[1]
+    binary = data.binary
+    fit_rows = np.asarray(fit_rows)
+    is_val = rng.uniform(size=len(fit_rows)) < validation_fraction
+    early = is_val.sum() >= 10 and (~is_val).sum() >= 10
+    if not early:
+        is_val[:] = False
+    # LightGBM's subsets take sorted rows; scores come back in that order
+    tr = np.sort(fit_rows[~is_val])
+    va = np.sort(fit_rows[is_val])
+    ev = None if eval_rows is None else np.sort(np.asarray(eval_rows))
     params = {
-        "objective": "binary" if binary else "multiclass",
+        "objective": "none",
+        "metric": "None",
         "learning_rate": learning_rate,
         "max_depth": max_depth,
         "num_leaves": 2**max_depth,
@@ -164,32 +206,83 @@ def fit_lightgbm_boost(
     }
     if not binary:
         params["num_class"] = K
+    train_set = data.subset(tr)
+    booster = lgb.Booster(params, train_set)
+    valid = []
+    if early:
+        valid.append(data.subset(va))
+        booster.add_valid(valid[-1], "stop")
+    if ev is not None:
+        valid.append(data.subset(ev))
+        booster.add_valid(valid[-1], "eval")
+    y_tr, w_tr = data.y[tr], data.w[tr]
+    # LightGBM's multiclass Hessian factor K / (K - 1)
+    factor = 1.0 if binary else K / (K - 1.0)
 
-    def dataset(rows, reference=None):
-        return lgb.Dataset(
-            X[rows],
-            label=y[rows],
-            weight=w[rows],
-            init_score=z[rows].ravel(order="F") if not binary else z[rows, 0],
-            reference=reference,
-            free_raw_data=False,
+    def objective(preds, _):
+        if binary:
+            p = expit(preds)
+            return w_tr * (p - y_tr), w_tr * np.maximum(p * (1 - p), 1e-16)
+        p = softmax(preds, axis=1)
+        g = p.copy()
+        g[np.arange(len(y_tr)), y_tr] -= 1.0
+        return g * w_tr[:, None], factor * w_tr[:, None] * np.maximum(
+            p * (1 - p), 1e-16
         )
 
-    train = dataset(tr)
-    callbacks = []
-    valid_sets = []
-    if va.sum() >= 10:
-        valid_sets = [dataset(va, train)]
-        callbacks = [lgb.early_stopping(n_iter_no_change, verbose=False)]
-    booster = lgb.train(
-        params,
-        train,
-        num_boost_round=max_iter,
-        valid_sets=valid_sets,
-        callbacks=callbacks,
-    )
-    best = booster.best_iteration if valid_sets else booster.current_iteration()
-    return LightGBMBoost(booster, int(best)), int(best)
+    grabbed = {}
+
+    def grab(preds, dataset):
+        grabbed[id(dataset)] = np.array(preds, dtype=np.float64).reshape(-1, K)
+        return "none", 0.0, False
+
+    def eta_of(rows):
+        return data.z[rows].copy()
+
+    best = {"tr": eta_of(tr), "va": eta_of(va)}
+    if ev is not None:
+        best["ev"] = eta_of(ev)
+    y_va, w_va = data.y[va], data.w[va]
+    best_loss = log_loss_of(best["va"], y_va, w_va, binary) if early else np.inf
+    best_round, stall, rounds = 0, 0, 0
+    for _ in range(max_iter):
+        empty = booster.update(fobj=objective)
+        rounds += 1
+        if not early:
+            if empty:
+                break
+            continue
+        booster.eval_valid(grab)
+        loss = log_loss_of(grabbed[id(valid[0])], y_va, w_va, binary)
+        if loss < best_loss:
+            best_loss, best_round, stall = loss, rounds, 0
+            best["va"] = grabbed[id(valid[0])]
+            if ev is not None:
+                best["ev"] = grabbed[id(valid[1])]
+            booster.eval_train(grab)
+            best["tr"] = grabbed[id(train_set)]
+        else:
+            stall += 1
+            if stall >= n_iter_no_change or empty:
+                break
+    if not early:
+        best_round = rounds
+        if rounds:
+            if ev is not None:
+                booster.eval_valid(grab)
+                best["ev"] = grabbed[id(valid[0])]
+            booster.eval_train(grab)
+            best["tr"] = grabbed[id(train_set)]
+    booster.free_dataset()
+    # back to the callers' row order
+    rows = np.r_[tr, va]
+    order = np.argsort(rows)
+    eta_fit = np.vstack([best["tr"], best["va"]])[order]
+    eta_fit = eta_fit[np.searchsorted(rows[order], fit_rows)]
+    eta_eval = None
+    if ev is not None:
+        eta_eval = best["ev"][np.searchsorted(ev, np.asarray(eval_rows))]
+    return LightGBMBoost(booster, best_round), best_round, eta_fit, eta_eval
 
 
 def resolve_backend(backend):
