@@ -403,7 +403,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             return
         wn = w / w.sum()
         if method == LOGISTIC:
-            fitted = None
+            fitted = warm = None
             if S.shape[1] == 0 or len(self._alphas) == 1:
                 alpha = self._alphas[0]
             else:
@@ -417,10 +417,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     self.random_state,
                     return_fit=True,
                 )
-                fitted = None if fit is None else fit[0]
+                fitted, warm = (None, None) if fit is None else fit
             self.alpha_ = float(alpha)
             if fitted is None:  # else the strength's fit on these rows is kept
-                fitted, _ = fit_logistic(z, S, y_idx, wn, alpha)
+                fitted, _ = fit_logistic(z, S, y_idx, wn, alpha, theta0=warm)
             self.map_ = fitted
             return
         backend = resolve_backend(self.backend)
@@ -541,6 +541,19 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                 if method == GLOBAL and global_folds is not None:
                     fold_ll[i] = global_folds
                     continue
+                if method == GLOBAL and z.shape[1] == 1 and _is_platt(glob):
+                    # Platt scaling is the logistic map without segments: its
+                    # approximate leave-one-out losses too (two parameters,
+                    # exact to O(1/n)), in place of one fit per fold
+                    wn = w / w.sum()
+                    none = S[:, :0]
+                    platt, _ = fit_logistic(z, none, y_idx, wn, 1.0)
+                    rows = alo_losses(z, none, y_idx, wn, platt)
+                    fold_ll[i] = [
+                        np.dot(w[test], rows[test]) / w[test].sum()
+                        for _, test in splits
+                    ]
+                    continue
                 if method == LOGISTIC and z.shape[1] == 1:
                     # two classes: the map's approximate leave-one-out losses
                     # of one fit on all rows (the refit, when chosen), averaged
@@ -602,18 +615,23 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         del self._alo_map, self._lgb_data
 
     def _alo_fold_losses(self, z, S, y_idx, w, splits, fit=None):
-        if fit is None:
+        fitted, warm = (None, None) if fit is None else fit
+        if fitted is None:
             wn = w / w.sum()
-            self._alo_map, _ = fit_logistic(z, S, y_idx, wn, self._alphas[0])
+            self._alo_map, _ = fit_logistic(
+                z, S, y_idx, wn, self._alphas[0], theta0=warm
+            )
             rows = alo_losses(z, S, y_idx, wn, self._alo_map)
         else:  # the choice of the ridge strength fitted it already
-            self._alo_map, rows = fit
+            self._alo_map, rows = fitted, warm
         return [np.dot(w[test], rows[test]) / w[test].sum() for _, test in splits]
 
     def _fold_proba(self, method, scores, z, S, X, y, y_idx, w, train, test):
         if method == PASSTHROUGH:
             return _Inputs.from_scores(scores, self.response_).passthrough[test]
         part = _Part(self)
+        if method == GLOBAL:  # the scores alone: no copy of the segment columns
+            S = X = np.zeros((len(y), 0))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             part._fit_method(
@@ -687,6 +705,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(scores, segments=segments)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _is_platt(candidate):
+    return isinstance(candidate, str) and candidate == "platt"
 
 
 def _name(candidate):

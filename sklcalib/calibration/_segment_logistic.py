@@ -164,9 +164,9 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, desig
 
 def log_loss_of(eta, y, w, binary):
     """Weighted mean log-loss of corrected logits."""
-    if binary:
+    if binary:  # -log sigmoid(+-e) = log(1 + exp(e)) - y e: one logarithm a row
         e = eta[:, 0]
-        return float(-np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e)) / w.sum())
+        return float(np.dot(w, np.logaddexp(0.0, e) - y * e) / w.sum())
     logp = log_softmax(eta, axis=1)
     return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
 
@@ -213,10 +213,11 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
     """The ridge strength of lowest inner cross-validated log-loss, and the
     mean fold losses of every strength (two classes: the approximate
     leave-one-out log-loss of :func:`alo_losses`, one fit per strength).
-    With ``return_fit``, a third item: ``(map, per-row approximate
-    leave-one-out losses)`` of the chosen strength fitted on all the rows
-    (two classes, when no subset was drawn; else None), for the caller to
-    keep instead of fitting it again."""
+    With ``return_fit``, a third item, for the caller to keep instead of
+    fitting the chosen strength again (two classes; else None): ``(map,
+    per-row approximate leave-one-out losses)`` of the chosen strength fitted
+    on all the rows, or, when a subset was drawn, ``(None, its parameters on
+    the subset)``, a warm start for the fit on all rows."""
     n = y.shape[0]
     scale = 1.0
     if n > ALPHA_ROWS:
@@ -234,13 +235,13 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
             fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta, design=D)
             rows = alo_losses(z, S, y, wn, fitted, design=D)
             mean[i] = np.dot(wn, rows)
-            fits[i] = (fitted, rows)
+            fits[i] = (fitted, rows) if scale == 1.0 else (None, theta)
             if _past_the_best(mean, i):
                 break
         best = int(np.nanargmin(mean))
         if not return_fit:
             return alphas[best] * scale, mean
-        return alphas[best] * scale, mean, fits[best] if scale == 1.0 else None
+        return alphas[best] * scale, mean, fits[best]
     splits = _splits(cv, y, random_state, None)
     mean = np.full(len(alphas), np.nan)
     thetas = [None] * len(splits)  # each fold warm-starts from its last fit
