@@ -330,9 +330,11 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         if reset:
             self.encoder_ = SegmentEncoder(
                 self.max_levels, self.n_bins, self.min_frequency
-            ).fit(segments, n_rows)
+            )
+            X, _ = self.encoder_.fit_transform(segments, n_rows)
             self.feature_names_ = list(self.encoder_.feature_names_)
-        X, _ = self.encoder_.transform(segments, n_rows, raw=True)
+        else:
+            X, _ = self.encoder_.transform(segments, n_rows, raw=True)
         return X[:, : len(self.feature_names_)], X
 
     # -- fit ------------------------------------------------------------------
