@@ -148,7 +148,9 @@ class LightGBMData:
         return self.full.subset(rows, params=_DATASET_PARAMS)
 
 
-_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True}
+# feature_pre_filter off: the bins serve fits of other min_data_in_leaf and
+# fewer rows (a fold), and a feature LightGBM dropped could not come back
+_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True, "feature_pre_filter": False}
 
 
 def boost_lightgbm(
@@ -246,7 +248,14 @@ def boost_lightgbm(
     best_loss = log_loss_of(best["va"], y_va, w_va, binary) if early else np.inf
     best_round, stall, rounds = 0, 0, 0
     for _ in range(max_iter):
-        empty = booster.update(fobj=objective)
+        try:
+            empty = booster.update(fobj=objective)
+        except lgb.basic.LightGBMError as exc:
+            if rounds or "num_features" not in str(exc):
+                raise
+            # every feature constant on these rows: nothing to split, the
+            # logits are kept (LightGBM refuses a custom objective then)
+            break
         rounds += 1
         if not early:
             if empty:
