@@ -101,7 +101,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       held-out ``validation_fraction`` of the rows, then a final rescaling
       ``a eta + b`` of the corrected logit (``eta / T`` for more than two
       classes). LightGBM (its ``init_score``) when installed and
-      ``backend="auto"``; scikit-learn's ``DecisionTreeRegressor`` otherwise.
+      ``backend="auto"``, the number of rounds chosen on the held-out rows
+      then refitted on all of them; scikit-learn's ``DecisionTreeRegressor``
+      otherwise (the trees of the rows left after the held-out ones).
     - ``method="auto"`` (default): "passthrough" (no calibration), the global
       calibrator ``global_calibrator`` and the two methods above are scored
       by ``cv``-fold cross-validated log-loss, and the simplest within one
@@ -110,7 +112,12 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       global calibrator one or two, boosting counts last): a segment map is
       chosen only when it beats the global and uncalibrated scores by more
       than the fold-to-fold noise, so segments that carry no information
-      leave the scores to the global calibrator or alone.
+      leave the scores to the global calibrator or alone. Two classes: the
+      logistic map and Platt scaling are scored by their approximate
+      leave-one-out losses (one fit each, averaged over each fold's rows).
+      Boosting is fitted on the first fold first and left out ("screened
+      out" in ``cv_results_``) when it is no better there than a simpler
+      candidate: it can only be chosen by beating every simpler one.
 
     Parameters
     ----------
@@ -457,9 +464,17 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         """A fold of the LightGBM boosting on the rows binned once: the
         corrected logits of the held-out fold come from LightGBM's running
         scores at the best round (no prediction pass), then the fold's
-        rescaling, fitted on its training rows as the final map's is."""
+        rescaling, fitted on its training rows as the final map's is. The
+        fold scores the map of the rows left after the early-stopping rows
+        (not refitted on all of the fold's rows as the final map is: half the
+        cost, and the score, if anything, understates the final map's)."""
         _, _, eta_fit, eta_test = boost_lightgbm(
-            self._lgb_data, train, test, n_jobs=self.n_jobs, **self._boost_kwargs()
+            self._lgb_data,
+            train,
+            test,
+            n_jobs=self.n_jobs,
+            refit=False,
+            **self._boost_kwargs(),
         )
         wt = w[train] / w[train].sum()
         a, b = fit_rescaling(eta_fit, y_idx[train], wt, z.shape[1] == 1)

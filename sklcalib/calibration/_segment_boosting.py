@@ -10,7 +10,11 @@ stop when the log-loss of a held-out part of the rows has not improved for
 ``n_iter_no_change`` rounds, and the best round is kept. A final rescaling
 (``a eta + b`` for two classes, ``eta / T`` otherwise) is fitted on all rows.
 With LightGBM installed (``backend="lightgbm"``, or ``"auto"``), its
-``init_score`` starts the boosting from the logit instead.
+``init_score`` starts the boosting from the logit instead, the held-out rows
+choose the number of rounds and that many are then refitted on all the rows;
+the features are binned once for all the fits of a calibrator (folds are row
+subsets of one LightGBM ``Dataset``), and the corrected logits of the fitted
+and held-out rows are read from LightGBM's running scores, not predicted.
 """
 
 import numpy as np
@@ -166,6 +170,7 @@ def boost_lightgbm(
     n_iter_no_change,
     random_state,
     n_jobs,
+    refit=True,
 ):
     """Boost from the logits on ``fit_rows`` of ``data`` (a held-out
     ``validation_fraction`` of them stops the rounds), Newton steps of the
@@ -283,6 +288,22 @@ def boost_lightgbm(
             booster.eval_train(grab)
             best["tr"] = grabbed[id(train_set)]
     booster.free_dataset()
+    if early and refit and best_round:
+        # the held-out rows chose the number of rounds; the map is that many
+        # rounds on all the rows (none of them held out of the trees)
+        return boost_lightgbm(
+            data,
+            fit_rows,
+            eval_rows,
+            max_iter=best_round,
+            learning_rate=learning_rate,
+            max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf,
+            validation_fraction=0.0,
+            n_iter_no_change=n_iter_no_change,
+            random_state=random_state,
+            n_jobs=n_jobs,
+        )
     # back to the callers' row order
     rows = np.r_[tr, va]
     order = np.argsort(rows)
