@@ -126,9 +126,13 @@ def group_resamples(runs, pairs, n_resamples, seed):
             parts[k] = (e - c, np.take(slope, rows.bin, axis=1) * rows.resid)
         for pair in pairs:
             (da, ua), (db, ub) = parts[pair[0]], parts[pair[1]]
+            # _bootstrap_block's expressions, in place where that changes no
+            # value: (counts * 1.0) is counts, x ** 2 is numpy's square
             u = ua - ub
             ubar = (counts * u).sum(axis=1, keepdims=True) / total
-            v = (counts * 1.0 * (u - ubar) ** 2).sum(axis=1)
+            np.subtract(u, ubar, out=u)
+            np.square(u, out=u)
+            v = np.multiply(counts, u, out=u).sum(axis=1)
             stat[pair][start : start + m] = da - db
             var[pair][start : start + m] = v / (total * total) * n / max(n - 1, 1)
     out = {}
