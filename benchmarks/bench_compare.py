@@ -10,10 +10,16 @@ of the bootstrap-t, the swaps of the older swap test) and counts: the rejections
 how often the interval holds the true difference of population ECEs, and its
 mean width. ``--part test`` runs ``calibration_test`` (ECE, 15 bins) on the
 calibrated models of the beds (labels drawn from the truth): its size.
+``--part moments`` takes the test's power apart (no resampling, the same
+draws): per cell the mean and standard deviation of the gap-corrected
+difference it standardises and of the plug-in difference, the mean
+delta-method standard error, and each model's mean plug-in ECE, zero-gap
+bias and gap-corrected ECE (the statistic is the difference of the last).
 
     python benchmarks/bench_compare.py [--reps 200] [--swaps 199] [--seeds 0 1]
         [--sizes 500 2000] [--jobs 2] [--beds 0 5 7]
     python benchmarks/bench_compare.py --part test --reps 200
+    python benchmarks/bench_compare.py --part moments --reps 2000 --beds 11 12 13
 
 ``--merge NEW.csv OLD.csv`` prints the user guide's rows: this version's
 table beside the earlier versions' rejection rates, OLD holding the columns
@@ -129,10 +135,73 @@ def test_cell(i, n, reps, resamples, seed):
     return rejected / reps
 
 
+def moments_cell(i, n, reps, seed):
+    """Why the test rejects as often as it does: over ``reps`` test sets of
+    bed ``i`` (the comparison cell's draws), the mean and standard deviation
+    of the gap-corrected difference the test standardises and of the plug-in
+    difference, the mean delta-method standard error, and each model's mean
+    plug-in ECE and zero-gap bias. No resampling: the statistic on the rows
+    as they are."""
+    from sklcalib._utils._binning import top_label
+    from sklcalib._utils._swap import (
+        ece_and_bias,
+        gap_corrected,
+        observed_statistic,
+        top_label_rows,
+    )
+    from sklcalib._utils._validation import check_targets
+
+    law = _law("cmp", i)
+    rng = np.random.default_rng([seed, i, n])
+    out = np.empty((reps, 9))
+    for rep in range(reps):
+        y, a, b = law.draw(rng, n)
+        y_idx, pa, _, _ = check_targets(y, a, None, None)
+        pb = check_targets(y, b, None)[1]
+        ra = top_label_rows(*top_label(pa, y_idx), 15)
+        rb = top_label_rows(*top_label(pb, y_idx), 15)
+        stat, var = observed_statistic(ra, rb)
+        ea, ba = ece_and_bias(ra.sums, ra.total, 15)
+        eb, bb = ece_and_bias(rb.sums, rb.total, 15)
+        ca = ea - gap_corrected(ra.sums, ra.total, 15)[2]
+        cb = eb - gap_corrected(rb.sums, rb.total, 15)[2]
+        out[rep] = stat, np.sqrt(var), ea - eb, ea, ba, ca, eb, bb, cb
+    return out
+
+
+MOMENTS = (
+    "statistic mean",
+    "statistic sd",
+    "mean se",
+    "plug-in difference mean",
+    "plug-in difference sd",
+    "A plug-in",
+    "A zero-gap bias",
+    "A gap-corrected",
+    "B plug-in",
+    "B zero-gap bias",
+    "B gap-corrected",
+)
+
+
+def _moments(out):
+    stat, se, diff, *per_model = out.T
+    return (
+        stat.mean(),
+        stat.std(ddof=1),
+        se.mean(),
+        diff.mean(),
+        diff.std(ddof=1),
+        *(v.mean() for v in per_model),
+    )
+
+
 def _run(job):
     part, i, n, reps, swaps, seed = job
     if part == "cmp":
         return job, comparison_cell(i, n, reps, swaps, seed)
+    if part == "moments":
+        return job, moments_cell(i, n, reps, seed)
     return job, test_cell(i, n, reps, swaps, seed)
 
 
@@ -162,7 +231,9 @@ def merge(new_path, old_path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=["comparison", "test"], default="comparison")
+    parser.add_argument(
+        "--part", choices=["comparison", "test", "moments"], default="comparison"
+    )
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--swaps", type=int, default=199)
     parser.add_argument("--sizes", type=int, nargs="+", default=[500, 2000])
@@ -177,11 +248,11 @@ def main(argv=None):
     if args.merge:
         merge(*args.merge)
         return
-    part = "cmp" if args.part == "comparison" else "test"
-    table = COMPARISON_BEDS if part == "cmp" else TEST_BEDS
+    part = {"comparison": "cmp", "test": "test", "moments": "moments"}[args.part]
+    table = TEST_BEDS if part == "test" else COMPARISON_BEDS
     which = args.beds if args.beds is not None else range(len(table))
     for i in which:  # build the laws once, before the workers fork
-        _law(part, i)
+        _law("test" if part == "test" else "cmp", i)
     per = -(-args.reps // args.chunks)
     jobs = [
         (part, i, n, per, args.swaps, seed * 1000 + c)
@@ -198,6 +269,8 @@ def main(argv=None):
         results = map(_run, jobs)
     if part == "cmp":
         print("bed,n,true difference,rejected at 5 %,coverage,mean width,s per call")
+    elif part == "moments":
+        print("bed,n,true difference," + ",".join(MOMENTS))
     else:
         print("model,n,rejected at 5 %")
     acc = {}
@@ -206,8 +279,16 @@ def main(argv=None):
         acc.setdefault((i, n), []).append(res)
         if len(acc[i, n]) < pieces:
             continue
-        mean = np.mean(np.asarray(acc[i, n], dtype=float), axis=0)
         label = table[i][0]
+        if part == "moments":
+            figures = _moments(np.concatenate(acc[i, n]))
+            print(
+                f'"{label}",{n},{_law("cmp", i).difference:.4f},'
+                + ",".join(f"{v:.4f}" for v in figures),
+                flush=True,
+            )
+            continue
+        mean = np.mean(np.asarray(acc[i, n], dtype=float), axis=0)
         if part == "cmp":
             law = _law(part, i)
             print(

@@ -137,3 +137,37 @@ def test_comparison_docstring_says_what_its_test_is():
     rows = _comparison_rows()
     swap = [_percent(r["swap"]) for r in _null(rows) if "same scores" in r["pair"]]
     assert f"{max(swap):.0f} % for two temperatures of the same" in doc
+
+
+def test_prose_quotes_the_width_anatomy():
+    # the guide's words on where the width comes from follow the committed
+    # run of benchmarks/bench_interval_width.py
+    import csv
+
+    text = " ".join(GUIDE.read_text().split())
+    for name in ("width_anatomy", "oracle_bias"):
+        assert f"_static/interval_coverage/{name}.csv" in text
+    with open(INTERVAL_TABLES / "width_anatomy.csv", newline="") as f:
+        rows = {(r["bed"], r["n"], r["error"]): r for r in csv.DictReader(f)}
+    cell = rows["logistic_under", "300", "ece"]
+    low, high = -float(cell["low"]), float(cell["high"])
+    o_low, o_high = -float(cell["oracle low"]), float(cell["oracle high"])
+    assert (
+        f"from {low:.2f} standard deviations below the estimate to {high:.2f} "
+        f"above, the oracle from {o_low:.2f} below to {o_high:.2f} above" in text
+    )
+    large = [r for k, r in rows.items() if k[1] == "10000"]
+    slopes = sorted(float(r["slope"]) for r in large)
+    ratios = sorted(float(r["ratio"]) for r in large)
+    assert f"slope {slopes[0]:.2f}-{slopes[-1]:.2f}" in text
+    assert f"oracle ({ratios[0]:.2f}-{ratios[-1]:.2f} times)" in text
+    small = [
+        r
+        for k, r in rows.items()
+        if k[0] in ("logistic_under", "logistic_over", "flat_under")
+        and k[1] in ("100", "300")
+    ]
+    slopes = sorted(float(r["slope"]) for r in small)
+    ratios = sorted(float(r["ratio"]) for r in small)
+    assert f"only {slopes[0]:.2f}-{slopes[-1]:.2f} of the error's change" in text
+    assert f"{ratios[0]:.2f}-{ratios[-1]:.2f} times the oracle's" in text

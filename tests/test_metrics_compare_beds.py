@@ -99,3 +99,18 @@ def test_the_bootstrap_draws_rows_with_shrunk_gaps():
         shift = np.zeros(15)
         shift[live] = (gap - want) / mass
         np.testing.assert_allclose(moved.resid, rows.resid - shift[rows.bin])
+
+
+def test_power_anatomy_reads_the_tests_statistic():
+    # bench_compare.py --part moments: the statistic is the difference of
+    # the two gap-corrected ECEs, the plug-in difference compare_calibration's
+    import bench_compare as bench
+
+    out = bench.moments_cell(11, 300, 3, seed=0)
+    stat, _, diff, ea, _, ca, eb, _, cb = out.T
+    np.testing.assert_allclose(stat, ca - cb, atol=1e-12)
+    np.testing.assert_allclose(diff, ea - eb, atol=1e-12)
+    law = bench._law("cmp", 11)
+    y, a, b = law.draw(np.random.default_rng([0, 11, 300]), 300)
+    res = compare_calibration(y, a, b, n_resamples=9, random_state=0)
+    assert res.difference == pytest.approx(diff[0], abs=1e-12)

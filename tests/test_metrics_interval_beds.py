@@ -184,3 +184,50 @@ def test_estimate_matches_the_metric():
     y, p = FAMILY["logistic_over"].sample(rng, 500)
     ci = calibration_error_interval(y, p, random_state=0)
     assert ci.estimate == expected_calibration_error(y, p)
+
+
+# --- where the width comes from: the fast variant of bench_interval_width.py
+
+
+def test_width_anatomy_takes_the_coverage_tables_replications():
+    import bench_interval_width as width
+
+    bed = FAMILY["logistic_under"]
+    row = width.anatomy(bed, 300, "ece", reps=6, seed=11)
+    spec = tuple(s for s in bench.SPECS if s[0] == "ece")
+    cell = bench.run_cell(bed, 300, spec, reps=6, seed=11)["ece"]
+    # the same draws as the coverage table's cell
+    assert row["coverage"] == cell["coverage"]
+    assert row["ratio"] == pytest.approx(cell["ratio"])
+    # both intervals hold the estimate: bounds on either side of it
+    assert row["low"] <= 0.0 <= row["high"]
+    assert row["oracle low"] <= 0.0 <= row["oracle high"] + 1e-12
+
+
+@pytest.mark.parametrize(
+    "name, n, low, high",
+    [
+        # every bin's gap clear of its noise: the plug-in moves with the error
+        ("logistic_under", 10_000, 0.9, 1.1),
+        # a calibrated model on 300 rows: the bins' noise is folded, the
+        # plug-in grows far more slowly than the error along the path
+        ("logistic", 300, 0.0, 0.8),
+    ],
+)
+def test_path_slope_reads_the_folded_noise(name, n, low, high):
+    import bench_interval_width as width
+
+    bed = FAMILY[name]
+    y, p = bed.sample(np.random.default_rng(5), n)
+    slope = width.path_slope(y, p, bed.n_classes, "ece", {}, seed=0)
+    assert low < slope < high
+
+
+def test_oracle_is_narrowed_by_few_replications():
+    import bench_interval_width as width
+
+    factor = width.oracle_bias(sizes=(20, 400), draws=4000, seed=1)
+    # the 2.5 % and 97.5 % quantiles of 20 normal draws span about 84 % of
+    # the law's; of 400 draws about 99 %
+    assert factor[20] < 0.88
+    assert 0.97 < factor[400] < 1.01

@@ -1,0 +1,257 @@
+"""Where ``calibration_error_interval``'s width over the oracle's comes from.
+
+The coverage table (``bench_interval_coverage.py``) gives, per cell, the
+interval's median width over the oracle's. This script takes cells apart:
+per cell the estimator's mean and standard deviation over the replications,
+and where the interval's and the oracle's bounds sit around the estimate, in
+standard deviations of the estimator (``(bound - estimate) / sd``, averaged
+over the replications; the oracle's ends before its clip at 0 and its
+stretch to hold the estimate, so that where the truth is 0 its upper end can
+lie below the estimate). An
+interval as wide as the oracle puts its bounds where the oracle does; the
+columns show which end is the wider one and by how much. The ``slope``
+column is the median over the replications of how fast the tested
+statistic's simulated mean moves with the population error along the
+interval's path, at the shrunk configuration (:func:`path_slope`): the
+oracle takes the estimator's law to shift one for one with the error (slope
+1); where the law moves more slowly (a plug-in L1 error whose bins' noise
+is folded: it grows by less than the error does), any interval that covers
+the errors near the truth, not only the truth itself, is about ``1 / slope``
+times as wide as the oracle.
+
+It also gives how much the oracle itself is narrowed by the few replications
+of a cell: the oracle's width is the distance between the 2.5 % and 97.5 %
+quantiles of ``T - truth`` over the replications, which on ``R`` draws of a
+normal law (linear interpolation, numpy's default, as the table computes
+them) falls short of the law's by the factor in ``--oracle-bias``.
+
+Run (single-threaded BLAS, ``nice``)::
+
+    python benchmarks/bench_interval_width.py --reps 200 \
+        --csv docs/_static/interval_coverage/width_anatomy.csv
+    python benchmarks/bench_interval_width.py --oracle-bias \
+        --csv docs/_static/interval_coverage/oracle_bias.csv
+
+The cells (``CELLS``) are the kinds of cell the coverage table finds wider
+than 1.35 times the oracle while covering: an error clearly away from 0 but
+within a few noise standard deviations per bin at n = 100-300 (under- and
+over-confident binary models), an error at 0 (a calibrated model), an error
+small against its noise (2 % prevalence), one bin on 36 rows (the sharp
+network's debiased error), and, as controls, the same models at n = 10^4.
+``tests/test_metrics_interval_beds.py`` runs a seeded fast variant.
+"""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _beds
+import bench_interval_coverage as coverage
+
+#: (bed, n, error label of bench_interval_coverage.SPECS)
+CELLS = (
+    ("logistic_under", 300, "ece"),
+    ("logistic_under", 300, "adaptive_ece"),
+    ("logistic_over", 100, "ece"),
+    ("flat_under", 100, "adaptive_ece"),
+    ("logistic", 300, "ece"),
+    ("rare_under", 100, "ece"),
+    ("sharp_net", 36, "debiased_ece"),
+    ("logistic_under", 10_000, "ece"),
+    ("logistic_over", 10_000, "ece"),
+)
+LEVEL = coverage.LEVEL
+
+
+def anatomy(bed, n, label, reps, seed=0):
+    """One cell taken apart: a dict of the figures of the module doc (the
+    replications are the coverage table's: same bed, ``n`` and seed)."""
+    from sklcalib.metrics import calibration_error_interval
+
+    spec = next(s for s in coverage.SPECS if s[0] == label)
+    _, metric, params = spec
+    truth = coverage._truth(bed, metric, params)
+    rng = np.random.default_rng([seed, n, sum(map(ord, bed.name))])
+    est, low, high = np.empty(reps), np.empty(reps), np.empty(reps)
+    slope = np.full(reps, np.nan)
+    square = np.full(reps, np.nan)
+    labels = {"labels": np.arange(bed.n_classes)}
+    for r in range(reps):
+        y, p = bed.sample(rng, n)
+        # the coverage table's draws: every error of the cell in turn takes
+        # nothing from rng, so the replications are the same
+        ci = calibration_error_interval(
+            y, p, metric=metric, random_state=r, **params, **labels
+        )
+        est[r], low[r], high[r] = ci.estimate, ci.low, ci.high
+        if metric == "debiased_ece":
+            square[r] = coverage._debiased_square(y, p, bed.n_classes, params)
+        if metric not in ("nll", "brier"):
+            slope[r] = path_slope(y, p, bed.n_classes, metric, params, seed=r)
+    alpha = 1.0 - LEVEL
+    row = coverage.summarise(
+        truth, est, low, high, square=square if metric == "debiased_ece" else None
+    )
+    sd = float(np.std(est, ddof=1))
+    if metric == "debiased_ece":
+        q_lo, q_hi = np.quantile(square - truth**2, [alpha / 2, 1 - alpha / 2])
+        o_low = np.sqrt(np.maximum(square - q_hi, 0.0))
+        o_high = np.sqrt(np.maximum(square - q_lo, 0.0))
+    else:
+        q_lo, q_hi = np.quantile(est - truth, [alpha / 2, 1 - alpha / 2])
+        o_low, o_high = est - q_hi, est - q_lo
+    scale = sd if sd > 0 else 1.0
+    return {
+        "bed": bed.name,
+        "n": n,
+        "error": label,
+        "truth": truth,
+        "estimate": float(np.mean(est)),
+        "sd": sd,
+        "coverage": row["coverage"],
+        "low misses": row["miss_low"],
+        "ratio": row["ratio"],
+        "low": float(np.mean((low - est) / scale)),
+        "high": float(np.mean((high - est) / scale)),
+        "oracle low": float(np.mean((o_low - est) / scale)),
+        "oracle high": float(np.mean((o_high - est) / scale)),
+        "slope": float(np.nanmedian(slope)) if np.any(np.isfinite(slope)) else np.nan,
+        "reps": reps,
+    }
+
+
+def path_slope(y, p, n_classes, metric, params, seed, s_step=0.1, n_draws=400):
+    """How fast the tested statistic's mean moves with the population error
+    along the interval's path, at the shrunk configuration (``s = 1``): the
+    change of its simulated mean from ``s = 1 - s_step`` to ``1 + s_step``
+    over the change of the population error (of its square for the debiased
+    error). A law that moved one for one with the error (a shift, which the
+    oracle assumes) has slope 1; an inverted test is then about ``1 /
+    slope`` times as wide as a shift's."""
+    from sklcalib._utils._validation import check_prob_values, check_targets
+    from sklcalib.metrics import _cells
+
+    y_idx, q, _, w = check_targets(y, p, np.arange(n_classes), None)
+    q = check_prob_values(q)
+    n_bins = params.get("n_bins", 15)
+    if metric == "debiased_ece":
+        cells = _cells._debiased_cells(y_idx, q, w, n_bins, "top_label")
+        kind = "debiased"
+    else:
+        cells = _cells._binned_cells(metric, y_idx, q, w, n_bins)
+        kind = params.get("norm", "l1")
+    g = _cells._shrunk_gaps(cells)
+    if not np.any(np.abs(g) > 1e-12):
+        g = np.ones_like(g)  # as the interval: a common shift
+    draws = _cells.CellDraws(cells.n, np.random.default_rng(seed), n_draws)
+    stat, truth = [], []
+    for s in (1.0 - s_step, 1.0 + s_step):
+        mu = cells.pbar + s * g
+        means = draws.means(mu)
+        stat.append(
+            float(np.mean(_cells._statistic(cells, means, _cells.STATISTIC_OF[kind])))
+        )
+        truth.append(_cells._truth(cells, mu, kind))
+    if truth[1] == truth[0]:
+        return float("nan")
+    return (stat[1] - stat[0]) / (truth[1] - truth[0])
+
+
+def oracle_bias(sizes=(20, 40, 50, 60, 100, 200, 400), draws=20_000, seed=0):
+    """Mean width of the 2.5-97.5 % quantile range of ``R`` normal draws
+    (linear interpolation) over the law's, for every ``R`` in ``sizes``."""
+    rng = np.random.default_rng(seed)
+    alpha = 1.0 - LEVEL
+    span = 2.0 * 1.959963984540054
+    out = {}
+    for size in sizes:
+        x = rng.standard_normal((draws, size))
+        q = np.quantile(x, [alpha / 2, 1 - alpha / 2], axis=1)
+        out[size] = float(np.mean(q[1] - q[0]) / span)
+    return out
+
+
+COLUMNS = (
+    "bed",
+    "n",
+    "error",
+    "truth",
+    "estimate",
+    "sd",
+    "coverage",
+    "low misses",
+    "ratio",
+    "low",
+    "high",
+    "oracle low",
+    "oracle high",
+    "slope",
+    "reps",
+)
+
+
+def _format(row):
+    out = []
+    for key in COLUMNS:
+        value = row[key]
+        if key in ("coverage", "low misses"):
+            out.append(f"{value:.1%}")
+        elif key in ("truth", "estimate", "sd"):
+            out.append(f"{value:.4f}")
+        elif isinstance(value, float):
+            signed = key in ("low", "high", "oracle low", "oracle high")
+            out.append(f"{value:+.2f}" if signed else f"{value:.2f}")
+        else:
+            out.append(str(value))
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--csv", default=None, help="write the table there too")
+    parser.add_argument(
+        "--oracle-bias",
+        action="store_true",
+        help="print the oracle's shortfall on R replications of a normal law",
+    )
+    args = parser.parse_args(argv)
+    if args.oracle_bias:
+        header = ["replications", "oracle width over the law's"]
+        rows = [[str(k), f"{v:.3f}"] for k, v in oracle_bias().items()]
+        print(",".join(header))
+        for row in rows:
+            print(",".join(row))
+        if args.csv:
+            _write(args.csv, header, rows)
+        return
+    family = _beds.family()
+    rows = []
+    print(",".join(COLUMNS))
+    for name, n, label in CELLS:
+        row = _format(anatomy(family[name], n, label, args.reps, args.seed))
+        rows.append(row)
+        print(",".join(row), flush=True)
+    if args.csv:
+        _write(args.csv, COLUMNS, rows)
+
+
+def _write(path, header, rows):
+    import csv
+
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
