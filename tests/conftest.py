@@ -94,6 +94,20 @@ def pytest_configure(config):
     torch.set_num_threads(1)
 
 
+# --- the longest test starts first ---------------------------------------------
+# The docs build (html, every gallery example, then the user guide's code) is
+# a few times longer than any other test. pytest-xdist hands out the tests in
+# collection order, so collected mid-run it may start when the other worker is
+# nearly done and end alone; first, it runs beside the rest of the suite.
+RUN_FIRST = ("tests/test_docs.py::test_site_builds_and_its_examples_and_user_guide",)
+
+
+def pytest_collection_modifyitems(config, items):
+    first = [item for item in items if item.nodeid.startswith(RUN_FIRST)]
+    if first:
+        items[:] = first + [item for item in items if item not in first]
+
+
 @pytest.fixture(scope="module")
 def data():
     """A tiny 3-class problem (200 x 5) for the net and callback tests; a test

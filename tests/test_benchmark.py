@@ -274,13 +274,20 @@ def test_same_numbers_on_a_scheduler_address(sequential_run, tmp_path):
     distributed = pytest.importorskip(
         "distributed", reason="--scheduler needs dask.distributed"
     )
+    # The command's own part is to connect to the address, run the grid there
+    # and close its client (not the cluster); worker processes are the local
+    # cluster's test above. Here a scheduler on a TCP address with one worker
+    # thread in this process: no second pair of interpreters importing torch.
     with distributed.LocalCluster(
-        n_workers=2,
+        n_workers=1,
         threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
         host="127.0.0.1",
         dashboard_address=None,
         scheduler_kwargs={"dashboard_address": ":0"},  # not 8787: see _helpers
     ) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         argv = [*TINY, "--scheduler", cluster.scheduler_address, "--no-plots"]
         assert main([*argv, "--out", str(tmp_path)]) == 0
         # the command closes its client, not the cluster it was pointed at

@@ -517,3 +517,98 @@ def test_approximate_leave_one_out_matches_the_exact_one():
         eta = fitted.logits(z, S)[:, 0]
         in_sample = np.mean(np.logaddexp(0, eta) - y * eta)
         assert exact.mean() - in_sample > 5 * abs(approx.mean() - exact.mean())
+
+
+@needs_lightgbm
+@pytest.mark.parametrize("K", [1, 3])
+def test_lightgbm_running_scores_are_the_boosters_predictions(K):
+    # the folds and the final fit read the corrected logits of the fitted and
+    # held-out rows from LightGBM's running scores instead of predicting:
+    # they must be the booster's own predictions from the logits, in the
+    # callers' row order (shuffled rows), with and without early stopping
+    from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
+
+    rng = np.random.default_rng(K)
+    n = 3000
+    X = rng.normal(size=(n, 3))
+    z = rng.normal(0, 2, size=(n, K))
+    scale = np.where(X[:, 0] > 0, 0.5, 1.5)[:, None]
+    if K == 1:
+        y = (rng.uniform(size=n) < expit(scale[:, 0] * z[:, 0])).astype(np.int64)
+    else:
+        P = softmax(scale * z, axis=1)
+        y = (P.cumsum(axis=1) < rng.uniform(size=n)[:, None]).sum(axis=1)
+    features = np.hstack([X, z])
+    data = LightGBMData(features, z, y, np.ones(n))
+    order = rng.permutation(n)
+    fit_rows, eval_rows = order[:2000], order[2000:]
+    kwargs = dict(
+        max_iter=60,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=5,
+        random_state=0,
+        n_jobs=1,
+    )
+    for fraction in (0.2, 0.0):  # early-stopped, and all the rounds
+        kwargs["validation_fraction"] = fraction
+        boost, rounds, eta_fit, eta_eval = boost_lightgbm(
+            data, fit_rows, eval_rows, **kwargs
+        )
+        assert rounds > 0
+        np.testing.assert_allclose(
+            eta_fit, z[fit_rows] + boost.correction(features[fit_rows], K), atol=1e-9
+        )
+        np.testing.assert_allclose(
+            eta_eval,
+            z[eval_rows] + boost.correction(features[eval_rows], K),
+            atol=1e-9,
+        )
+
+
+@needs_lightgbm
+def test_auto_screens_boosting_out_and_scores_platt_without_refits(opposite):
+    # segment-specific slopes and intercepts: the logistic map is the truth,
+    # so boosting loses on the first fold and its other folds are not fitted;
+    # Platt scaling's leave-one-out score agrees with its 5-fold refits
+    (z, y, g), _ = opposite
+    seg = SegmentCalibrator(method="auto").fit(z, y, segments=g)
+    r = seg.cv_results_
+    status = dict(zip(r["candidate"], r["status"], strict=True))
+    assert seg.method_ == "logistic"
+    assert status["boosting"].startswith("screened out")
+    assert np.isnan(r["mean_log_loss"][r["candidate"].index("boosting")])
+    refits = SegmentCalibrator(method="auto", global_calibrator=PlattScaler())
+    r2 = refits.fit(z, y, segments=g).cv_results_
+    platt_alo = r["mean_log_loss"][r["candidate"].index("global (platt)")]
+    platt_cv = r2["mean_log_loss"][r2["candidate"].index("global (PlattScaler)")]
+    assert abs(platt_alo - platt_cv) < 2e-3 * platt_cv
+
+
+def test_encoder_fit_transform_is_fit_then_transform():
+    from sklcalib.calibration._segment_encoding import SegmentEncoder
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    cat = rng.choice(
+        np.array(["a", "b", "c", "rare"], dtype=object),
+        size=n,
+        p=[0.5, 0.3, 0.195, 0.005],
+    )
+    cat[:40] = None
+    num = rng.normal(size=n)
+    num[:30] = np.nan
+    ints = rng.integers(0, 4, size=n)
+    columns = np.empty((n, 3), dtype=object)
+    columns[:, 0], columns[:, 1], columns[:, 2] = cat, num, ints
+    enc = SegmentEncoder(20, 5, 20)
+    X, raw_cols = enc.fit_transform(columns, n)
+    Y, raw_cols2 = (
+        SegmentEncoder(20, 5, 20).fit(columns, n).transform(columns, n, raw=True)
+    )
+    np.testing.assert_array_equal(X, Y)
+    assert raw_cols == raw_cols2
+    # and the fit keeps no reference to the rows it saw
+    assert not enc._fit_codes

@@ -1,10 +1,12 @@
 """The documentation: its build is how CI runs every gallery example.
 
-The slow tests build the site exactly as CI should (``sphinx -W --keep-going``:
+The slow test builds the site exactly as CI should (``sphinx -W --keep-going``:
 any warning fails) into a temporary copy of ``docs/`` and ``examples/``, so that
 sphinx-gallery runs every example afresh instead of reusing the outputs of an
-earlier local build, and the source tree is left untouched. The fast tests check
-the gallery scripts and the API page against the package without building.
+earlier local build, and the source tree is left untouched; then it runs the
+user guide's code with the doctest builder on the same environment. The fast
+tests check the gallery scripts and the API page against the package without
+building.
 """
 
 import ast
@@ -56,6 +58,22 @@ def test_example_starts_with_a_rest_title(path):
     )
     # a paragraph after the title becomes the gallery thumbnail's tooltip
     assert doc[match.end() :].strip(), f"{path.name}: no text below the title"
+
+
+def test_tabular_example_draws_the_figures_the_tabular_page_shows():
+    # the example saves one figure per set of SHOWN into docs/_static/tabular
+    tree = ast.parse((ROOT / "examples" / "plot_tabular_calibration.py").read_text())
+    shown = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["SHOWN"]
+    )
+    page = (DOCS / "user_guide" / "tabular.rst").read_text(encoding="utf-8")
+    images = re.findall(r"/_static/tabular/reliability_(\w+)\.png", page)
+    assert images == list(shown)
+    for name in shown:
+        assert (DOCS / "_static" / "tabular" / f"reliability_{name}.png").is_file()
 
 
 def _api_names():
@@ -125,14 +143,29 @@ def _warnings(result):
 
 
 @pytest.mark.slow
-def test_html_builds_without_warnings_and_runs_every_example(tmp_path):
+def test_site_builds_and_its_examples_and_user_guide_code_run(tmp_path):
+    # One test, two builders over one copy of the sources: the doctest builder
+    # reuses the environment the html build pickled into ``doctrees`` (the
+    # pages are read, parsed and their API pages generated once) and
+    # sphinx-gallery finds every example unchanged since it ran for the html
+    # build (it runs each example once). As one test it stays on one xdist
+    # worker, which a fixture shared by two tests would not.
     srcdir = _copy_sources(tmp_path)
+    doctrees = tmp_path / "doctrees"
     out = tmp_path / "html"
-    result = _sphinx(srcdir, "html", out)
+    result = _sphinx(srcdir, "html", out, "-d", str(doctrees))
     assert result.returncode == 0, (
         f"sphinx -W failed:\n{_warnings(result)}\n{result.stderr[-3000:]}"
     )
+    _check_html(srcdir, out)
+    figures = {p: p.stat().st_mtime_ns for p in srcdir.rglob("sphx_glr_*.png")}
+    _check_user_guide_code(srcdir, tmp_path / "doctest", doctrees)
+    # the doctest build ran no example again: their figures are untouched
+    assert figures == {p: p.stat().st_mtime_ns for p in figures}
 
+
+def _check_html(srcdir, out):
+    """The pages, the API pages and every example's gallery page with its figures."""
     for page in [
         "index",
         "quickstart",
@@ -168,18 +201,19 @@ def test_html_builds_without_warnings_and_runs_every_example(tmp_path):
             assert figure.name in html, f"{figure.name} not shown on {page.name}"
 
 
-@pytest.mark.slow
-def test_user_guide_code_runs(tmp_path):
-    # the ``.. doctest::`` / ``.. testcode::`` blocks of the narrative pages;
-    # the gallery is not re-run here (plot_gallery=0), the html test runs it
-    srcdir = _copy_sources(tmp_path)
-    result = _sphinx(srcdir, "doctest", tmp_path / "doctest", "-D", "plot_gallery=0")
-    report = (tmp_path / "doctest" / "output.txt").read_text(encoding="utf-8")
+def _check_user_guide_code(srcdir, out, doctrees):
+    """The ``.. doctest::`` / ``.. testcode::`` blocks of the narrative pages
+    pass (run by Sphinx's doctest builder on the html build's environment)."""
+    result = _sphinx(srcdir, "doctest", out, "-d", str(doctrees))
+    report = (out / "output.txt").read_text(encoding="utf-8")
     assert result.returncode == 0, f"{_warnings(result)}\n{report[-4000:]}"
     assert re.search(r"^\s+0 failures in tests", report, re.M), report[-4000:]
     # the quickstart's search, scaler and report, and the user guide's snippets
     ran = int(re.search(r"Doctest summary\n=+\n\s*(\d+) tests", report)[1])
     assert ran >= 20, report[-2000:]
+    # the html build's environment was reused, not read afresh
+    log = result.stdout + result.stderr
+    assert re.search(r"updating environment: 0 added", log), log[-3000:]
 
 
 # the one place that sets a docstring at run time: the tabular loaders are made

@@ -29,13 +29,18 @@ import numpy as np
 
 from sklcalib._utils._binning import top_label
 from sklcalib._utils._swap import (
-    binomial_mean_abs_deviation as _mean_abs_deviation,
-)
-from sklcalib._utils._swap import (
+    STUDENT_CHUNK,
+    PairedResamples,
     ece_and_bias,
+    gap_corrected,
+    observed_statistic,
     paired_resamples,
     paired_test,
+    shrunk_rows,
     top_label_rows,
+)
+from sklcalib._utils._swap import (
+    binomial_mean_abs_deviation as _mean_abs_deviation,
 )
 from sklcalib._utils._validation import check_targets
 
@@ -78,6 +83,74 @@ def seed_resamples(run_a, run_b, n_resamples, seed):
     return paired_resamples(
         run_a.rows, run_b.rows, n_resamples, np.random.default_rng(seed)
     )
+
+
+def group_resamples(runs, pairs, n_resamples, seed):
+    """:func:`seed_resamples` of every pair ``(a, b)`` of ``pairs`` (keys of
+    ``runs``, the :class:`PairedRuns` of one seed's runs on the same rows),
+    as ``{(a, b): PairedResamples}``: the same numbers, to the last bit.
+
+    Every pair of a seed is resampled with the same row draws, so the draws,
+    each run's resampled bin sums and its part of the per-row terms are
+    computed once per run rather than once per pair: the pairs then cost a
+    few passes over the resamples each, instead of two matrix products over
+    every bin column and the draws. Weighted rows take
+    :func:`seed_resamples` pair by pair."""
+    pairs = list(dict.fromkeys(pairs))
+    if not pairs:
+        return {}
+    used = list(dict.fromkeys(k for pair in pairs for k in pair))
+    if any(runs[k].rows.weight is not None for k in used):
+        return {
+            (a, b): seed_resamples(runs[a], runs[b], n_resamples, seed)
+            for a, b in pairs
+        }
+    shrunk = {k: shrunk_rows(runs[k].rows) for k in used}
+    first = shrunk[used[0]]
+    n, n_bins, total = first.bin.shape[0], first.n_bins, first.total
+    rng = np.random.default_rng(seed)
+    stat = {pair: np.empty(n_resamples) for pair in pairs}
+    var = {pair: np.empty(n_resamples) for pair in pairs}
+    # paired_bootstraps' chunks and draws, shared by the pairs
+    step = max(1, STUDENT_CHUNK // max(n, 1))
+    for start in range(0, n_resamples, step):
+        m = min(step, n_resamples - start)
+        idx = rng.integers(0, n, size=(m, n)) + n * np.arange(m)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=m * n).reshape(m, n)
+        counts = counts.astype(np.float64)
+        # each run's part of _bootstrap_block (unweighted rows)
+        parts = {}
+        for k in used:
+            rows = shrunk[k]
+            e, _, c, slope = gap_corrected(counts @ rows.rows, total, n_bins)
+            parts[k] = (e - c, np.take(slope, rows.bin, axis=1) * rows.resid)
+        for pair in pairs:
+            (da, ua), (db, ub) = parts[pair[0]], parts[pair[1]]
+            # _bootstrap_block's expressions, in place where that changes no
+            # value: (counts * 1.0) is counts, x ** 2 is numpy's square
+            u = ua - ub
+            ubar = (counts * u).sum(axis=1, keepdims=True) / total
+            np.subtract(u, ubar, out=u)
+            np.square(u, out=u)
+            v = np.multiply(counts, u, out=u).sum(axis=1)
+            stat[pair][start : start + m] = da - db
+            var[pair][start : start + m] = v / (total * total) * n / max(n - 1, 1)
+    out = {}
+    for a, b in pairs:
+        ra, rb = runs[a].rows, runs[b].rows
+        ece_a, bias_a = ece_and_bias(ra.sums, ra.total, ra.n_bins)
+        ece_b, bias_b = ece_and_bias(rb.sums, rb.total, rb.n_bins)
+        statistic, variance = observed_statistic(ra, rb)
+        out[a, b] = PairedResamples(
+            float(ece_a - ece_b),
+            statistic,
+            variance,
+            float(bias_a),
+            float(bias_b),
+            stat[a, b],
+            var[a, b],
+        )
+    return out
 
 
 class Comparison(NamedTuple):

@@ -29,6 +29,7 @@ __all__ = [
     "METRICS",
     "PATIENCE",
     "derive_seed",
+    "run_group",
     "run_one",
     "subsample_train",
 ]
@@ -351,7 +352,66 @@ def run_one(
         scaling ``proba_pre``, ``proba_post``: every run of a dataset and
         seed scores the same test rows.
     """
+    return run_group(
+        dataset,
+        [loss],
+        seed,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        hidden_units=hidden_units,
+        hessian_samples=hessian_samples,
+        interval_level=interval_level,
+        max_train=max_train,
+        torch_threads=torch_threads,
+        patience=patience,
+    )[0]
+
+
+def run_group(
+    dataset,
+    losses,
+    seed,
+    *,
+    epochs,
+    batch_size=128,
+    lr=1e-3,
+    hidden_units=(64, 64),
+    hessian_samples=8,
+    interval_level=0.95,
+    max_train=None,
+    torch_threads=None,
+    patience="auto",
+):
+    """:func:`run_one`'s rows for several criteria on one dataset and seed.
+
+    The nets of one dataset and seed share their shape, initial weights and
+    batches (:func:`derive_seed`), so they are trained together, in one
+    stacked pass (:func:`sklcalib._net_stack.fit_stacked`) that gives every
+    net its own fit's weights to the last bit; each is then evaluated as
+    :func:`run_one` evaluates it. Every row equals :func:`run_one`'s for its
+    criterion, except ``train_seconds``: the time of the stacked training
+    divided among its nets. The parameters are :func:`run_one`'s; ``losses``
+    is a list of criterion registry names. The stacked pass needs one torch
+    thread (``torch_threads=1``, as ``sklcalib benchmark`` runs); otherwise
+    the nets are fitted one by one.
+
+    Returns
+    -------
+    rows : list of dict
+        One :func:`run_one` row per criterion, in the order of ``losses``.
+
+    Examples
+    --------
+    >>> from sklcalib.benchmark.runner import run_group
+    >>> rows = run_group("wine", ["ce", "focal"], 0, epochs=2, hessian_samples=0,
+    ...                  torch_threads=1)
+    >>> [row["loss"] for row in rows]
+    ['ce', 'focal']
+    """
     import torch
+
+    from sklcalib._net_stack import fit_stacked  # torch extra: only when run
 
     if torch_threads is not None:
         torch_threads = _check_scalar(
@@ -366,6 +426,9 @@ def run_one(
         patience = PATIENCE if dataset in datasets.TABULAR_DATASETS else None
     elif patience is not None:
         patience = _check_scalar(patience, "patience", integer=True, low=1)
+    losses = list(losses)
+    if not losses:
+        raise ValueError("losses must name at least one criterion.")
     data = _dataset(dataset, max_train)
     net_seed = derive_seed(dataset, seed)
     n_threads = torch.get_num_threads()
@@ -374,62 +437,93 @@ def run_one(
     try:
         # the net's random_state seeds its weights, dropout and batch order
         # in local generators: the global torch state is left alone
-        net = _build_net(
-            loss,
-            data,
-            seed=net_seed,
-            epochs=epochs,
-            batch_size=batch_size,
-            lr=lr,
-            hidden_units=hidden_units,
-            patience=patience,
-        )
+        nets = [
+            _build_net(
+                loss,
+                data,
+                seed=net_seed,
+                epochs=epochs,
+                batch_size=batch_size,
+                lr=lr,
+                hidden_units=hidden_units,
+                patience=patience,
+            )
+            for loss in losses
+        ]
         start = time.perf_counter()
-        net.fit(data.X_train, data.y_train)
-        train_seconds = time.perf_counter() - start
-
-        logits_val = np.asarray(net.predict_logits(data.X_val), dtype=np.float64)
-        logits_test = np.asarray(net.predict_logits(data.X_test), dtype=np.float64)
-        # NetClassifier.predict_proba is this softmax; reuse the test forward pass
-        proba_pre = softmax(logits_test, axis=1)
-        scaler = calibration.TemperatureScaler(objective="ece").fit(
-            logits_val, data.y_val
-        )
-        proba_post = np.asarray(scaler.predict_proba(logits_test), dtype=np.float64)
-        # the interval of the ECE alone is computed below, at the level the
-        # report's bracket needs
-        pre = _split_metrics(data.y_test, proba_pre)
-        post = _split_metrics(data.y_test, proba_post)
-        intervals = {
-            when: metrics.calibration_error_interval(
-                data.y_test,
-                proba,
-                metric="ece",
-                confidence_level=interval_level,
-                random_state=derive_seed(dataset, seed),
-            )
-            for when, proba in (("pre", proba_pre), ("post", proba_post))
-        }
-        train_error = float(np.mean(net.predict(data.X_train) != data.y_train))
-
-        if hessian_samples > 0:
-            # the Hutchinson standard error needs two probes at least
-            with_se = hessian_samples >= 2
-            trace = diagnostics.hessian_trace(
+        fit_stacked(nets, data.X_train, data.y_train)
+        train_seconds = (time.perf_counter() - start) / len(nets)
+        rows = [
+            _evaluate(
                 net,
-                data.X_train[:_HESSIAN_MAX_ROWS],
-                data.y_train[:_HESSIAN_MAX_ROWS],
-                n_samples=hessian_samples,
-                random_state=net_seed,
-                return_std=with_se,
+                data,
+                dataset,
+                loss,
+                seed,
+                epochs=epochs,
+                hessian_samples=hessian_samples,
+                interval_level=interval_level,
+                train_seconds=train_seconds,
             )
-            trace, trace_se = trace if with_se else (trace, float("nan"))
-            trace, trace_se = float(trace), float(trace_se)
-        else:
-            trace = trace_se = float("nan")
+            for net, loss in zip(nets, losses, strict=True)
+        ]
     finally:
         if torch_threads is not None:
             torch.set_num_threads(n_threads)
+    return rows
+
+
+def _evaluate(
+    net,
+    data,
+    dataset,
+    loss,
+    seed,
+    *,
+    epochs,
+    hessian_samples,
+    interval_level,
+    train_seconds,
+):
+    """:func:`run_one`'s row of a fitted net."""
+    net_seed = derive_seed(dataset, seed)
+    logits_val = np.asarray(net.predict_logits(data.X_val), dtype=np.float64)
+    logits_test = np.asarray(net.predict_logits(data.X_test), dtype=np.float64)
+    # NetClassifier.predict_proba is this softmax; reuse the test forward pass
+    proba_pre = softmax(logits_test, axis=1)
+    scaler = calibration.TemperatureScaler(objective="ece").fit(logits_val, data.y_val)
+    proba_post = np.asarray(scaler.predict_proba(logits_test), dtype=np.float64)
+    # the interval of the ECE alone is computed below, at the level the
+    # report's bracket needs
+    pre = _split_metrics(data.y_test, proba_pre)
+    post = _split_metrics(data.y_test, proba_post)
+    intervals = {
+        when: metrics.calibration_error_interval(
+            data.y_test,
+            proba,
+            metric="ece",
+            confidence_level=interval_level,
+            random_state=derive_seed(dataset, seed),
+        )
+        for when, proba in (("pre", proba_pre), ("post", proba_post))
+    }
+    train_error = float(np.mean(net.predict(data.X_train) != data.y_train))
+
+    if hessian_samples > 0:
+        # the Hutchinson standard error needs two probes at least
+        with_se = hessian_samples >= 2
+        trace = diagnostics.hessian_trace(
+            net,
+            data.X_train[:_HESSIAN_MAX_ROWS],
+            data.y_train[:_HESSIAN_MAX_ROWS],
+            n_samples=hessian_samples,
+            random_state=net_seed,
+            return_std=with_se,
+        )
+        trace, trace_se = trace if with_se else (trace, float("nan"))
+        trace, trace_se = float(trace), float(trace_se)
+    else:
+        trace = trace_se = float("nan")
 
     row = {
         "dataset": dataset,

@@ -73,6 +73,7 @@ class SegmentTable:
     summary: str
     multiclass: bool = False
     threshold: float | None = None  # a numeric target: class 1 above it
+    bands: tuple | None = None  # a numeric target: class k in (cut k-1, cut k]
 
 
 SEGMENT_TABLES = {
@@ -120,6 +121,19 @@ SEGMENT_TABLES = {
         "64 600 respondents of the 2016 Cooperative Congressional Election "
         "Study; a Trump vote from age, income, ideology, party and religion; "
         "segments: state, race, sex, college",
+    ),
+    "cps3": SegmentTable(
+        "AER",
+        "CPSSW8",
+        "earnings",
+        ("12 or less", "12 to 17", "above 17"),
+        ("age", "education"),
+        ("gender", "region"),
+        "the 61 395 workers of cps; the earnings band (3 classes: up to 12, "
+        "12 to 17, above 17 USD an hour) from age and years of education; "
+        "segments: gender, region",
+        multiclass=True,
+        bands=(12.0, 17.0),
     ),
     "diamonds": SegmentTable(
         "ggplot2",
@@ -185,7 +199,13 @@ def load_segment_table(name):
     frame = _read(table)
     frame = frame[frame[table.target].notna()].reset_index(drop=True)
     target = frame[table.target]
-    if table.threshold is not None:
+    if table.bands is not None:
+        # class k: earnings in (cut k-1, cut k]
+        values = target.to_numpy(dtype=np.float64)
+        y = np.searchsorted(np.asarray(table.bands), values, side="left")
+        y = y.astype(np.int64)
+        classes = table.positive
+    elif table.threshold is not None:
         y = (target.to_numpy(dtype=np.float64) > table.threshold).astype(np.int64)
         classes = ("no", "yes")
     elif table.multiclass:

@@ -381,14 +381,13 @@ def _comparisons(rows, wanted, alpha):
         }
         if len(runs) < 2:
             continue
-        for w in missing:
-            _, a, b = w
-            if w[0] == ds and a in runs and b in runs:
-                per_seed[w].append(
-                    _paired.seed_resamples(
-                        runs[a], runs[b], _paired.RESAMPLES, _derive_seed(ds, seed)
-                    )
-                )
+        # the seed's pairs together: they share the row draws
+        mine = [w for w in missing if w[0] == ds and w[1] in runs and w[2] in runs]
+        found = _paired.group_resamples(
+            runs, [w[1:] for w in mine], _paired.RESAMPLES, _derive_seed(ds, seed)
+        )
+        for w in mine:
+            per_seed[w].append(found[w[1:]])
     for w, pieces in per_seed.items():
         results[w] = _paired.combine(pieces, 1.0 - alpha)
     return {w: results[w] for w in wanted if w in results}

@@ -10,7 +10,9 @@ stop when the log-loss of a held-out part of the rows has not improved for
 ``n_iter_no_change`` rounds, and the best round is kept. A final rescaling
 (``a eta + b`` for two classes, ``eta / T`` otherwise) is fitted on all rows.
 With LightGBM installed (``backend="lightgbm"``, or ``"auto"``), its
-``init_score`` starts the boosting from the logit instead.
+``init_score`` starts the boosting from the logit instead; the corrected
+logits of the fitted and held-out rows are read from LightGBM's running
+scores, not predicted.
 """
 
 import numpy as np
@@ -123,11 +125,40 @@ class LightGBMBoost:
         return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], K)
 
 
-def fit_lightgbm_boost(
-    X,
-    z,
-    y,
-    w,
+class LightGBMData:
+    """The rows of a calibrator's fits (features, logits, labels, weights);
+    each fit bins the features of its own training rows only, and its
+    held-out rows take those bins: bins drawn with the held-out rows in them
+    place split points between held-out values, and the early stopping then
+    runs on (a segment suite table: 43 rounds where 13 were right, and 0.001
+    more test log-loss)."""
+
+    def __init__(self, X, z, y, w):
+        self.X, self.z, self.y, self.w = X, z, y, w
+        self.binary = z.shape[1] == 1
+
+    def dataset(self, rows, reference=None):
+        import lightgbm as lgb
+
+        z = self.z[rows]
+        return lgb.Dataset(
+            self.X[rows],
+            label=self.y[rows],
+            weight=self.w[rows],
+            init_score=z[:, 0] if self.binary else z.ravel(order="F"),
+            reference=reference,
+            params=_DATASET_PARAMS,
+            free_raw_data=False,
+        )
+
+
+_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True}
+
+
+def boost_lightgbm(
+    data,
+    fit_rows,
+    eval_rows=None,
     *,
     max_iter,
     learning_rate,
@@ -138,15 +169,30 @@ def fit_lightgbm_boost(
     random_state,
     n_jobs,
 ):
+    """Boost from the logits on ``fit_rows`` of ``data`` (a held-out
+    ``validation_fraction`` of them stops the rounds), Newton steps of the
+    weighted log-loss (LightGBM's own binary / multiclass gradients and
+    Hessians, given as a custom objective so that the scores LightGBM keeps
+    are the corrected logits themselves). Returns ``(LightGBMBoost, best
+    round, eta of fit_rows, eta of eval_rows)``, the corrected logits at the
+    best round read from LightGBM's running scores: no prediction pass."""
     import lightgbm as lgb
 
     rng = np.random.default_rng(random_state)
-    n, K = z.shape
-    binary = K == 1
-    is_val = rng.uniform(size=n) < validation_fraction
-    tr, va = ~is_val, is_val
+    K = data.z.shape[1]
+    binary = data.binary
+    fit_rows = np.asarray(fit_rows)
+    is_val = rng.uniform(size=len(fit_rows)) < validation_fraction
+    early = is_val.sum() >= 10 and (~is_val).sum() >= 10
+    if not early:
+        is_val[:] = False
+    # rows sorted: the scores come back in that order, put back below
+    tr = np.sort(fit_rows[~is_val])
+    va = np.sort(fit_rows[is_val])
+    ev = None if eval_rows is None else np.sort(np.asarray(eval_rows))
     params = {
-        "objective": "binary" if binary else "multiclass",
+        "objective": "none",
+        "metric": "None",
         "learning_rate": learning_rate,
         "max_depth": max_depth,
         "num_leaves": 2**max_depth,
@@ -164,32 +210,90 @@ def fit_lightgbm_boost(
     }
     if not binary:
         params["num_class"] = K
+    train_set = data.dataset(tr)
+    booster = lgb.Booster(params, train_set)
+    valid = []
+    if early:
+        valid.append(data.dataset(va, train_set))
+        booster.add_valid(valid[-1], "stop")
+    if ev is not None:
+        valid.append(data.dataset(ev, train_set))
+        booster.add_valid(valid[-1], "eval")
+    y_tr, w_tr = data.y[tr], data.w[tr]
+    # LightGBM's multiclass Hessian factor K / (K - 1)
+    factor = 1.0 if binary else K / (K - 1.0)
 
-    def dataset(rows, reference=None):
-        return lgb.Dataset(
-            X[rows],
-            label=y[rows],
-            weight=w[rows],
-            init_score=z[rows].ravel(order="F") if not binary else z[rows, 0],
-            reference=reference,
-            free_raw_data=False,
+    def objective(preds, _):
+        if binary:
+            p = expit(preds)
+            return w_tr * (p - y_tr), w_tr * np.maximum(p * (1 - p), 1e-16)
+        p = softmax(preds, axis=1)
+        g = p.copy()
+        g[np.arange(len(y_tr)), y_tr] -= 1.0
+        return g * w_tr[:, None], factor * w_tr[:, None] * np.maximum(
+            p * (1 - p), 1e-16
         )
 
-    train = dataset(tr)
-    callbacks = []
-    valid_sets = []
-    if va.sum() >= 10:
-        valid_sets = [dataset(va, train)]
-        callbacks = [lgb.early_stopping(n_iter_no_change, verbose=False)]
-    booster = lgb.train(
-        params,
-        train,
-        num_boost_round=max_iter,
-        valid_sets=valid_sets,
-        callbacks=callbacks,
-    )
-    best = booster.best_iteration if valid_sets else booster.current_iteration()
-    return LightGBMBoost(booster, int(best)), int(best)
+    grabbed = {}
+
+    def grab(preds, dataset):
+        grabbed[id(dataset)] = np.array(preds, dtype=np.float64).reshape(-1, K)
+        return "none", 0.0, False
+
+    def eta_of(rows):
+        return data.z[rows].copy()
+
+    best = {"tr": eta_of(tr), "va": eta_of(va)}
+    if ev is not None:
+        best["ev"] = eta_of(ev)
+    y_va, w_va = data.y[va], data.w[va]
+    best_loss = log_loss_of(best["va"], y_va, w_va, binary) if early else np.inf
+    best_round, stall, rounds = 0, 0, 0
+    for _ in range(max_iter):
+        try:
+            empty = booster.update(fobj=objective)
+        except lgb.basic.LightGBMError as exc:
+            if rounds or "num_features" not in str(exc):
+                raise
+            # every feature constant on these rows: nothing to split, the
+            # logits are kept (LightGBM refuses a custom objective then)
+            break
+        rounds += 1
+        if not early:
+            if empty:
+                break
+            continue
+        booster.eval_valid(grab)
+        loss = log_loss_of(grabbed[id(valid[0])], y_va, w_va, binary)
+        if loss < best_loss:
+            best_loss, best_round, stall = loss, rounds, 0
+            best["va"] = grabbed[id(valid[0])]
+            if ev is not None:
+                best["ev"] = grabbed[id(valid[1])]
+            booster.eval_train(grab)
+            best["tr"] = grabbed[id(train_set)]
+        else:
+            stall += 1
+            if stall >= n_iter_no_change or empty:
+                break
+    if not early:
+        best_round = rounds
+        if rounds:
+            if ev is not None:
+                booster.eval_valid(grab)
+                best["ev"] = grabbed[id(valid[0])]
+            booster.eval_train(grab)
+            best["tr"] = grabbed[id(train_set)]
+    booster.free_dataset()
+    # back to the callers' row order
+    rows = np.r_[tr, va]
+    order = np.argsort(rows)
+    eta_fit = np.vstack([best["tr"], best["va"]])[order]
+    eta_fit = eta_fit[np.searchsorted(rows[order], fit_rows)]
+    eta_eval = None
+    if ev is not None:
+        eta_eval = best["ev"][np.searchsorted(ev, np.asarray(eval_rows))]
+    return LightGBMBoost(booster, best_round), best_round, eta_fit, eta_eval
 
 
 def resolve_backend(backend):

@@ -113,10 +113,16 @@ class SegmentEncoder:
 
     def fit(self, segments, n_rows):
         names, columns = segment_columns(segments)
+        self._fit_columns(names, columns, n_rows)
+        self._fit_codes = []
+        return self
+
+    def _fit_columns(self, names, columns, n_rows):
         self._check_rows(columns, n_rows)
         if not columns:
             raise ValueError("segments has no columns.")
         self.names_ = names
+        self._fit_codes = []  # the fit rows' codes, for fit_transform
         self.specs_ = [self._fit_column(c) for c in columns]
         self.feature_names_ = [
             f"{name}={level}"
@@ -155,13 +161,17 @@ class SegmentEncoder:
                     levels.append(MISSING)
                 return {"kind": "numeric", "edges": edges, "levels": levels}
         keys = _keys(values[present], numeric is not None)
-        uniques, counts = np.unique(keys, return_counts=True)
+        uniques, inverse, counts = np.unique(
+            keys, return_inverse=True, return_counts=True
+        )
         order = np.lexsort((uniques, -counts))
-        kept = [
-            uniques[i]
-            for i in order[: self.max_levels]
-            if counts[i] >= self.min_frequency
+        chosen = [
+            i for i in order[: self.max_levels] if counts[i] >= self.min_frequency
         ]
+        kept = [uniques[i] for i in chosen]
+        code_of_unique = np.full(uniques.shape[0], -1, dtype=np.int64)
+        code_of_unique[chosen] = np.arange(len(chosen))
+        self._fit_codes.append((values, code_of_unique[inverse.ravel()]))
         levels = [f"{k:g}" if numeric is not None else str(k) for k in kept]
         if frequent_missing:
             levels.append(MISSING)
@@ -172,22 +182,47 @@ class SegmentEncoder:
             "levels": levels,
         }
 
+    def _known_codes(self, values):
+        """The codes found at fit, when ``values`` is the very column fitted
+        (``fit_transform``): the text keys are not built and searched again."""
+        for fitted, codes in getattr(self, "_fit_codes", ()):
+            if fitted is values:
+                return codes
+        return None
+
+    def fit_transform(self, segments, n_rows):
+        """``fit`` then ``transform(raw=True)`` of the same rows."""
+        names, columns = segment_columns(segments)
+        try:
+            self._fit_columns(names, columns, n_rows)
+            return self._transform_columns(columns, n_rows, raw=True)
+        finally:
+            self._fit_codes = []
+
     def transform(self, segments, n_rows, *, raw=False):
         """(n, n_features) float64 indicators; with ``raw``, the numeric
         columns' values (NaN where missing) appended, and the list of the
         numeric columns' positions among them."""
-        _, columns = segment_columns(segments)
+        return self._transform_columns(segment_columns(segments)[1], n_rows, raw=raw)
+
+    def _transform_columns(self, columns, n_rows, *, raw):
         self._check_rows(columns, n_rows)
         if len(columns) != len(self.specs_):
             raise ValueError(
                 f"segments has {len(columns)} columns; the calibrator was fitted "
                 f"on {len(self.specs_)} ({', '.join(self.names_)})."
             )
-        blocks, raws = [], []
-        for values, spec in zip(columns, self.specs_, strict=True):
+        # one output, filled in place: a column block of indicators per
+        # segment column, then (raw) the numeric columns' values
+        widths = [len(spec["levels"]) for spec in self.specs_]
+        n_ind = sum(widths)
+        n_raw = sum(spec["kind"] == "numeric" for spec in self.specs_) if raw else 0
+        out = np.zeros((n_rows, n_ind + n_raw))
+        start, raw_col = 0, n_ind
+        for values, spec, width in zip(columns, self.specs_, widths, strict=True):
             missing = _missing(values)
-            n_levels = len(spec["levels"])
-            block = np.zeros((n_rows, n_levels))
+            block = out[:, start : start + width]
+            start += width
             if spec["kind"] == "numeric":
                 numeric = _as_float(values)
                 if numeric is None:
@@ -200,25 +235,24 @@ class SegmentEncoder:
                 present = ~np.isnan(numeric)
                 codes = np.searchsorted(spec["edges"], numeric[present], side="left")
                 block[np.flatnonzero(present), codes] = 1.0
-                raws.append(numeric)
+                if raw:
+                    out[:, raw_col] = numeric
+                    raw_col += 1
             else:
                 present = ~missing
-                numeric = spec["numeric"] and _as_float(values) is not None
-                keys = _keys(values[present], numeric)
                 rows = np.flatnonzero(present)
-                kept = spec["keys"]
-                if spec["numeric"] != numeric:  # numbers at fit, text now
-                    kept = [f"{k:g}" for k in kept]
-                codes = _codes(keys, kept)
+                codes = self._known_codes(values)
+                if codes is None:
+                    numeric = spec["numeric"] and _as_float(values) is not None
+                    keys = _keys(values[present], numeric)
+                    kept = spec["keys"]
+                    if spec["numeric"] != numeric:  # numbers at fit, text now
+                        kept = [f"{k:g}" for k in kept]
+                    codes = _codes(keys, kept)
                 seen = codes >= 0
                 block[rows[seen], codes[seen]] = 1.0
             if spec["levels"] and spec["levels"][-1] == MISSING:
                 block[:, -1] = missing if spec["kind"] == "categorical" else ~present
-            blocks.append(block)
-        out = np.hstack(blocks) if blocks else np.zeros((n_rows, 0))
         if not raw:
             return out
-        n_ind = out.shape[1]
-        if raws:
-            out = np.hstack([out, np.column_stack(raws)])
         return out, list(range(n_ind, out.shape[1]))

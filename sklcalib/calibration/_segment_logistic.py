@@ -86,10 +86,9 @@ def _design(z, S, z_scale):
     return np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
 
 
-def _newton_binary(z, S, y, w, lam, z_scale, theta0, max_iter, tol):
+def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
     """Penalised Newton (IRLS) with step halving: a handful of iterations,
     each one pass over the rows (few columns, so the Hessian is small)."""
-    D = _design(z, S, z_scale)
     m = S.shape[1]
     pen = np.r_[0.0, 0.0, np.full(2 * m, lam)]
     yf = y.astype(np.float64)
@@ -125,22 +124,28 @@ def _newton_binary(z, S, y, w, lam, z_scale, theta0, max_iter, tol):
     return theta
 
 
-def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10):
+def _z_scale(z, w):
+    mean = np.average(z, axis=0, weights=w)
+    z_scale = float(np.sqrt(np.mean(np.average((z - mean) ** 2, axis=0, weights=w))))
+    return z_scale if z_scale > 0 else 1.0
+
+
+def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, design=None):
     """Minimise the penalised loss; ``z`` (n, K) logits (K = 1: binary with
     the margin), ``y`` class indices (0/1 for K = 1), ``w`` weights summing
-    to 1. Returns ``(LogisticMap, theta)``."""
+    to 1; ``design``: the binary map's columns of these rows and weights,
+    when the caller already built them. Returns ``(LogisticMap, theta)``."""
     K = z.shape[1]
     m = S.shape[1]
     binary = K == 1
     S = S if binary else sparse.csr_matrix(S)
-    mean = np.average(z, axis=0, weights=w)
-    z_scale = float(np.sqrt(np.mean(np.average((z - mean) ** 2, axis=0, weights=w))))
-    z_scale = z_scale if z_scale > 0 else 1.0
+    z_scale = _z_scale(z, w)
     if theta0 is None:
         theta0 = np.zeros(1 + K + 2 * m * K)
         theta0[0] = 1.0
     if binary:
-        theta = _newton_binary(z, S, y, w, lam, z_scale, theta0, max_iter, tol)
+        D = _design(z, S, z_scale) if design is None else design
+        theta = _newton_binary(D, S, y, w, lam, theta0, max_iter, tol)
         a, b, c, d = _unpack(theta, K, m)
         return LogisticMap(a, b, c, d, z_scale, lam), theta
     res = minimize(
@@ -159,9 +164,9 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10):
 
 def log_loss_of(eta, y, w, binary):
     """Weighted mean log-loss of corrected logits."""
-    if binary:
+    if binary:  # -log sigmoid(+-e) = log(1 + exp(e)) - y e: one logarithm a row
         e = eta[:, 0]
-        return float(-np.dot(w, y * log_expit(e) + (1 - y) * log_expit(-e)) / w.sum())
+        return float(np.dot(w, np.logaddexp(0.0, e) - y * e) / w.sum())
     logp = log_softmax(eta, axis=1)
     return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
 
@@ -172,7 +177,7 @@ def log_loss_of(eta, y, w, binary):
 ALPHA_ROWS = 20_000
 
 
-def alo_losses(z, S, y, w, fitted):
+def alo_losses(z, S, y, w, fitted, *, design=None):
     """Per-row approximate leave-one-out log-losses of a fitted binary map
     (Rad & Maleki 2020): one Newton step from the full fit removes row ``i``,
     ``eta_i + h_i w_i (p_i - y_i) / (1 - h_i w_i p_i (1 - p_i))`` with
@@ -181,7 +186,7 @@ def alo_losses(z, S, y, w, fitted):
     one fit per strength instead of one per fold and strength (the error of
     the step is O(1/n) per row for a smooth penalised loss). ``w`` are the
     fit's weights (summing to 1)."""
-    D = _design(z, S, fitted.z_scale)
+    D = _design(z, S, fitted.z_scale) if design is None else design
     m = S.shape[1]
     theta = np.concatenate([[fitted.a], fitted.b, fitted.c.ravel(), fitted.d.ravel()])
     pen = np.r_[0.0, 0.0, np.full(2 * m, fitted.lam)]
@@ -190,21 +195,29 @@ def alo_losses(z, S, y, w, fitted):
     v = p * (1 - p)
     H = (D * (w * v)[:, None]).T @ D
     H[np.diag_indices_from(H)] += pen + 1e-12
+    # h_i = d_i' H^-1 d_i through the small inverse and one product with the
+    # rows: a matrix product is several times faster than a solve with n
+    # right-hand sides
     try:
-        A = np.linalg.solve(H, D.T)
+        H_inv = np.linalg.inv(H)
     except np.linalg.LinAlgError:
-        A = np.linalg.lstsq(H, D.T, rcond=None)[0]
-    h = np.einsum("ij,ji->i", D, A)
+        H_inv = np.linalg.pinv(H)
+    h = np.einsum("ij,ij->i", D @ H_inv, D)
     yf = y.astype(np.float64)
     lev = np.clip(h * w * v, 0.0, 0.99)
     e_loo = e + h * w * (p - yf) / (1.0 - lev)
     return np.logaddexp(0.0, e_loo) - yf * e_loo
 
 
-def choose_alpha(z, S, y, w, alphas, cv, random_state):
+def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
     """The ridge strength of lowest inner cross-validated log-loss, and the
     mean fold losses of every strength (two classes: the approximate
-    leave-one-out log-loss of :func:`alo_losses`, one fit per strength)."""
+    leave-one-out log-loss of :func:`alo_losses`, one fit per strength).
+    With ``return_fit``, a third item, for the caller to keep instead of
+    fitting the chosen strength again (two classes; else None): ``(map,
+    per-row approximate leave-one-out losses)`` of the chosen strength fitted
+    on all the rows, or, when a subset was drawn, ``(None, its parameters on
+    the subset)``, a warm start for the fit on all rows."""
     n = y.shape[0]
     scale = 1.0
     if n > ALPHA_ROWS:
@@ -215,13 +228,20 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state):
     binary = z.shape[1] == 1
     if binary:
         wn = w / w.sum()
-        mean, theta = np.full(len(alphas), np.nan), None
+        # one design for every strength: same rows, same logit scale
+        D = _design(z, S, _z_scale(z, wn))
+        mean, theta, fits = np.full(len(alphas), np.nan), None, {}
         for i, lam in enumerate(alphas):
-            fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta)
-            mean[i] = np.dot(wn, alo_losses(z, S, y, wn, fitted))
+            fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta, design=D)
+            rows = alo_losses(z, S, y, wn, fitted, design=D)
+            mean[i] = np.dot(wn, rows)
+            fits[i] = (fitted, rows) if scale == 1.0 else (None, theta)
             if _past_the_best(mean, i):
                 break
-        return alphas[int(np.nanargmin(mean))] * scale, mean
+        best = int(np.nanargmin(mean))
+        if not return_fit:
+            return alphas[best] * scale, mean
+        return alphas[best] * scale, mean, fits[best]
     splits = _splits(cv, y, random_state, None)
     mean = np.full(len(alphas), np.nan)
     thetas = [None] * len(splits)  # each fold warm-starts from its last fit
@@ -237,7 +257,8 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state):
         mean[i] = losses.mean()
         if _past_the_best(mean, i):
             break
-    return alphas[int(np.nanargmin(mean))] * scale, mean
+    alpha = alphas[int(np.nanargmin(mean))] * scale
+    return (alpha, mean, None) if return_fit else (alpha, mean)
 
 
 def _past_the_best(mean, i):

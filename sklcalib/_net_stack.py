@@ -1,0 +1,431 @@
+"""Several :class:`sklcalib.NetClassifier` fits of one shape in one stacked pass.
+
+The benchmark trains, for a dataset and seed, one net per criterion: the same
+MLP shape, the same initial weights and the same batches, only the criterion
+differs. On these small networks a training step is mostly per-call overhead,
+paid once per net. :func:`fit_stacked` trains such nets together: each layer's
+weights of all the nets are stacked into one tensor, the forward and backward
+passes of the MLP are one batched matrix product per layer for all of them,
+Adam updates the stacked tensors in one fused call, and each net's own
+criterion is called on its own slice of the stacked logits, as its own fit
+calls it.
+
+The result is each net's own fit to the last bit, not to rounding: every
+number a net's fit computes is computed by the same operation on the same
+values.
+
+- The batched products are checked, once per batch size and shape, to give
+  exactly the per-net products (outputs and gradients); a size where they do
+  not (tiny batches take another kernel) runs the per-net products inside
+  the stacked pass.
+- Fused Adam is elementwise, but its vectorised body and its scalar tail may
+  round differently: a parameter is stacked only when each net's part is a
+  multiple of 16 elements, so that every element takes the same path as in
+  its own net's step; the others stay one tensor per net.
+- Only one torch thread: a parallel split of a stacked tensor would differ.
+
+Everything around the steps is each net's own machinery: its seeds,
+initialisation, label encoding, batches, epoch callbacks, validation pass,
+early stopping and history. Whatever the stacked pass does not reproduce
+exactly (a per-batch callback, another module or optimizer, dropout, a
+device, data other than in-memory arrays) makes :func:`fit_stacked` fit the
+nets one by one with their own ``fit``. A net that stops early leaves the
+stack; the others go on.
+"""
+
+import numpy as np
+
+from sklcalib._net_loop import FiniteLossCheck, TensorBatches, overrides
+from sklcalib._utils._optional import extra_imports
+from sklcalib.callbacks import _ValidationBatches
+
+with extra_imports("sklcalib.net"):
+    import torch
+    from skorch import NeuralNet
+
+__all__ = ["fit_stacked"]
+
+#: the per-batch hooks a stacked pass honours on training batches: the
+#: finite-loss check (called on a NaN or infinite loss, as the fast loop
+#: does) and the validation collectors, which ignore training batches
+_TRAINING_BATCH_END = (FiniteLossCheck.on_batch_end, _ValidationBatches.on_batch_end)
+
+#: a stacked parameter's part per net must be a multiple of this many
+#: elements: a multiple of every CPU vector width of float32 (AVX2 8,
+#: AVX-512 16), so that fused Adam takes its vectorised path for each
+#: element whether the part is alone or stacked
+_ADAM_LANES = 16
+
+
+def fit_stacked(nets, X, y):
+    """Fit ``nets`` on ``(X, y)``, each as its own ``fit(X, y)`` would.
+
+    Parameters
+    ----------
+    nets : list of NetClassifier
+        Nets of one MLP shape, optimizer and schedule; criteria, seeds and
+        callbacks may differ.
+    X : array-like of shape (n_samples, n_features)
+        Training data, as ``fit`` takes it.
+    y : array-like of shape (n_samples,)
+        Labels.
+
+    Returns
+    -------
+    stacked : bool
+        Whether the nets were trained in the stacked pass (False: each by
+        its own ``fit``). The nets are fitted either way; after the stacked
+        pass their optimizers hold no state (the stacked Adam held it).
+    """
+    nets = list(nets)
+    if len(nets) < 2 or torch.get_num_threads() != 1:
+        for net in nets:
+            net.fit(X, y)
+        return False
+    with torch.random.fork_rng(devices=[]):
+        setups = [_begin(net, X, y) for net in nets]
+        plan = _plan(nets, setups)
+        if plan is None:
+            for net in nets:
+                net.fit(X, y)
+            return False
+        _train(nets, setups, plan)
+    return True
+
+
+def _begin(net, X, y):
+    # what fit does before the first epoch: validate and encode, draw the
+    # seeds, initialize (seeded), notify on_train_begin, split, iterators
+    net._check_training_params()
+    X32, y_enc = net._validate_fit_data(X, y, reset=True)
+    net._draw_seeds()
+    setup = {"X": X32, "y": y_enc}
+
+    def begin():
+        net.initialize()
+        net.notify("on_train_begin", X=X32, y=y_enc)
+        net.check_data(X32, y_enc)
+        net.check_training_readiness()
+        train, valid = net.get_split_datasets(X32, y_enc)
+        setup["kwargs"] = {"dataset_train": train, "dataset_valid": valid}
+        setup["train"] = net.get_iterator(train, training=True)
+        setup["valid"] = None if valid is None else net.get_iterator(valid)
+
+    net._seeded_call(begin)
+    return setup
+
+
+def _layers(module):
+    # the MLP as [("linear", Linear) | ("relu", None)], or None
+    from sklcalib.net import MLP
+
+    if type(module) is not MLP or type(module.layers) is not torch.nn.Sequential:
+        return None
+    out = []
+    for layer in module.layers:
+        if type(layer) is torch.nn.Linear and layer.bias is not None:
+            out.append(("linear", layer))
+        elif type(layer) is torch.nn.ReLU and not layer.inplace:
+            out.append(("relu", None))
+        else:
+            return None
+    return out
+
+
+def _plan(nets, setups):
+    """The stacked pass's plan (per-net loss functions, layers, optimizer
+    settings), or None when a net's fit is not one it reproduces exactly."""
+    first = nets[0]
+    shapes = None
+    hyper = None
+    losses = []
+    for net, setup in zip(nets, setups, strict=True):
+        it = setup["train"]
+        layers = _layers(net.module_)
+        if (
+            layers is None
+            or not isinstance(it, TensorBatches)
+            or not it.shuffle
+            or it.drop_last
+            or it.y is None
+            or it.batch_size != setups[0]["train"].batch_size
+            or len(it.X) != len(setups[0]["train"].X)
+            or net.max_epochs != first.max_epochs
+            or overrides(net, NeuralNet, "notify")
+            or overrides(net, NeuralNet, "train_step")
+            or overrides(net, NeuralNet, "train_step_single")
+            or net._single_step_optimizer() is None
+            or type(net.optimizer_) is not torch.optim.Adam
+            or len(net.optimizer_.param_groups) != 1
+            or net._batch_hooks("on_batch_begin", True)
+            or net._batch_hooks("on_grad_computed", True)
+            or any(
+                h.__func__ not in _TRAINING_BATCH_END
+                for h in net._batch_hooks("on_batch_end", True)
+            )
+        ):
+            return None
+        forward, loss_of = net._lean_calls()
+        if forward is not net.module_:
+            return None
+        params = [
+            p for _, layer in layers if layer is not None for p in layer.parameters()
+        ]
+        if any(p.dtype != torch.float32 or p.device.type != "cpu" for p in params):
+            return None
+        group = {
+            k: v for k, v in net.optimizer_.param_groups[0].items() if k != "params"
+        }
+        owned = [id(p) for p in net.optimizer_.param_groups[0]["params"]]
+        if (
+            owned != [id(p) for p in net.module_.parameters()]
+            or group.get("differentiable")
+            or group.get("capturable")
+        ):
+            return None
+        layer_shapes = [
+            (kind, None if layer is None else tuple(layer.weight.shape))
+            for kind, layer in layers
+        ]
+        if shapes is None:
+            shapes, hyper = layer_shapes, group
+        elif layer_shapes != shapes or group != hyper:
+            return None
+        losses.append(loss_of)
+    # the same rows and order for every net: one batch stream serves all
+    same_data = all(
+        torch.equal(s["train"].X, setups[0]["train"].X)
+        and torch.equal(s["train"].y, setups[0]["train"].y)
+        for s in setups[1:]
+    )
+    shared = same_data and all(
+        net._fit_seeds_ is not None and net._fit_seeds_[1] == first._fit_seeds_[1]
+        for net in nets
+    )
+    return {"losses": losses, "hyper": hyper, "shared": shared}
+
+
+class _Stack:
+    """The stacked parameters of the active nets and their Adam."""
+
+    def __init__(self, nets, hyper):
+        self.hyper = hyper
+        self.kinds = [kind for kind, _ in _layers(nets[0].module_)]
+        # per Linear: [weight, bias], each a stacked leaf (M, ...) or a list
+        # of per-net leaves
+        self.params = []
+        for i, kind in enumerate(self.kinds):
+            if kind != "linear":
+                continue
+            entry = []
+            for name in ("weight", "bias"):
+                parts = [getattr(_layers(net.module_)[i][1], name) for net in nets]
+                if parts[0].numel() % _ADAM_LANES == 0:
+                    entry.append(
+                        torch.stack([p.detach() for p in parts]).requires_grad_()
+                    )
+                else:
+                    entry.append([p.detach().clone().requires_grad_() for p in parts])
+            self.params.append(entry)
+        self.optimizer = torch.optim.Adam(self.leaves(), **hyper)
+        self.exact = {}
+
+    def leaves(self):
+        out = []
+        for entry in self.params:
+            for p in entry:
+                out.extend(p if isinstance(p, list) else [p])
+        return out
+
+    def forward(self, x, batched=None):
+        """Every net's logits (a list) from the stacked MLP on ``x`` (n, d),
+        every net's input, or (M, n, d).
+
+        The last layer runs per net: the fused criteria hand back their
+        gradient in column-major layout, and the per-net product's backward
+        on it is what the net's own step computes (a batched one would make
+        it contiguous first, and round differently)."""
+        m = len(self)
+        if batched is None:
+            batched = self._batched_exact(x.shape, x.ndim == 3)
+        last = max(i for i, kind in enumerate(self.kinds) if kind == "linear")
+        z = x if x.ndim == 3 else x.expand(m, *x.shape)
+        linear = iter(self.params)
+        for i, kind in enumerate(self.kinds):
+            if kind == "relu":
+                z = torch.relu(z)
+                continue
+            entry = next(linear)
+            if i == last:
+                # each net's part: the per-net leaves, or the stacked
+                # leaf's slices (one unbind: each net's gradient as it is)
+                w, b = (p if isinstance(p, list) else p.unbind(0) for p in entry)
+                return [
+                    torch.nn.functional.linear(zj, wj, bj)
+                    for zj, wj, bj in zip(z.unbind(0), w, b, strict=True)
+                ]
+            w, b = (p if not isinstance(p, list) else torch.stack(p) for p in entry)
+            if batched:
+                z = torch.baddbmm(b.unsqueeze(1), z, w.transpose(1, 2))
+            else:
+                z = torch.stack(
+                    [torch.nn.functional.linear(z[j], w[j], b[j]) for j in range(m)]
+                )
+        raise ValueError("the MLP has no final Linear layer")
+
+    def _batched_exact(self, shape, own):
+        # whether the batched products give the per-net ones bit for bit at
+        # this batch shape: kernels are chosen by shape and layout, not by
+        # value. ``own``: a (M, n, d) input, one slice per net
+        n, d = shape[-2:]
+        key = (n, d, len(self), own)
+        if key not in self.exact:
+            gen = torch.Generator().manual_seed(0)
+            x = torch.randn((len(self), n, d) if own else (n, d), generator=gen)
+            with torch.random.fork_rng(devices=[]):
+                out = []
+                for batched in (True, False):
+                    leaves = self.leaves()
+                    saved = [p.grad for p in leaves]
+                    for p in leaves:
+                        p.grad = None
+                    z = torch.stack(self.forward(x, batched=batched))
+                    z.backward(torch.randn(z.shape, generator=gen.manual_seed(1)))
+                    out.append([z.detach(), *[p.grad for p in leaves]])
+                    for p, g in zip(leaves, saved, strict=True):
+                        p.grad = g
+            self.exact[key] = all(torch.equal(a, b) for a, b in zip(*out, strict=True))
+        return self.exact[key]
+
+    def __len__(self):
+        entry = self.params[0][0]
+        return len(entry) if isinstance(entry, list) else entry.shape[0]
+
+    def write_back(self, nets):
+        """Copy each net's slice into its module's parameters."""
+        with torch.no_grad():
+            linears = [
+                [layer for kind, layer in _layers(net.module_) if kind == "linear"]
+                for net in nets
+            ]
+            for i, entry in enumerate(self.params):
+                for name, p in zip(("weight", "bias"), entry, strict=True):
+                    for j, layers in enumerate(linears):
+                        getattr(layers[i], name).copy_(p[j])
+
+    def keep(self, keep):
+        """Drop the nets not in ``keep`` (indices) from the stack, with
+        their part of Adam's state."""
+        index = torch.as_tensor(keep, dtype=torch.int64)
+        old = self.optimizer
+        mapping = {}
+        params = []
+        for entry in self.params:
+            new_entry = []
+            for p in entry:
+                if isinstance(p, list):
+                    kept = [p[j] for j in keep]
+                    mapping.update({id(q): (q, None) for q in kept})
+                    new_entry.append(kept)
+                else:
+                    q = p.detach().index_select(0, index).requires_grad_()
+                    mapping[id(q)] = (p, index)
+                    new_entry.append(q)
+            params.append(new_entry)
+        self.params = params
+        self.optimizer = torch.optim.Adam(self.leaves(), **self.hyper)
+        for q in self.leaves():
+            source, rows = mapping[id(q)]
+            state = old.state.get(source)
+            if not state:
+                continue
+            self.optimizer.state[q] = {
+                k: (
+                    v.index_select(0, rows).clone()
+                    if rows is not None and torch.is_tensor(v) and v.ndim > 0
+                    else (v.clone() if torch.is_tensor(v) else v)
+                )
+                for k, v in state.items()
+            }
+
+
+def _train(nets, setups, plan):
+    stack = _Stack(nets, plan["hyper"])
+    losses = plan["losses"]
+    active = list(range(len(nets)))
+    for _ in range(nets[0].max_epochs):
+        for j in active:
+            nets[j].notify("on_epoch_begin", **setups[j]["kwargs"])
+            nets[j]._set_training(True)
+        _train_epoch(nets, setups, stack, losses, active, plan["shared"])
+        stack.write_back([nets[j] for j in active])
+        stopped = []
+        for j in active:
+            net, setup = nets[j], setups[j]
+            net.run_single_epoch(
+                setup["valid"],
+                training=False,
+                prefix="valid",
+                step_fn=net.validation_step,
+            )
+            try:
+                net.notify("on_epoch_end", **setup["kwargs"])
+            except KeyboardInterrupt:  # early stopping, as skorch's fit ends
+                stopped.append(j)
+        for j in stopped:
+            nets[j].notify("on_train_end", X=setups[j]["X"], y=setups[j]["y"])
+        if stopped:
+            keep = [k for k, j in enumerate(active) if j not in stopped]
+            active = [active[k] for k in keep]
+            if not active:
+                return
+            stack.keep(keep)
+    for j in active:
+        nets[j].notify("on_train_end", X=setups[j]["X"], y=setups[j]["y"])
+
+
+def _train_epoch(nets, setups, stack, losses, active, shared):
+    # one training pass of the active nets: what FastLoop.run_single_epoch
+    # records per batch, with one stacked step for all of them
+    streams = (
+        [iter(setups[active[0]]["train"])]
+        if shared
+        else [iter(setups[j]["train"]) for j in active]
+    )
+    entries = [nets[j].history[-1]["batches"] for j in active]
+    count = 0
+    for batches in zip(*streams, strict=True):
+        if shared:
+            x = batches[0][0]
+            ys = [batches[0][1]] * len(active)
+        else:
+            x = torch.stack([b[0] for b in batches])
+            ys = [b[1] for b in batches]
+        for p in stack.leaves():
+            p.grad = None
+        outputs = stack.forward(x)
+        values = [
+            losses[j](out, yi, x if shared else x[k], True)
+            for k, (j, out, yi) in enumerate(zip(active, outputs, ys, strict=True))
+        ]
+        torch.stack(values).sum().backward() if len(values) > 1 else values[
+            0
+        ].backward()
+        stack.optimizer.step()
+        size = len(ys[0])
+        for k, (j, value) in enumerate(
+            zip(active, torch.stack([v.detach() for v in values]).tolist(), strict=True)
+        ):
+            entries[k].append({"train_loss": value, "train_batch_size": size})
+            if not np.isfinite(value):
+                for hook in nets[j]._batch_hooks("on_batch_end", True):
+                    hook(
+                        nets[j],
+                        batch=(x if shared else x[k], ys[k]),
+                        training=True,
+                        loss=values[k],
+                        y_pred=outputs[k],
+                    )
+        count += 1
+    for j in active:
+        nets[j].history.record("train_batch_count", count)

@@ -1,0 +1,189 @@
+"""The stacked training of several nets (sklcalib._net_stack) and the
+benchmark's grouped paths built on it.
+
+The reference is each net's own ``fit`` (and the benchmark's per-run and
+per-pair paths): the stacked pass must give the same weights, histories and
+rows to the last bit (``torch.equal`` / ``==``, no tolerance), since it
+computes every number by the same operation on the same values.
+"""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification
+from skorch.dataset import Dataset
+from skorch.helper import predefined_split
+
+from sklcalib._net_stack import fit_stacked
+from sklcalib.callbacks import TemperatureEarlyStopping
+from sklcalib.net import NetClassifier
+
+#: criteria whose gradients reach the logits in both layouts (torch's
+#: cross-entropy: row-major; the fused nodes: column-major), batch-coupled
+#: ones (MMCE, MDCA) and a margin one
+CRITERIA = ("ce", "focal", "dual_focal", "brier", "mmce", "mdca", "mbls")
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(
+        n_samples=330,  # 10 batches of 32 and a last one of 10 rows
+        n_features=5,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=3,
+        random_state=0,
+    )
+    X = X.astype(np.float32)
+    return X[:250], y[:250], X[250:], y[250:]
+
+
+def _nets(criteria, random_states=None, validation=None, patience=None, epochs=3):
+    nets = []
+    for i, criterion in enumerate(criteria):
+        kwargs = {"train_split": None}
+        if validation is not None:
+            kwargs["train_split"] = predefined_split(Dataset(*validation))
+        if patience is not None:
+            stopper = TemperatureEarlyStopping(patience=patience)
+            kwargs["callbacks"] = [("early_stopping", stopper)]
+        nets.append(
+            NetClassifier(
+                criterion=criterion,
+                module__hidden_units=(16, 16),
+                max_epochs=epochs,
+                batch_size=32,
+                lr=1e-2,
+                optimizer__fused=True,
+                random_state=0 if random_states is None else random_states[i],
+                verbose=0,
+                **kwargs,
+            )
+        )
+    return nets
+
+
+def _assert_same_fit(a, b):
+    sa, sb = a.module_.state_dict(), b.module_.state_dict()
+    assert sa.keys() == sb.keys()
+    for key in sa:
+        assert torch.equal(sa[key], sb[key]), key
+    assert len(a.history) == len(b.history)
+    for key in ("train_loss", "train_batch_count"):
+        assert a.history[:, key] == b.history[:, key], key
+    # every batch's recorded loss and size, training and validation
+    assert [e["batches"] for e in a.history] == [e["batches"] for e in b.history]
+
+
+@pytest.fixture
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_stacked_fit_is_each_nets_own_fit(data, one_thread):
+    X, y, _, _ = data
+    stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_stacked_fit_with_own_batches_per_net(data, one_thread):
+    # different seeds: different initial weights and batch orders
+    X, y, _, _ = data
+    states = [0, 1, 2]
+    stacked = _nets(["focal", "ce", "mdca"], random_states=states)
+    alone = _nets(["focal", "ce", "mdca"], random_states=states)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+
+
+def test_stacked_fit_stops_each_net_on_its_own(data, one_thread):
+    # early stopping on the validation split: the nets leave the stack at
+    # their own epochs, each with its best epoch's weights
+    X, y, X_val, y_val = data
+    kwargs = {"validation": (X_val, y_val), "patience": 2, "epochs": 25}
+    stacked, alone = _nets(CRITERIA, **kwargs), _nets(CRITERIA, **kwargs)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+        sa = dict(a.callbacks_)["early_stopping"]
+        sb = dict(b.callbacks_)["early_stopping"]
+        assert (sa.best_epoch_, sa.best_score_) == (sb.best_epoch_, sb.best_score_)
+        assert a.history[:, "valid_temp_nll"] == b.history[:, "valid_temp_nll"]
+    # the test means something only if the nets stopped at different epochs
+    assert len({len(net.history) for net in alone}) > 1
+
+
+def test_stacked_fit_falls_back_to_one_by_one(data):
+    X, y, _, _ = data
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        nets = _nets(["ce", "focal"])
+        assert not fit_stacked(nets, X, y)  # a parallel split could round apart
+    finally:
+        torch.set_num_threads(threads)
+    # a module the stacked pass does not reproduce: dropout
+    nets = _nets(["ce", "focal"])
+    for net in nets:
+        net.set_params(module__dropout=0.1)
+    alone = _nets(["ce", "focal"])
+    for net in alone:
+        net.set_params(module__dropout=0.1).fit(X, y)
+    torch.set_num_threads(1)
+    try:
+        assert not fit_stacked(nets, X, y)
+    finally:
+        torch.set_num_threads(threads)
+    for a, b in zip(nets, alone, strict=True):
+        np.testing.assert_array_equal(a.predict_logits(X), b.predict_logits(X))
+
+
+def test_run_group_rows_are_run_ones_rows():
+    from sklcalib.benchmark.runner import run_group, run_one
+
+    losses = ["ce", "focal", "mmce"]
+    kwargs = {"epochs": 3, "hessian_samples": 2, "torch_threads": 1}
+    rows = run_group("wine", losses, 1, **kwargs)
+    for loss, row in zip(losses, rows, strict=True):
+        ref = run_one("wine", loss, 1, **kwargs)
+        assert row.keys() == ref.keys()
+        for key, value in row.items():
+            if key == "train_seconds":
+                continue
+            if isinstance(value, np.ndarray):
+                np.testing.assert_array_equal(value, ref[key], err_msg=key)
+            else:
+                assert value == ref[key] or (value != value and ref[key] != ref[key])
+
+
+def test_group_resamples_are_seed_resamples():
+    from sklcalib.benchmark import _paired
+
+    rng = np.random.default_rng(0)
+    n, k = 700, 3
+    y = rng.integers(0, k, n)
+    runs = {}
+    for name, scale in (("a", 1.0), ("b", 2.0), ("c", 0.5)):
+        logits = rng.normal(size=(n, k)) * scale + 2.0 * np.eye(k)[y]
+        proba = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        runs[name] = _paired.run_residuals(y, proba)
+    pairs = [("a", "b"), ("b", "c"), ("c", "a"), ("a", "c")]
+    found = _paired.group_resamples(runs, pairs, 199, 7)
+    assert set(found) == set(pairs)
+    for a, b in pairs:
+        ref = _paired.seed_resamples(runs[a], runs[b], 199, 7)
+        for x, r in zip(found[a, b], ref, strict=True):
+            np.testing.assert_array_equal(x, r)
