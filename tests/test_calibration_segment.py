@@ -525,7 +525,7 @@ def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     # the folds and the final fit read the corrected logits of the fitted and
     # held-out rows from LightGBM's running scores instead of predicting:
     # they must be the booster's own predictions from the logits, in the
-    # callers' row order (shuffled rows), with and without the refit
+    # callers' row order (shuffled rows), with and without early stopping
     from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
 
     rng = np.random.default_rng(K)
@@ -552,9 +552,10 @@ def test_lightgbm_running_scores_are_the_boosters_predictions(K):
         random_state=0,
         n_jobs=1,
     )
-    for refit in (False, True):
+    for fraction in (0.2, 0.0):  # early-stopped, and all the rounds
+        kwargs["validation_fraction"] = fraction
         boost, rounds, eta_fit, eta_eval = boost_lightgbm(
-            data, fit_rows, eval_rows, refit=refit, **kwargs
+            data, fit_rows, eval_rows, **kwargs
         )
         assert rounds > 0
         np.testing.assert_allclose(

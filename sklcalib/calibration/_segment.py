@@ -101,9 +101,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       held-out ``validation_fraction`` of the rows, then a final rescaling
       ``a eta + b`` of the corrected logit (``eta / T`` for more than two
       classes). LightGBM (its ``init_score``) when installed and
-      ``backend="auto"``, the number of rounds chosen on the held-out rows
-      then refitted on all of them; scikit-learn's ``DecisionTreeRegressor``
-      otherwise (the trees of the rows left after the held-out ones).
+      ``backend="auto"``; scikit-learn's ``DecisionTreeRegressor``
+      otherwise.
     - ``method="auto"`` (default): "passthrough" (no calibration), the global
       calibrator ``global_calibrator`` and the two methods above are scored
       by ``cv``-fold cross-validated log-loss, and the simplest within one
@@ -464,19 +463,15 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         }
 
     def _boosting_fold_proba(self, z, y_idx, w, train, test):
-        """A fold of the LightGBM boosting on the rows binned once: the
-        corrected logits of the held-out fold come from LightGBM's running
-        scores at the best round (no prediction pass), then the fold's
-        rescaling, fitted on its training rows as the final map's is. The
-        fold scores the map of the rows left after the early-stopping rows
-        (not refitted on all of the fold's rows as the final map is: half the
-        cost, and the score, if anything, understates the final map's)."""
+        """A fold of the LightGBM boosting: the corrected logits of the
+        held-out fold come from LightGBM's running scores at the best round
+        (no prediction pass), then the fold's rescaling, fitted on its
+        training rows as the final map's is."""
         _, _, eta_fit, eta_test = boost_lightgbm(
             self._lgb_data,
             train,
             test,
             n_jobs=self.n_jobs,
-            refit=False,
             **self._boost_kwargs(),
         )
         wt = w[train] / w[train].sum()

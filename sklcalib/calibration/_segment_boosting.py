@@ -10,11 +10,9 @@ stop when the log-loss of a held-out part of the rows has not improved for
 ``n_iter_no_change`` rounds, and the best round is kept. A final rescaling
 (``a eta + b`` for two classes, ``eta / T`` otherwise) is fitted on all rows.
 With LightGBM installed (``backend="lightgbm"``, or ``"auto"``), its
-``init_score`` starts the boosting from the logit instead, the held-out rows
-choose the number of rounds and that many are then refitted on all the rows;
-the features are binned once for all the fits of a calibrator (folds are row
-subsets of one LightGBM ``Dataset``), and the corrected logits of the fitted
-and held-out rows are read from LightGBM's running scores, not predicted.
+``init_score`` starts the boosting from the logit instead; the corrected
+logits of the fitted and held-out rows are read from LightGBM's running
+scores, not predicted.
 """
 
 import numpy as np
@@ -128,33 +126,33 @@ class LightGBMBoost:
 
 
 class LightGBMData:
-    """All the rows of a fit binned once: one LightGBM ``Dataset`` (features,
-    labels, weights, the logits as ``init_score``) whose row subsets share its
-    bins, so the folds of ``method="auto"`` and the final fit do not bin the
-    features again (the bins are quantiles of the features alone, no label)."""
+    """The rows of a calibrator's fits (features, logits, labels, weights);
+    each fit bins the features of its own training rows only, and its
+    held-out rows take those bins: bins drawn with the held-out rows in them
+    place split points between held-out values, and the early stopping then
+    runs on (a segment suite table: 43 rounds where 13 were right, and 0.001
+    more test log-loss)."""
 
     def __init__(self, X, z, y, w):
+        self.X, self.z, self.y, self.w = X, z, y, w
+        self.binary = z.shape[1] == 1
+
+    def dataset(self, rows, reference=None):
         import lightgbm as lgb
 
-        self.z, self.y, self.w = z, y, w
-        self.binary = z.shape[1] == 1
-        init = z[:, 0] if self.binary else z.ravel(order="F")
-        self.full = lgb.Dataset(
-            X,
-            label=y,
-            weight=w,
-            init_score=init,
+        z = self.z[rows]
+        return lgb.Dataset(
+            self.X[rows],
+            label=self.y[rows],
+            weight=self.w[rows],
+            init_score=z[:, 0] if self.binary else z.ravel(order="F"),
+            reference=reference,
             params=_DATASET_PARAMS,
             free_raw_data=False,
-        ).construct()
-
-    def subset(self, rows):
-        return self.full.subset(rows, params=_DATASET_PARAMS)
+        )
 
 
-# feature_pre_filter off: the bins serve fits of other min_data_in_leaf and
-# fewer rows (a fold), and a feature LightGBM dropped could not come back
-_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True, "feature_pre_filter": False}
+_DATASET_PARAMS = {"verbosity": -1, "force_col_wise": True}
 
 
 def boost_lightgbm(
@@ -170,7 +168,6 @@ def boost_lightgbm(
     n_iter_no_change,
     random_state,
     n_jobs,
-    refit=True,
 ):
     """Boost from the logits on ``fit_rows`` of ``data`` (a held-out
     ``validation_fraction`` of them stops the rounds), Newton steps of the
@@ -189,7 +186,7 @@ def boost_lightgbm(
     early = is_val.sum() >= 10 and (~is_val).sum() >= 10
     if not early:
         is_val[:] = False
-    # LightGBM's subsets take sorted rows; scores come back in that order
+    # rows sorted: the scores come back in that order, put back below
     tr = np.sort(fit_rows[~is_val])
     va = np.sort(fit_rows[is_val])
     ev = None if eval_rows is None else np.sort(np.asarray(eval_rows))
@@ -213,14 +210,14 @@ def boost_lightgbm(
     }
     if not binary:
         params["num_class"] = K
-    train_set = data.subset(tr)
+    train_set = data.dataset(tr)
     booster = lgb.Booster(params, train_set)
     valid = []
     if early:
-        valid.append(data.subset(va))
+        valid.append(data.dataset(va, train_set))
         booster.add_valid(valid[-1], "stop")
     if ev is not None:
-        valid.append(data.subset(ev))
+        valid.append(data.dataset(ev, train_set))
         booster.add_valid(valid[-1], "eval")
     y_tr, w_tr = data.y[tr], data.w[tr]
     # LightGBM's multiclass Hessian factor K / (K - 1)
@@ -288,22 +285,6 @@ def boost_lightgbm(
             booster.eval_train(grab)
             best["tr"] = grabbed[id(train_set)]
     booster.free_dataset()
-    if early and refit and best_round:
-        # the held-out rows chose the number of rounds; the map is that many
-        # rounds on all the rows (none of them held out of the trees)
-        return boost_lightgbm(
-            data,
-            fit_rows,
-            eval_rows,
-            max_iter=best_round,
-            learning_rate=learning_rate,
-            max_depth=max_depth,
-            min_samples_leaf=min_samples_leaf,
-            validation_fraction=0.0,
-            n_iter_no_change=n_iter_no_change,
-            random_state=random_state,
-            n_jobs=n_jobs,
-        )
     # back to the callers' row order
     rows = np.r_[tr, va]
     order = np.argsort(rows)

@@ -71,13 +71,7 @@ DEFAULT_SEEDS = 3
 #: datasets of the default run: the synthetic and bundled sets, the largest
 #: real multiclass set and a real binary set with rare positives (5 %)
 DEFAULT_DATASETS = (
-    "moons",
-    "blobs",
-    "classification",
-    "classification_hard",
-    "digits",
-    "breast_cancer",
-    "wine",
+    *(name for name in list_datasets() if name not in TABULAR_DATASETS),
     "diamonds",
     "lending_club",
 )

@@ -1,47 +1,24 @@
 """Every dataset by name: ``DATASETS``, ``list_datasets`` and ``load_dataset``."""
 
-from sklcalib.datasets._builtin import (
-    load_blobs,
-    load_breast_cancer,
-    load_classification,
-    load_classification_hard,
-    load_digits,
-    load_moons,
-    load_wine,
-)
+from sklcalib.datasets import _builtin, _tabular
 from sklcalib.datasets._splits import check_random_state_int
-from sklcalib.datasets._tabular import (
-    load_caravan,
-    load_cells,
-    load_credit,
-    load_default,
-    load_diamonds,
-    load_hpc,
-    load_lending_club,
-    load_mlc_churn,
-    load_titanic,
-    load_wa_churn,
+
+# the synthetic presets and scikit-learn's bundled sets, in the order listed;
+# the real tabular sets follow in the order of their specifications
+_BUILTIN = (
+    "moons",
+    "blobs",
+    "classification",
+    "classification_hard",
+    "digits",
+    "breast_cancer",
+    "wine",
 )
 
 #: name -> loader(random_state) for every dataset :func:`load_dataset` knows.
 DATASETS = {
-    "moons": load_moons,
-    "blobs": load_blobs,
-    "classification": load_classification,
-    "classification_hard": load_classification_hard,
-    "digits": load_digits,
-    "breast_cancer": load_breast_cancer,
-    "wine": load_wine,
-    "diamonds": load_diamonds,
-    "hpc": load_hpc,
-    "cells": load_cells,
-    "credit": load_credit,
-    "lending_club": load_lending_club,
-    "default": load_default,
-    "mlc_churn": load_mlc_churn,
-    "wa_churn": load_wa_churn,
-    "caravan": load_caravan,
-    "titanic": load_titanic,
+    **{name: getattr(_builtin, f"load_{name}") for name in _BUILTIN},
+    **{name: getattr(_tabular, f"load_{name}") for name in _tabular.TABULAR_DATASETS},
 }
 
 
