@@ -30,9 +30,10 @@ resamples), EARLIER holding the columns ``bed``, ``n``, ``rejected at 5 %``
 rejected`` (``benchmarks/compare_earlier.csv``, 400 replications per cell;
 each version run with the library of its time first on ``PYTHONPATH``).
 ``--seeds`` pools ``--reps`` replications per seed (the user guide's table:
-``--reps 300 --seeds 0 1 --swaps 199``, 600 replications per cell, about
-25 min of one core; the previous table's ``--reps 1000 --swaps 499 --seeds
-0 1 --chunks 2`` took 1.3 h of one core).
+``--reps 300 --seeds 0 1 --swaps 199 --sizes 500`` then ``--reps 100
+--seeds 0 1 2 3 --swaps 199 --sizes 2000``, 600 and 400 replications per
+cell, about 4 and 6.5 CPU-minutes; the previous table's ``--reps 1000
+--swaps 499 --seeds 0 1 --chunks 2`` took 1.3 h of one core).
 ``tests/test_metrics_compare_beds.py`` is the seeded fast variant.
 
 Prints a csv table (one row per bed and n) to stdout. To measure another

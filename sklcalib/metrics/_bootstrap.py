@@ -509,9 +509,10 @@ def compare_calibration(
     nominal 5 %: 11-13 % for independent opposite models, 32 % for two
     temperatures of the same scores, 24-27 % for a sharp 10-class net
     against its under-confident temperature, 31-48 % at 2 % prevalence;
-    now 3.7-6.9 % on every equally calibrated pair of the user guide's
-    beds). The bootstrap takes the law of the difference itself (measured
-    size, power and coverage in :ref:`uncertainty`).
+    now 2.0-7.5 % on the equally calibrated pairs of the user guide's beds,
+    600 and 400 replications per cell). The bootstrap takes the law of the
+    difference itself (measured size, power and coverage in
+    :ref:`uncertainty`).
 
     The interval is of the difference of the two models' *population*
     errors: the statistic plus or minus ``q`` standard errors (``q`` the
