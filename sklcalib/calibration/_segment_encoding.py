@@ -11,11 +11,12 @@ is cut into ``n_bins`` quantile bins (one indicator each, missing as above);
 the boosting calibrator also gets its raw value (NaN where missing: scikit-
 learn's trees and LightGBM route missing values).
 
-Pairs of columns with few levels (at most ``max_pair_cells`` cells, the
-product of their indicator counts) also get one indicator per cell of the
-pair seen at fit in at least ``min_frequency`` rows: an additive map of the
-columns' indicators cannot express a correction that depends on two columns
-at once (the crash table's seat belt and airbag), which trees find.
+Pairs of columns with few levels also get one indicator per cell of the
+pair seen at fit in at least ``min_frequency`` rows (the pairs of fewest
+cells first, the product of their indicator counts, while their cells in
+all stay within ``max_pair_cells``): an additive map of the columns'
+indicators cannot express a correction that depends on two columns at once
+(the crash table's seat belt and airbag), which trees find.
 """
 
 import itertools
@@ -112,8 +113,7 @@ class SegmentEncoder:
     min_frequency : int
         Rows a level needs at fit for an indicator of its own.
     max_pair_cells : int, default=0
-        Pairs of columns with at most this many cells get cell indicators
-        (0: none).
+        The budget of pair cells (0: no pairs).
     """
 
     def __init__(self, max_levels, n_bins, min_frequency, max_pair_cells=0):
@@ -146,11 +146,18 @@ class SegmentEncoder:
         """The cells of each pair of columns kept (see the module's notes),
         from the fit rows' codes of every column."""
         widths = [len(spec["levels"]) for spec in self.specs_]
-        for i, j in itertools.combinations(range(len(codes)), 2):
-            if widths[i] < 2 or widths[j] < 2:
-                continue
-            if widths[i] * widths[j] > self.max_pair_cells:
-                continue
+        pairs = [
+            (i, j)
+            for i, j in itertools.combinations(range(len(codes)), 2)
+            if widths[i] >= 2 and widths[j] >= 2
+        ]
+        # the pairs of fewest cells first, while the cells stay in the budget
+        pairs.sort(key=lambda ij: widths[ij[0]] * widths[ij[1]])
+        budget = self.max_pair_cells
+        for i, j in pairs:
+            if widths[i] * widths[j] > budget:
+                break
+            budget -= widths[i] * widths[j]
             cell = _cells(codes[i], codes[j], widths[j])
             counts = np.bincount(cell[cell >= 0], minlength=widths[i] * widths[j])
             kept = np.flatnonzero(counts >= self.min_frequency)
