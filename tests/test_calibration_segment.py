@@ -642,9 +642,10 @@ def test_pair_cells_repair_a_correction_of_two_columns_at_once():
     off = flat.predict_proba(np.zeros(4), segments=cells)[:, 1]
     assert np.max(np.abs(off - 0.5)) < 0.08
     zt, yt, st = _pairwise(6000, 1)
-    assert _log_loss(yt, cal.predict_proba(zt, segments=st)) < _log_loss(
-        yt, flat.predict_proba(zt, segments=st)
-    ) - 0.05
+    assert (
+        _log_loss(yt, cal.predict_proba(zt, segments=st))
+        < _log_loss(yt, flat.predict_proba(zt, segments=st)) - 0.05
+    )
 
 
 def test_pair_cells_follow_the_encoder_rules():

@@ -96,21 +96,46 @@ def _design(z, S, z_scale):
         S = S.toarray() if sparse.issparse(S) else S
         return np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
     S = sparse.csr_matrix(S)
-    return sparse.hstack(
-        [
-            sparse.csr_matrix(z),
-            sparse.csr_matrix(np.ones_like(z)),
-            S,
-            S.multiply(z / z_scale),
-        ],
-        format="csr",
+    return _SparseDesign(
+        sparse.hstack(
+            [
+                sparse.csr_matrix(z),
+                sparse.csr_matrix(np.ones_like(z)),
+                S,
+                S.multiply(z / z_scale),
+            ],
+            format="csr",
+        )
     )
+
+
+class _SparseDesign:
+    """A sparse design with its transpose kept (CSR both), for the repeated
+    products of the Newton steps."""
+
+    def __init__(self, D):
+        self.D, self.T = D, D.T.tocsr()
+        self.row_of = np.repeat(np.arange(D.shape[0]), np.diff(D.indptr))
+        self.shape = D.shape
+
+    def __matmul__(self, x):
+        return self.D @ x
+
+    def gram(self, v):
+        """``D' diag(v) D``, dense."""
+        Dv = self.D.copy()
+        Dv.data = Dv.data * v[self.row_of]
+        return (self.T @ Dv).toarray()
+
+    def leverages(self, H_inv):
+        """``d_i' H_inv d_i`` of every row."""
+        return np.asarray(self.D.multiply(self.D @ H_inv).sum(axis=1)).ravel()
 
 
 def _weighted_gram(D, v):
     """``D' diag(v) D`` as a dense array."""
-    if sparse.issparse(D):
-        return (D.T @ D.multiply(v[:, None]).tocsr()).toarray()
+    if isinstance(D, _SparseDesign):
+        return D.gram(v)
     return (D * v[:, None]).T @ D
 
 
@@ -242,8 +267,8 @@ def alo_logits(z, S, y, w, fitted, *, design=None):
         H_inv = np.linalg.inv(H)
     except np.linalg.LinAlgError:
         H_inv = np.linalg.pinv(H)
-    if sparse.issparse(D):
-        h = np.asarray(D.multiply(D @ H_inv).sum(axis=1)).ravel()
+    if isinstance(D, _SparseDesign):
+        h = D.leverages(H_inv)
     else:
         h = np.einsum("ij,ij->i", D @ H_inv, D)
     yf = y.astype(np.float64)
