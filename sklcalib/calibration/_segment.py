@@ -54,6 +54,9 @@ from ._select import (
 )
 
 METHODS = ("auto", "logistic", "boosting", "blend")
+#: rows below which auto chooses the logistic map's ridge strength in each
+#: of its folds (see ``_fit_auto``)
+NESTED_ROWS = 2000
 LOGISTIC, BOOSTING, BLEND, GLOBAL = "logistic", "boosting", "blend", "global"
 
 
@@ -101,12 +104,14 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
     - ``method="logistic"``: the corrected logit of class k is
       ``a z_k + b_k + sum_s 1[s] (c_sk + d_sk z_k)`` over the levels ``s``
       of the segment columns (one indicator per level of a categorical
-      column, per quantile bin of a numeric one): a segment-specific
-      intercept and slope, under a ridge penalty on ``c`` and ``d`` whose
-      strength is chosen by inner cross-validation (``alphas``, ``inner_cv``).
-      A large penalty gives back global Platt / temperature scaling, so the
-      penalty shrinks towards global calibration. Binary (sigmoid) and
-      multiclass (softmax, full-vector correction).
+      column, per quantile bin of a numeric one; for two classes also per
+      cell of the pairs of small columns, ``max_pair_cells``): a
+      segment-specific intercept and slope, under a ridge penalty on ``c``
+      and ``d`` whose strength is chosen by inner cross-validation
+      (``alphas``, ``inner_cv``). A large penalty gives back global Platt /
+      temperature scaling, so the penalty shrinks towards global
+      calibration. Binary (sigmoid) and multiclass (softmax, full-vector
+      correction).
     - ``method="boosting"``: gradient-boosted trees on [segment indicators,
       numeric segment values, logits] that *start from the model's own
       logit* (the correction is learnt, not the probability): Newton steps of
@@ -116,24 +121,32 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       classes). LightGBM (its ``init_score``) when installed and
       ``backend="auto"``; scikit-learn's ``DecisionTreeRegressor``
       otherwise.
+    - ``method="blend"``: both maps above, fitted on the same rows, and the
+      mean of their corrected logits (the normalised geometric mean of
+      their probabilities): the logistic map's slopes and the trees'
+      interactions. Its log-loss is at most the mean of the two maps' on
+      every row (the log-sum-exp is convex).
     - ``method="auto"`` (default): "passthrough" (no calibration), the global
-      calibrator ``global_calibrator`` and the two methods above are scored
-      by ``cv``-fold cross-validated log-loss, and the simplest within one
-      standard error of the best is kept (the rule of
-      :class:`CalibratorSearchCV`; "passthrough" has no parameter, the
-      global calibrator one or two, boosting counts last): a segment map is
-      chosen only when it beats the global and uncalibrated scores by more
-      than the fold-to-fold noise, so segments that carry no information
-      leave the scores to the global calibrator or alone. Two classes: the
-      logistic map and Platt scaling are scored by their approximate
-      leave-one-out losses (one fit each, averaged over each fold's rows).
-      Boosting is fitted on the first fold first and left out ("screened
-      out" in ``cv_results_``) when it is no better there than a simpler
-      candidate: it can only be chosen by beating every simpler one.
+      calibrator ``global_calibrator`` and the segment maps are scored by
+      ``cv``-fold cross-validated log-loss. One segment map takes part in
+      the choice: the blend when it was scored, else the better of the two
+      others. Then the simplest within one standard error of the best is
+      kept (the rule of :class:`CalibratorSearchCV`; "passthrough" has no
+      parameter, the global calibrator one or two, the segment map counts
+      last): a segment map is chosen only when it beats the global and
+      uncalibrated scores by more than the fold-to-fold noise, so segments
+      that carry no information leave the scores to the global calibrator
+      or alone. Two classes: the logistic map and Platt scaling are scored
+      by their approximate leave-one-out losses (one fit each, averaged
+      over each fold's rows). Boosting is fitted on the first fold first,
+      and it and the blend (scored from the two maps' held-out
+      probabilities, without a fit of its own) are left out ("screened
+      out" in ``cv_results_``) when neither is better there than a simpler
+      candidate.
 
     Parameters
     ----------
-    method : {"auto", "logistic", "boosting"}, default="auto"
+    method : {"auto", "logistic", "boosting", "blend"}, default="auto"
         The correction, see above.
     response : {"auto", "logits", "probabilities"}, default="auto"
         How to read the scores; "auto": probabilities when every value lies
@@ -211,7 +224,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     method_ : str
-        The map fitted: "passthrough", "global", "logistic" or "boosting".
+        The map fitted: "passthrough", "global", "logistic", "boosting" or
+        "blend".
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     response_ : str
@@ -233,7 +247,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
     global_search_ : CalibratorSearchCV or None
         The choice of the global candidate (``global_calibrator="auto"``).
     feature_names_ : list of str
-        The segment indicators, ``"column=level"``.
+        The logistic map's segment indicators, ``"column=level"``, then the
+        pairs' cells, ``"column=level&column=level"``.
     n_features_in_ : int
         Score columns.
 
@@ -583,7 +598,18 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         # in the fold that left it out): the blend's fold losses come from
         # them, without a fit of its own
         held = {}
-        if status[2] == "evaluated" and S.shape[1] and len(self._alphas) > 1:
+        # below NESTED_ROWS the ridge strength is chosen inside each fold (the
+        # logistic map scored by its fold fits): chosen on all rows and then
+        # scored by the same rows' leave-one-out losses, the strength's
+        # choice flatters the map, and on a few hundred rows of segments
+        # without signal that picked it over the raw scores
+        nested = len(y_idx) < NESTED_ROWS
+        if (
+            status[2] == "evaluated"
+            and S.shape[1]
+            and len(self._alphas) > 1
+            and not nested
+        ):
             # the ridge strength chosen once, on all rows, and kept in the
             # folds and the refit: its inner cross-validation in every fold
             # would cost cv times more for a one-number choice
@@ -636,7 +662,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                         for _, test in splits
                     ]
                     continue
-                if method == LOGISTIC and z.shape[1] == 1:
+                if method == LOGISTIC and z.shape[1] == 1 and not nested:
                     # two classes: the map's approximate leave-one-out losses
                     # of one fit on all rows (the refit, when chosen), averaged
                     # over each fold's rows, in place of one fit per fold
