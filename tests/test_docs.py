@@ -132,7 +132,10 @@ def _copy_sources(tmp_path):
 
 def _sphinx(srcdir, builder, outdir, *extra):
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", builder]
+    # --no-color: CI forces colour, and escape codes inside Sphinx's status
+    # lines would hide them from the checks below
+    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "--no-color"]
+    cmd += ["-b", builder]
     cmd += [*extra, str(srcdir), str(outdir)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
 

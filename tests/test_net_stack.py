@@ -126,6 +126,38 @@ def test_stacked_fit_stops_each_net_on_its_own(data, one_thread):
     assert len({len(net.history) for net in alone}) > 1
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"optimizer__amsgrad": True, "optimizer__weight_decay": 1e-2},
+        {"optimizer__maximize": False, "optimizer__eps": 1e-6},
+    ],
+)
+def test_stacked_adam_step_is_adams_own(data, one_thread, settings, monkeypatch):
+    # the stacked pass calls fused Adam's kernel itself: the same state and
+    # weights as torch's Adam.step in each net's own fit, for Adam's options
+    from sklcalib import _net_stack
+
+    X, y, _, _ = data
+    stacked = [n.set_params(**settings) for n in _nets(["ce", "focal", "mdca"])]
+    alone = [n.set_params(**settings) for n in _nets(["ce", "focal", "mdca"])]
+    fallback = []
+    monkeypatch.setattr(
+        torch.optim.Adam,
+        "step",
+        lambda self, *a, **k: fallback.append(1),  # never called when lean
+    )
+    assert fit_stacked(stacked, X, y)
+    assert not fallback
+    monkeypatch.undo()
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+    assert _net_stack._lean_adam({"fused": False, "lr": 1e-3}) is None
+
+
 def test_stacked_fit_falls_back_to_one_by_one(data):
     X, y, _, _ = data
     threads = torch.get_num_threads()
