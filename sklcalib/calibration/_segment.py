@@ -278,8 +278,8 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
     >>> proba = cal.predict_proba(np.array([2.0, 2.0]), segments=["north", "south"])
     >>> np.round(proba[:, 1], 2)  # the truth: sigmoid(1) = 0.73, sigmoid(3) = 0.95
     array([0.73, 0.96])
-    >>> SegmentCalibrator().fit(logit, y, segments=region).method_
-    'logistic'
+    >>> SegmentCalibrator().fit(logit, y, segments=region).method_  # auto
+    'blend'
     """
 
     def __init__(
