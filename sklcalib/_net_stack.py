@@ -472,9 +472,13 @@ def _train(nets, setups, plan):
 
 def _train_epoch(nets, setups, stack, losses, active, shared):
     # one training pass of the active nets: what FastLoop.run_single_epoch
-    # records per batch, with one stacked step for all of them
+    # records per batch, with one stacked step for all of them. Shared
+    # batches come from the first net's iterator, whether or not that net
+    # is still in the stack: its generator has drawn every pass so far, as
+    # each active net's own would have (another net's generator, never
+    # drawn from, would start over at the first epoch's order)
     streams = (
-        [iter(setups[active[0]]["train"])]
+        [iter(setups[0]["train"])]
         if shared
         else [iter(setups[j]["train"]) for j in active]
     )

@@ -158,6 +158,24 @@ def test_stacked_adam_step_is_adams_own(data, one_thread, settings, monkeypatch)
     assert _net_stack._lean_adam({"fused": False, "lr": 1e-3}) is None
 
 
+def test_stacked_fit_after_the_first_net_stops(data, one_thread):
+    # the nets share one batch stream; once the first net has stopped, the
+    # others must go on with the batch order of the epochs that follow,
+    # not start over at the first epoch's
+    X, y, X_val, y_val = data
+    kwargs = {"validation": (X_val, y_val), "patience": 6, "epochs": 20}
+    stacked, alone = _nets(CRITERIA[:4], **kwargs), _nets(CRITERIA[:4], **kwargs)
+    for net in (stacked[0], alone[0]):
+        net.set_params(callbacks__early_stopping__patience=1)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+    # the first net left the stack while others trained on
+    assert len(alone[0].history) < max(len(net.history) for net in alone[1:])
+
+
 def test_stacked_fit_falls_back_to_one_by_one(data):
     X, y, _, _ = data
     threads = torch.get_num_threads()
