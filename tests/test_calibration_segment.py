@@ -754,7 +754,8 @@ def test_on_a_large_set_the_blend_replaces_the_logistic_map_by_its_first_fold(
     seg = np.column_stack([a, b]).astype(str)
     monkeypatch.setattr(_segment, "LARGE_ROWS", 5000)
     auto = SegmentCalibrator().fit(z, y, segments=seg)
-    status = dict(zip(auto.cv_results_["candidate"], auto.cv_results_["status"]))
+    r = auto.cv_results_
+    status = dict(zip(r["candidate"], r["status"], strict=True))
     assert status["boosting"].startswith("scored on the first fold only")
     assert auto.method_ == "blend" and "large set" in auto.reason_
     # segments without signal: the logistic map is not even chosen
