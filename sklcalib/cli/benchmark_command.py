@@ -391,8 +391,9 @@ def _resolve_models(args, parser):
     return models
 
 
-#: training rows of the nets on the default sets (at most NET_MAX_TRAIN's),
-#: for the order of the tasks only; a set not listed counts as 1 200 rows
+#: training rows of the nets on the default and tabular sets (at most
+#: NET_MAX_TRAIN's), for the order of the tasks only; a set not listed
+#: counts as 1 200 rows
 _NET_ROWS = {
     "moons": 1200,
     "blobs": 1200,
@@ -403,6 +404,14 @@ _NET_ROWS = {
     "wine": 106,
     "diamonds": 32364,
     "lending_club": 5915,
+    "hpc": 2599,
+    "cells": 1211,
+    "credit": 2672,
+    "default": 6000,
+    "mlc_churn": 3000,
+    "wa_churn": 4225,
+    "caravan": 3494,
+    "titanic": 785,
 }
 #: what a boosting task (base models, every calibrator, auto) costs in the
 #: units of _net_group_cost (about 0.6 ms of CPU each), for the order of the
