@@ -733,3 +733,35 @@ def test_auto_keeps_the_blend_when_trees_add_to_the_logistic_map():
         for m in ("logistic", "boosting", "blend")
     }
     assert losses["blend"] < min(losses["logistic"], losses["boosting"])
+
+
+@needs_lightgbm
+def test_on_a_large_set_the_blend_replaces_the_logistic_map_by_its_first_fold(
+    monkeypatch,
+):
+    from sklcalib.calibration import _segment
+
+    # the bed of the test above; "large" lowered to its rows: the boosting is
+    # fitted on the first fold only, and the blend replaces the logistic map
+    # by their paired losses there
+    rng = np.random.default_rng(5)
+    n = 8000
+    a = rng.integers(0, 6, size=n)
+    b = rng.integers(0, 12, size=n)
+    z = rng.normal(0, 2, size=n)
+    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    seg = np.column_stack([a, b]).astype(str)
+    monkeypatch.setattr(_segment, "LARGE_ROWS", 5000)
+    auto = SegmentCalibrator().fit(z, y, segments=seg)
+    r = auto.cv_results_
+    status = dict(zip(r["candidate"], r["status"], strict=True))
+    assert status["boosting"].startswith("scored on the first fold only")
+    assert auto.method_ == "blend" and "large set" in auto.reason_
+    # segments without signal: the logistic map is not even chosen
+    noise = rng.integers(0, 3, size=(n, 2)).astype(str)
+    y0 = (rng.uniform(size=n) < expit(z)).astype(int)
+    assert SegmentCalibrator().fit(z, y0, segments=noise).method_ in (
+        "passthrough",
+        "global",
+    )
