@@ -29,7 +29,12 @@ import sys
 
 import numpy as np
 
-TARGET_SEGMENT = ("segment logistic", "segment auto", "segment boosting")
+TARGET_SEGMENT = (
+    "segment logistic",
+    "segment auto",
+    "segment boosting",
+    "segment blend",
+)
 
 
 def _by(rows, **keys):
@@ -131,7 +136,12 @@ def report(rows):
         ]
         for r in _by(multi, calibrator="best global"):
             cells = []
-            for n in ("segment logistic", "segment boosting", "segment auto"):
+            for n in (
+                "segment logistic",
+                "segment boosting",
+                "segment blend",
+                "segment auto",
+            ):
                 m = _by(
                     multi,
                     table=r["table"],

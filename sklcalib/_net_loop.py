@@ -29,7 +29,7 @@ with extra_imports("sklcalib.net"):
     from skorch.dataset import Dataset as SkorchDataset
     from skorch.utils import TeeGenerator, to_device
 
-from sklcalib.callbacks import FiniteLossCheck
+from sklcalib.callbacks import FiniteLossCheck, _ValidationBatches
 from sklcalib.losses import CalibrationLoss
 
 #: the private names of skorch that NetClassifier and this loop rely on, where
@@ -404,6 +404,19 @@ class FastLoop:
         # history records is checked here, and the callback called on one
         checks = [h for h in end if h.__func__ is FiniteLossCheck.on_batch_end]
         end = [h for h in end if h not in checks]
+        # the validation collectors (early stopping on the temperature-scaled
+        # loss, AdaFocal) keep each batch's logits and targets to join them
+        # at the epoch's end: handed a whole chunk of batches at once, they
+        # join the same rows in the same order, with a call and two copies
+        # per chunk instead of per batch
+        collectors = []
+        if not training and not begin:
+            collectors = [
+                h
+                for h in end
+                if getattr(h, "__func__", None) is _ValidationBatches.on_batch_end
+            ]
+            end = [h for h in end if h not in collectors]
         own_begin = not overrides(self, NeuralNet, "on_batch_begin")
         forward, loss_of = self._lean_calls()
         if training:
@@ -446,8 +459,11 @@ class FastLoop:
                     batch, forward, loss_of, optimizer, grad_hooks, **fit_params
                 )
             else:
-                step = batch[2]
+                step, chunk = batch[2], batch[3]
                 batch = batch[:2]
+                if chunk is not None:
+                    for hook in collectors:
+                        hook(self, batch=chunk[:2], training=False, y_pred=chunk[2])
             value = step["loss"].item()
             entry[loss_key] = value
             entry[size_key] = len(batch[0])
@@ -589,8 +605,10 @@ class FastLoop:
     def _validation_batches(
         self, batches, forward, loss_of, per_batch, rows_of, **fit_params
     ):
-        # (X, y, step) per validation batch: the module's output predicted
-        # in large chunks under inference_mode (one batch at a time when a
+        # (X, y, step, chunk) per validation batch, ``chunk`` the (X, y,
+        # output) of the whole chunk at its first batch, else None: the
+        # module's output predicted in large chunks under inference_mode
+        # (one batch at a time when a
         # callback acts before each batch), the loss per batch as skorch
         # takes it, without autograd; with ``rows_of`` (a criterion of
         # independent rows, reduced by the mean) the rows' losses of a whole
@@ -614,6 +632,7 @@ class FastLoop:
                         and y_chunk.shape == output.shape[:1]
                     ):
                         losses = rows_of(output, y_chunk)
+            whole = (X[rows], batches._targets(rows), output)
             for offset in range(0, min(chunk, len(X) - start), size):
                 rows = slice(start + offset, start + offset + size)
                 Xi, yi = X[rows], batches._targets(rows)
@@ -624,7 +643,8 @@ class FastLoop:
                 else:
                     with torch.no_grad():
                         loss = loss_of(y_pred, yi, Xi, False)
-                yield Xi, yi, {"loss": loss, "y_pred": y_pred}
+                yield Xi, yi, {"loss": loss, "y_pred": y_pred}, whole
+                whole = None
 
     def forward_iter(self, X, training=False, device="cpu"):
         """Yield the module's outputs batch by batch, as skorch does.

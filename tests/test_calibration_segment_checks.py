@@ -27,7 +27,7 @@ class _LogitsSegmentCalibrator(SegmentCalibrator):
     _input = "logits"
 
 
-METHODS = ("logistic", "boosting", "auto")
+METHODS = ("logistic", "boosting", "blend", "auto")
 REFUSAL = re.compile(
     r"scores has \d+ columns( but y has \d+ classes|; the calibrator was fitted)"
 )

@@ -11,6 +11,7 @@ building.
 
 import ast
 import importlib
+import json
 import os
 import re
 import shutil
@@ -130,38 +131,90 @@ def _copy_sources(tmp_path):
     return tmp_path / "docs"
 
 
-def _sphinx(srcdir, builder, outdir, *extra):
+# The builds run one after the other in one Python process, each through
+# Sphinx's own entry point (a fresh application, its docutils registrations
+# undone on return): the doctest build finds Sphinx, sklcalib, torch and
+# scikit-learn already imported, which a process of its own imported again.
+# Each build writes its status and warnings to its own log; a failed build
+# ends the run.
+_BUILDS = """
+import json, sys
+from sphinx.cmd.build import build_main
+
+codes = []
+for argv, log in json.loads(sys.argv[1]):
+    with open(log, "w", encoding="utf-8") as stream:
+        sys.stdout = sys.stderr = stream
+        try:
+            codes.append(build_main(argv))
+        finally:
+            sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    if codes[-1]:
+        break
+print(json.dumps(codes))
+"""
+
+
+def _sphinx(srcdir, doctrees, builds):
+    """Run ``builds`` (builder, output folder) in order on ``srcdir``; return
+    each build's exit status (None: not run) and log, and the log paths."""
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", builder]
-    cmd += [*extra, str(srcdir), str(outdir)]
-    return subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+    # --no-color: CI forces colour, and escape codes inside Sphinx's status
+    # lines would hide them from the checks below
+    common = ["-W", "--keep-going", "--no-color", "-d", str(doctrees)]
+    runs = [
+        (
+            [*common, "-b", builder, str(srcdir), str(outdir)],
+            str(outdir.parent / f"{builder}.log"),
+        )
+        for builder, outdir in builds
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", _BUILDS, json.dumps(runs)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    codes = json.loads(result.stdout.strip().splitlines()[-1])
+    logs = [Path(log) for _, log in runs]
+    texts = [log.read_text(encoding="utf-8") if log.exists() else "" for log in logs]
+    codes += [None] * (len(runs) - len(codes))
+    return codes, texts, logs
 
 
-def _warnings(result):
-    lines = (result.stdout + result.stderr).splitlines()
+def _warnings(log):
+    lines = log.splitlines()
     return "\n".join(ln for ln in lines if "WARNING" in ln or "ERROR" in ln)[-6000:]
 
 
 @pytest.mark.slow
 def test_site_builds_and_its_examples_and_user_guide_code_run(tmp_path):
-    # One test, two builders over one copy of the sources: the doctest builder
-    # reuses the environment the html build pickled into ``doctrees`` (the
-    # pages are read, parsed and their API pages generated once) and
-    # sphinx-gallery finds every example unchanged since it ran for the html
-    # build (it runs each example once). As one test it stays on one xdist
-    # worker, which a fixture shared by two tests would not.
+    # One test, two builders over one copy of the sources, in one process: the
+    # doctest builder reuses the environment the html build pickled into
+    # ``doctrees`` (the pages are read, parsed and their API pages generated
+    # once) and sphinx-gallery finds every example unchanged since it ran for
+    # the html build (it runs each example once). As one test it stays on one
+    # xdist worker, which a fixture shared by two tests would not.
     srcdir = _copy_sources(tmp_path)
-    doctrees = tmp_path / "doctrees"
     out = tmp_path / "html"
-    result = _sphinx(srcdir, "html", out, "-d", str(doctrees))
-    assert result.returncode == 0, (
-        f"sphinx -W failed:\n{_warnings(result)}\n{result.stderr[-3000:]}"
+    (html_code, doctest_code), (html_log, doctest_log), logs = _sphinx(
+        srcdir,
+        tmp_path / "doctrees",
+        [("html", out), ("doctest", tmp_path / "doctest")],
+    )
+    assert html_code == 0, (
+        f"sphinx -W failed:\n{_warnings(html_log)}\n{html_log[-3000:]}"
     )
     _check_html(srcdir, out)
-    figures = {p: p.stat().st_mtime_ns for p in srcdir.rglob("sphx_glr_*.png")}
-    _check_user_guide_code(srcdir, tmp_path / "doctest", doctrees)
-    # the doctest build ran no example again: their figures are untouched
-    assert figures == {p: p.stat().st_mtime_ns for p in figures}
+    _check_user_guide_code(tmp_path / "doctest", doctest_code, doctest_log)
+    # the doctest build ran no example again: every figure is older than the
+    # end of the html build (its log's last write)
+    html_end = logs[0].stat().st_mtime_ns
+    figures = list(srcdir.rglob("sphx_glr_*.png"))
+    assert figures
+    assert [p.name for p in figures if p.stat().st_mtime_ns > html_end] == []
 
 
 def _check_html(srcdir, out):
@@ -201,18 +254,16 @@ def _check_html(srcdir, out):
             assert figure.name in html, f"{figure.name} not shown on {page.name}"
 
 
-def _check_user_guide_code(srcdir, out, doctrees):
+def _check_user_guide_code(out, code, log):
     """The ``.. doctest::`` / ``.. testcode::`` blocks of the narrative pages
     pass (run by Sphinx's doctest builder on the html build's environment)."""
-    result = _sphinx(srcdir, "doctest", out, "-d", str(doctrees))
     report = (out / "output.txt").read_text(encoding="utf-8")
-    assert result.returncode == 0, f"{_warnings(result)}\n{report[-4000:]}"
+    assert code == 0, f"{_warnings(log)}\n{report[-4000:]}"
     assert re.search(r"^\s+0 failures in tests", report, re.M), report[-4000:]
     # the quickstart's search, scaler and report, and the user guide's snippets
     ran = int(re.search(r"Doctest summary\n=+\n\s*(\d+) tests", report)[1])
     assert ran >= 20, report[-2000:]
     # the html build's environment was reused, not read afresh
-    log = result.stdout + result.stderr
     assert re.search(r"updating environment: 0 added", log), log[-3000:]
 
 

@@ -303,3 +303,37 @@ def test_a_hook_on_the_criterion_is_still_called(data):
     net.criterion_.register_forward_hook(lambda *args: seen.append(1))
     net.partial_fit(X, y)
     assert len(seen) >= len(y) * 0.8 // 32  # one call per training batch at least
+
+
+def test_validation_collectors_get_whole_chunks():
+    # the callbacks that keep the validation logits (early stopping on the
+    # temperature-scaled loss, AdaFocal) are handed each chunk of the
+    # validation pass once: joined, the same rows in the same order as the
+    # net's own prediction of the split
+    from skorch.helper import predefined_split
+
+    from sklcalib.callbacks import _ValidationBatches
+
+    class Keep(_ValidationBatches):
+        def _validation_end(self, net, dataset_valid):
+            self.pieces = len(self.batches_)
+            self.joined = self._collected_validation(dataset_valid)
+
+    X, y = make_classification(n_samples=3500, n_features=6, random_state=0)
+    X = X.astype(np.float32)
+    X_val, y_val = X[1000:], y[1000:]  # 2 500 rows: three chunks of 1 024
+    keep = Keep()
+    net = NetClassifier(
+        module__hidden_units=(8,),
+        max_epochs=1,
+        batch_size=32,
+        random_state=0,
+        train_split=predefined_split(Dataset(X_val, y_val)),
+        callbacks=[("keep", keep)],
+    ).fit(X[:1000], y[:1000])
+    assert keep.pieces == 3
+    logits, targets = keep.joined
+    np.testing.assert_array_equal(logits, net.predict_logits(X_val))
+    np.testing.assert_array_equal(targets, y_val)
+    # the per-batch losses are still recorded batch by batch
+    assert len(_batches(net, "valid_loss")) == -(-len(X_val) // 32)

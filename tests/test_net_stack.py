@@ -126,6 +126,56 @@ def test_stacked_fit_stops_each_net_on_its_own(data, one_thread):
     assert len({len(net.history) for net in alone}) > 1
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"optimizer__amsgrad": True, "optimizer__weight_decay": 1e-2},
+        {"optimizer__maximize": False, "optimizer__eps": 1e-6},
+    ],
+)
+def test_stacked_adam_step_is_adams_own(data, one_thread, settings, monkeypatch):
+    # the stacked pass calls fused Adam's kernel itself: the same state and
+    # weights as torch's Adam.step in each net's own fit, for Adam's options
+    from sklcalib import _net_stack
+
+    X, y, _, _ = data
+    stacked = [n.set_params(**settings) for n in _nets(["ce", "focal", "mdca"])]
+    alone = [n.set_params(**settings) for n in _nets(["ce", "focal", "mdca"])]
+    fallback = []
+    monkeypatch.setattr(
+        torch.optim.Adam,
+        "step",
+        lambda self, *a, **k: fallback.append(1),  # never called when lean
+    )
+    assert fit_stacked(stacked, X, y)
+    assert not fallback
+    monkeypatch.undo()
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+    assert _net_stack._lean_adam({"fused": False, "lr": 1e-3}) is None
+
+
+def test_stacked_fit_after_the_first_net_stops(data, one_thread):
+    # the nets share one batch stream; once the first net has stopped, the
+    # others must go on with the batch order of the epochs that follow,
+    # not start over at the first epoch's
+    X, y, X_val, y_val = data
+    kwargs = {"validation": (X_val, y_val), "patience": 6, "epochs": 20}
+    stacked, alone = _nets(CRITERIA[:4], **kwargs), _nets(CRITERIA[:4], **kwargs)
+    for net in (stacked[0], alone[0]):
+        net.set_params(callbacks__early_stopping__patience=1)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+    # the first net left the stack while others trained on
+    assert len(alone[0].history) < max(len(net.history) for net in alone[1:])
+
+
 def test_stacked_fit_falls_back_to_one_by_one(data):
     X, y, _, _ = data
     threads = torch.get_num_threads()
@@ -149,6 +199,22 @@ def test_stacked_fit_falls_back_to_one_by_one(data):
         torch.set_num_threads(threads)
     for a, b in zip(nets, alone, strict=True):
         np.testing.assert_array_equal(a.predict_logits(X), b.predict_logits(X))
+
+
+def test_a_learning_rate_schedule_fits_one_by_one(data, one_thread):
+    # the schedule steps each net's own optimizer, not the stacked one (its
+    # per-batch hook takes the nets off the stacked pass)
+    from skorch.callbacks import LRScheduler
+
+    X, y, _, _ = data
+    schedule = {"callbacks": [("lr", LRScheduler(policy="StepLR", step_size=1))]}
+    nets = [n.set_params(**schedule) for n in _nets(["ce", "focal"])]
+    alone = [n.set_params(**schedule) for n in _nets(["ce", "focal"])]
+    assert not fit_stacked(nets, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(nets, alone, strict=True):
+        _assert_same_fit(a, b)
 
 
 def test_run_group_rows_are_run_ones_rows():

@@ -32,7 +32,7 @@ measured on the test part:
 The contenders (:data:`CONTENDERS`): no calibration, the best global
 calibrator (:func:`sklcalib.calibration.select_calibrator`), the
 :class:`~sklcalib.calibration.SegmentCalibrator` methods ``logistic``,
-``boosting`` and ``auto`` (its global candidate Platt scaling, temperature
+``boosting``, ``blend`` and ``auto`` (its global candidate Platt scaling, temperature
 scaling for more than two classes), ``select_calibrator(..., segments=...)``
 ("segment auto (best global)": ``auto`` whose global candidate is the best
 global calibrator, what ``CalibratedClassifier(calibrator="auto",
@@ -157,6 +157,7 @@ CONTENDERS = (
     GLOBAL,
     "segment logistic",
     "segment boosting",
+    "segment blend",
     "segment auto",
     "segment auto (best global)",
     "MCGrad",

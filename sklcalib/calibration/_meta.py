@@ -505,19 +505,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             cv = self._check_cv(y)
             splits = list(cv.split(X, y, **split_params))
-            folds = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_fold)(
-                    clone(self.estimator),
-                    X,
-                    y,
-                    train,
-                    test,
-                    est_params,
-                    methods,
-                    self.classes_,
-                )
-                for train, test in splits
-            )
+            folds = self._fit_folds(X, y, splits, est_params, methods)
             for estimator, _ in folds:
                 self._warn_missing_classes(estimator, stacklevel=3)
             pooled, order = self._pooled(folds, splits, len(y), partition=not ensemble)
@@ -565,14 +553,36 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 if fitted is None:
                     fitted = self._fit_choice(choice, pooled, y, w)
                 pairs = [(estimator, fitted)]
+        return self._keep(pairs)
+
+    # -- the pieces of fit ------------------------------------------------
+
+    def _fit_folds(self, X, y, splits, est_params, methods):
+        """(fitted estimator, held-out responses of ``methods``) per split,
+        the splits fitted in parallel (``n_jobs``)."""
+        return Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_fold)(
+                clone(self.estimator),
+                X,
+                y,
+                train,
+                test,
+                est_params,
+                methods,
+                self.classes_,
+            )
+            for train, test in splits
+        )
+
+    def _keep(self, pairs):
+        """Store the fitted (estimator, calibrator) pairs and the input
+        attributes of the first estimator; return self."""
         self.calibrated_classifiers_ = pairs
         first = pairs[0][0]
         for name in ("n_features_in_", "feature_names_in_"):
             if hasattr(first, name):
                 setattr(self, name, getattr(first, name))
         return self
-
-    # -- the pieces of fit ------------------------------------------------
 
     def _methods(self, spec):
         """The estimator methods whose responses the calibration needs."""
@@ -894,19 +904,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         else:
             method = _logit_method(self.estimator)
             splits = list(self._check_cv(y).split(X, y, **split_params))
-            folds = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_fold)(
-                    clone(self.estimator),
-                    X,
-                    y,
-                    train,
-                    test,
-                    est_params,
-                    [method],
-                    self.classes_,
-                )
-                for train, test in splits
-            )
+            folds = self._fit_folds(X, y, splits, est_params, [method])
 
             def scores_of(responses):
                 return _to_calibrator_input(responses[method], method, LOGITS_TAKER)
@@ -922,12 +920,7 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 pooled, order = self._pooled(folds, splits, len(y), partition=True)
                 estimator = self._fit_all(X, y, est_params, frozen)
                 pairs = [(estimator, calibrate(scores_of(pooled), order))]
-        self.calibrated_classifiers_ = pairs
-        first = pairs[0][0]
-        for name in ("n_features_in_", "feature_names_in_"):
-            if hasattr(first, name):
-                setattr(self, name, getattr(first, name))
-        return self
+        return self._keep(pairs)
 
     def predict_proba(self, X):
         """Calibrated probabilities, averaged over the calibrated pairs.

@@ -212,13 +212,14 @@ def boost_lightgbm(
         params["num_class"] = K
     train_set = data.dataset(tr)
     booster = lgb.Booster(params, train_set)
-    valid = []
-    if early:
-        valid.append(data.dataset(va, train_set))
-        booster.add_valid(valid[-1], "stop")
-    if ev is not None:
-        valid.append(data.dataset(ev, train_set))
-        booster.add_valid(valid[-1], "eval")
+    # one held-out dataset: the stopping rows, then the evaluated ones (a
+    # dataset costs more to build than the rounds cost to run)
+    held = np.r_[va, ev] if ev is not None else va
+    valid = None
+    if held.shape[0]:
+        valid = data.dataset(held, train_set)
+        booster.add_valid(valid, "held")
+    n_va = va.shape[0]
     y_tr, w_tr = data.y[tr], data.w[tr]
     # LightGBM's multiclass Hessian factor K / (K - 1)
     factor = 1.0 if binary else K / (K - 1.0)
@@ -264,12 +265,13 @@ def boost_lightgbm(
                 break
             continue
         booster.eval_valid(grab)
-        loss = log_loss_of(grabbed[id(valid[0])], y_va, w_va, binary)
+        eta_held = grabbed[id(valid)]
+        loss = log_loss_of(eta_held[:n_va], y_va, w_va, binary)
         if loss < best_loss:
             best_loss, best_round, stall = loss, rounds, 0
-            best["va"] = grabbed[id(valid[0])]
+            best["va"] = eta_held[:n_va]
             if ev is not None:
-                best["ev"] = grabbed[id(valid[1])]
+                best["ev"] = eta_held[n_va:]
             booster.eval_train(grab)
             best["tr"] = grabbed[id(train_set)]
         else:
@@ -281,7 +283,7 @@ def boost_lightgbm(
         if rounds:
             if ev is not None:
                 booster.eval_valid(grab)
-                best["ev"] = grabbed[id(valid[0])]
+                best["ev"] = grabbed[id(valid)][n_va:]
             booster.eval_train(grab)
             best["tr"] = grabbed[id(train_set)]
     booster.free_dataset()

@@ -10,8 +10,16 @@ indicators 0). A numeric column with more than ``max_levels`` distinct values
 is cut into ``n_bins`` quantile bins (one indicator each, missing as above);
 the boosting calibrator also gets its raw value (NaN where missing: scikit-
 learn's trees and LightGBM route missing values).
+
+Pairs of columns with few levels also get one indicator per cell of the
+pair seen at fit in at least ``min_frequency`` rows (the pairs of fewest
+cells first, the product of their indicator counts, while their cells in
+all stay within ``max_pair_cells``): an additive map of the columns'
+indicators cannot express a correction that depends on two columns at once
+(the crash table's seat belt and airbag), which trees find.
 """
 
+import itertools
 import sys
 
 import numpy as np
@@ -104,17 +112,18 @@ class SegmentEncoder:
         Quantile bins of a numeric column.
     min_frequency : int
         Rows a level needs at fit for an indicator of its own.
+    max_pair_cells : int, default=0
+        The budget of pair cells (0: no pairs).
     """
 
-    def __init__(self, max_levels, n_bins, min_frequency):
+    def __init__(self, max_levels, n_bins, min_frequency, max_pair_cells=0):
         self.max_levels = max_levels
         self.n_bins = n_bins
         self.min_frequency = min_frequency
+        self.max_pair_cells = max_pair_cells
 
     def fit(self, segments, n_rows):
-        names, columns = segment_columns(segments)
-        self._fit_columns(names, columns, n_rows)
-        self._fit_codes = []
+        self.fit_transform(segments, n_rows)
         return self
 
     def _fit_columns(self, names, columns, n_rows):
@@ -129,7 +138,38 @@ class SegmentEncoder:
             for name, spec in zip(names, self.specs_, strict=True)
             for level in spec["levels"]
         ]
+        self.n_main_ = len(self.feature_names_)
+        self.pairs_ = []
         return self
+
+    def _fit_pairs(self, codes):
+        """The cells of each pair of columns kept (see the module's notes),
+        from the fit rows' codes of every column."""
+        widths = [len(spec["levels"]) for spec in self.specs_]
+        pairs = [
+            (i, j)
+            for i, j in itertools.combinations(range(len(codes)), 2)
+            if widths[i] >= 2 and widths[j] >= 2
+        ]
+        # the pairs of fewest cells first, while the cells stay in the budget
+        pairs.sort(key=lambda ij: widths[ij[0]] * widths[ij[1]])
+        budget = self.max_pair_cells
+        for i, j in pairs:
+            if widths[i] * widths[j] > budget:
+                break
+            budget -= widths[i] * widths[j]
+            cell = _cells(codes[i], codes[j], widths[j])
+            counts = np.bincount(cell[cell >= 0], minlength=widths[i] * widths[j])
+            kept = np.flatnonzero(counts >= self.min_frequency)
+            if kept.shape[0] == 0:
+                continue
+            self.pairs_.append((i, j, kept))
+            li, lj = self.specs_[i]["levels"], self.specs_[j]["levels"]
+            self.feature_names_ += [
+                f"{self.names_[i]}={li[k // widths[j]]}&"
+                f"{self.names_[j]}={lj[k % widths[j]]}"
+                for k in kept
+            ]
 
     @staticmethod
     def _check_rows(columns, n_rows):
@@ -195,34 +235,26 @@ class SegmentEncoder:
         names, columns = segment_columns(segments)
         try:
             self._fit_columns(names, columns, n_rows)
+            if self.max_pair_cells:
+                self._fit_pairs(self._column_codes(columns))
             return self._transform_columns(columns, n_rows, raw=True)
         finally:
             self._fit_codes = []
 
     def transform(self, segments, n_rows, *, raw=False):
-        """(n, n_features) float64 indicators; with ``raw``, the numeric
-        columns' values (NaN where missing) appended, and the list of the
-        numeric columns' positions among them."""
+        """(n, n_features) float64 indicators (the columns' levels, then the
+        pairs' cells); with ``raw``, the numeric columns' values (NaN where
+        missing) appended, and the list of the numeric columns' positions
+        among them."""
         return self._transform_columns(segment_columns(segments)[1], n_rows, raw=raw)
 
-    def _transform_columns(self, columns, n_rows, *, raw):
-        self._check_rows(columns, n_rows)
-        if len(columns) != len(self.specs_):
-            raise ValueError(
-                f"segments has {len(columns)} columns; the calibrator was fitted "
-                f"on {len(self.specs_)} ({', '.join(self.names_)})."
-            )
-        # one output, filled in place: a column block of indicators per
-        # segment column, then (raw) the numeric columns' values
-        widths = [len(spec["levels"]) for spec in self.specs_]
-        n_ind = sum(widths)
-        n_raw = sum(spec["kind"] == "numeric" for spec in self.specs_) if raw else 0
-        out = np.zeros((n_rows, n_ind + n_raw))
-        start, raw_col = 0, n_ind
-        for values, spec, width in zip(columns, self.specs_, widths, strict=True):
+    def _column_codes(self, columns):
+        """Per column, the position of each row's indicator in its block
+        (-1: the column's baseline, no indicator)."""
+        out = []
+        for values, spec in zip(columns, self.specs_, strict=True):
             missing = _missing(values)
-            block = out[:, start : start + width]
-            start += width
+            codes = np.full(values.shape[0], -1, dtype=np.int64)
             if spec["kind"] == "numeric":
                 numeric = _as_float(values)
                 if numeric is None:
@@ -233,26 +265,64 @@ class SegmentEncoder:
                 if np.any(np.isinf(numeric)):
                     raise ValueError("segments holds an infinite value.")
                 present = ~np.isnan(numeric)
-                codes = np.searchsorted(spec["edges"], numeric[present], side="left")
-                block[np.flatnonzero(present), codes] = 1.0
-                if raw:
-                    out[:, raw_col] = numeric
-                    raw_col += 1
+                codes[present] = np.searchsorted(
+                    spec["edges"], numeric[present], side="left"
+                )
             else:
                 present = ~missing
-                rows = np.flatnonzero(present)
-                codes = self._known_codes(values)
-                if codes is None:
+                known = self._known_codes(values)
+                if known is None:
                     numeric = spec["numeric"] and _as_float(values) is not None
                     keys = _keys(values[present], numeric)
                     kept = spec["keys"]
                     if spec["numeric"] != numeric:  # numbers at fit, text now
                         kept = [f"{k:g}" for k in kept]
-                    codes = _codes(keys, kept)
-                seen = codes >= 0
-                block[rows[seen], codes[seen]] = 1.0
+                    known = _codes(keys, kept)
+                codes[present] = known
             if spec["levels"] and spec["levels"][-1] == MISSING:
-                block[:, -1] = missing if spec["kind"] == "categorical" else ~present
+                codes[~present] = len(spec["levels"]) - 1
+            out.append(codes)
+        return out
+
+    def _transform_columns(self, columns, n_rows, *, raw):
+        self._check_rows(columns, n_rows)
+        if len(columns) != len(self.specs_):
+            raise ValueError(
+                f"segments has {len(columns)} columns; the calibrator was fitted "
+                f"on {len(self.specs_)} ({', '.join(self.names_)})."
+            )
+        # one output, filled in place: a column block of indicators per
+        # segment column, a block per pair, then (raw) the numeric columns'
+        # values
+        widths = [len(spec["levels"]) for spec in self.specs_]
+        n_ind = len(self.feature_names_)
+        numeric_cols = [
+            j for j, spec in enumerate(self.specs_) if spec["kind"] == "numeric"
+        ]
+        n_raw = len(numeric_cols) if raw else 0
+        out = np.zeros((n_rows, n_ind + n_raw))
+        codes = self._column_codes(columns)
+        start = 0
+        for code, width in zip(codes, widths, strict=True):
+            rows = np.flatnonzero(code >= 0)
+            out[rows, start + code[rows]] = 1.0
+            start += width
+        for i, j, kept in getattr(self, "pairs_", ()):
+            cell = _cells(codes[i], codes[j], widths[j])
+            pos = np.full(widths[i] * widths[j], -1, dtype=np.int64)
+            pos[kept] = np.arange(kept.shape[0])
+            rows = np.flatnonzero(cell >= 0)
+            at = pos[cell[rows]]
+            out[rows[at >= 0], start + at[at >= 0]] = 1.0
+            start += kept.shape[0]
         if not raw:
             return out
+        for k, j in enumerate(numeric_cols):
+            out[:, n_ind + k] = _as_float(columns[j])
         return out, list(range(n_ind, out.shape[1]))
+
+
+def _cells(a, b, width_b):
+    """The cell of each row in a pair of columns' codes (-1 where either
+    column is at its baseline)."""
+    return np.where((a >= 0) & (b >= 0), a * width_b + b, -1)

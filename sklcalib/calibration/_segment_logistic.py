@@ -79,11 +79,64 @@ def _objective(theta, z, S, y, w, lam, z_scale, binary):
     return loss, grad
 
 
+#: indicator columns beyond which the binary map's design is sparse: dense
+#: was twice as fast with 55 (a six-column survey and its pairs), sparse
+#: twice as fast with 80 (51 states, three small columns and their pairs)
+SPARSE_COLUMNS = 64
+
+
 def _design(z, S, z_scale):
-    """The binary map's columns, in the order of ``theta``: z, 1, S, S z
-    (dense: its Hessian is one BLAS product, faster than sparse products)."""
-    S = S.toarray() if sparse.issparse(S) else S
-    return np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
+    """The binary map's columns, in the order of ``theta``: z, 1, S, S z.
+    Dense for few indicators (its Hessian is then one BLAS product, faster
+    than sparse products); sparse beyond :data:`SPARSE_COLUMNS` (a row has
+    one indicator per segment column, so the Hessian of many levels, a
+    state column's 51, costs a few products per row instead of the square
+    of the columns)."""
+    if S.shape[1] <= SPARSE_COLUMNS:
+        S = S.toarray() if sparse.issparse(S) else S
+        return np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
+    S = sparse.csr_matrix(S)
+    return _SparseDesign(
+        sparse.hstack(
+            [
+                sparse.csr_matrix(z),
+                sparse.csr_matrix(np.ones_like(z)),
+                S,
+                S.multiply(z / z_scale),
+            ],
+            format="csr",
+        )
+    )
+
+
+class _SparseDesign:
+    """A sparse design with its transpose kept (CSR both), for the repeated
+    products of the Newton steps."""
+
+    def __init__(self, D):
+        self.D, self.T = D, D.T.tocsr()
+        self.row_of = np.repeat(np.arange(D.shape[0]), np.diff(D.indptr))
+        self.shape = D.shape
+
+    def __matmul__(self, x):
+        return self.D @ x
+
+    def gram(self, v):
+        """``D' diag(v) D``, dense."""
+        Dv = self.D.copy()
+        Dv.data = Dv.data * v[self.row_of]
+        return (self.T @ Dv).toarray()
+
+    def leverages(self, H_inv):
+        """``d_i' H_inv d_i`` of every row."""
+        return np.asarray(self.D.multiply(self.D @ H_inv).sum(axis=1)).ravel()
+
+
+def _weighted_gram(D, v):
+    """``D' diag(v) D`` as a dense array."""
+    if isinstance(D, _SparseDesign):
+        return D.gram(v)
+    return (D * v[:, None]).T @ D
 
 
 def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
@@ -104,7 +157,7 @@ def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
     for _ in range(max_iter):
         p = expit(D @ theta)
         grad = D.T @ (w * (p - yf)) + pen * theta
-        H = (D * (w * p * (1 - p))[:, None]).T @ D
+        H = _weighted_gram(D, w * p * (1 - p))
         H[np.diag_indices_from(H)] += pen + 1e-12
         try:
             step = np.linalg.solve(H, grad)
@@ -178,7 +231,19 @@ ALPHA_ROWS = 20_000
 
 
 def alo_losses(z, S, y, w, fitted, *, design=None):
-    """Per-row approximate leave-one-out log-losses of a fitted binary map
+    """Per-row approximate leave-one-out log-losses of a fitted binary map,
+    from :func:`alo_logits`."""
+    e_loo = alo_logits(z, S, y, w, fitted, design=design)
+    return row_losses(e_loo, y)
+
+
+def row_losses(e, y):
+    """Per-row log-losses of binary margins."""
+    return np.logaddexp(0.0, e) - y.astype(np.float64) * e
+
+
+def alo_logits(z, S, y, w, fitted, *, design=None):
+    """Per-row approximate leave-one-out margins of a fitted binary map
     (Rad & Maleki 2020): one Newton step from the full fit removes row ``i``,
     ``eta_i + h_i w_i (p_i - y_i) / (1 - h_i w_i p_i (1 - p_i))`` with
     ``h_i = d_i' H^-1 d_i`` (``H`` the penalised Hessian at the fit), so the
@@ -193,7 +258,7 @@ def alo_losses(z, S, y, w, fitted, *, design=None):
     e = D @ theta
     p = expit(e)
     v = p * (1 - p)
-    H = (D * (w * v)[:, None]).T @ D
+    H = _weighted_gram(D, w * v)
     H[np.diag_indices_from(H)] += pen + 1e-12
     # h_i = d_i' H^-1 d_i through the small inverse and one product with the
     # rows: a matrix product is several times faster than a solve with n
@@ -202,11 +267,13 @@ def alo_losses(z, S, y, w, fitted, *, design=None):
         H_inv = np.linalg.inv(H)
     except np.linalg.LinAlgError:
         H_inv = np.linalg.pinv(H)
-    h = np.einsum("ij,ij->i", D @ H_inv, D)
+    if isinstance(D, _SparseDesign):
+        h = D.leverages(H_inv)
+    else:
+        h = np.einsum("ij,ij->i", D @ H_inv, D)
     yf = y.astype(np.float64)
     lev = np.clip(h * w * v, 0.0, 0.99)
-    e_loo = e + h * w * (p - yf) / (1.0 - lev)
-    return np.logaddexp(0.0, e_loo) - yf * e_loo
+    return e + h * w * (p - yf) / (1.0 - lev)
 
 
 def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
@@ -215,7 +282,7 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
     leave-one-out log-loss of :func:`alo_losses`, one fit per strength).
     With ``return_fit``, a third item, for the caller to keep instead of
     fitting the chosen strength again (two classes; else None): ``(map,
-    per-row approximate leave-one-out losses)`` of the chosen strength fitted
+    per-row approximate leave-one-out logits)`` of the chosen strength fitted
     on all the rows, or, when a subset was drawn, ``(None, its parameters on
     the subset)``, a warm start for the fit on all rows."""
     n = y.shape[0]
@@ -233,9 +300,9 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
         mean, theta, fits = np.full(len(alphas), np.nan), None, {}
         for i, lam in enumerate(alphas):
             fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta, design=D)
-            rows = alo_losses(z, S, y, wn, fitted, design=D)
-            mean[i] = np.dot(wn, rows)
-            fits[i] = (fitted, rows) if scale == 1.0 else (None, theta)
+            e_loo = alo_logits(z, S, y, wn, fitted, design=D)
+            mean[i] = np.dot(wn, row_losses(e_loo, y))
+            fits[i] = (fitted, e_loo) if scale == 1.0 else (None, theta)
             if _past_the_best(mean, i):
                 break
         best = int(np.nanargmin(mean))

@@ -391,8 +391,9 @@ def _resolve_models(args, parser):
     return models
 
 
-#: training rows of the nets on the default sets (at most NET_MAX_TRAIN's),
-#: for the order of the tasks only; a set not listed counts as 1 200 rows
+#: training rows of the nets on the default and tabular sets (at most
+#: NET_MAX_TRAIN's), for the order of the tasks only; a set not listed
+#: counts as 1 200 rows
 _NET_ROWS = {
     "moons": 1200,
     "blobs": 1200,
@@ -403,6 +404,14 @@ _NET_ROWS = {
     "wine": 106,
     "diamonds": 32364,
     "lending_club": 5915,
+    "hpc": 2599,
+    "cells": 1211,
+    "credit": 2672,
+    "default": 6000,
+    "mlc_churn": 3000,
+    "wa_churn": 4225,
+    "caravan": 3494,
+    "titanic": 785,
 }
 #: what a boosting task (base models, every calibrator, auto) costs in the
 #: units of _net_group_cost (about 0.6 ms of CPU each), for the order of the
@@ -482,11 +491,13 @@ def _execute(tasks, *, n_jobs, scheduler, n_tasks):
 
 
 def _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets):
-    """Write the run's figures, in parallel on the local cores.
+    """Start writing the run's figures, in parallel on the local cores.
 
     Drawing a dozen figures of ten or more panels costs seconds each; after the
     runs the cores would otherwise wait for one process to draw them all. Each
     figure is independent and written by one worker (same files, same bytes).
+    Returns a generator that the caller exhausts: the workers draw while this
+    process writes the tables (whose paired comparisons cost seconds too).
     """
     from joblib import Parallel, delayed
 
@@ -520,7 +531,7 @@ def _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets):
         )
     # a Dask scheduler's workers may not see this machine's folder: draw here
     n_jobs = args.n_jobs if args.scheduler is None else 1
-    Parallel(n_jobs=n_jobs)(jobs)
+    return Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
 
 
 def _missing_extras(args, datasets):
@@ -715,6 +726,12 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
     )
 
     write_csv(rows, out / "results.csv")
+    # the figures are drawn by the workers while the tables are written here
+    plots = (
+        ()
+        if args.no_plots
+        else _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets)
+    )
     subsampled = {
         d: _net_max_train(args, d) for d in datasets if _net_max_train(args, d)
     }
@@ -736,8 +753,8 @@ def _run(args, out, datasets, losses, seeds, epochs, boost_datasets, calibrators
         write_boosting_csv(boost_rows, out / "boosting.csv")
         text += "\n" + boosting_markdown(boost_rows)
     (out / "results.md").write_text(text)
-    if not args.no_plots:
-        _write_plots(args, out, rows, boost_rows, datasets, losses, boost_datasets)
+    for _ in plots:  # every figure written (a worker's error is raised here)
+        pass
     files = ["results.csv"]
     if boost_rows:
         files.append("boosting.csv")

@@ -88,23 +88,20 @@ def _median_sample(p):
     return p[order[_sample_positions(n, m)]].astype(np.float64)
 
 
-def _median_of_pairs(distance_rows):
-    """Median of the distances between distinct rows, from the full symmetric
-    m x m matrix: each pair appears twice, which leaves the median unchanged,
-    and the m diagonal zeros come first in sorted order, so the median is the
-    mean of the entries of rank ``m + P - 1`` and ``m + P`` (``P`` pairs);
-    0 (most rows identical) gives the median of the positive distances."""
-    d = np.concatenate([row.ravel() for row in distance_rows])
-    m = round(float(np.sqrt(d.shape[0])))
-    pairs = m * (m - 1) // 2
+def _median_of_pairs(distances):
+    """Median of the distances between distinct rows, each pair once (the
+    upper triangle of the symmetric distance matrix, whose entries are the
+    same numbers either way round); 0 (most rows identical) gives the median
+    of the positive distances."""
+    pairs = distances.shape[0]
     if pairs == 0:
         return 1.0
-    lo, hi = m + pairs - 1, m + pairs
-    part = np.partition(d, [lo, hi])
+    lo, hi = (pairs - 1) // 2, pairs // 2
+    part = np.partition(distances, [lo, hi])
     median = 0.5 * (part[lo] + part[hi])
     if median > 0:
         return float(median)
-    positive = d[d > 0]
+    positive = distances[distances > 0]
     return float(np.median(positive)) if positive.size else 1.0
 
 
@@ -124,14 +121,20 @@ def median_bandwidth(p):
         m = _sample_size(t.shape[0], 1)
         if m < t.shape[0]:
             t = t[_sample_positions(t.shape[0], m)]
-        return _median_of_pairs([np.abs(t[:, None] - t[None, :])])
+        # sorted: the pairs k apart are t[k:] - t[:-k], each pair once
+        gaps = [t[k:] - t[:-k] for k in range(1, t.shape[0])]
+        return _median_of_pairs(np.concatenate(gaps) if gaps else t[:0])
     q = _median_sample(p)
-    step = max(1, _SCRATCH_VALUES // (q.shape[0] * q.shape[1]))
-    rows = []
-    for i0 in range(0, q.shape[0], step):
-        diff = q[i0 : i0 + step, None, :] - q[None, :, :]
-        rows.append(np.sqrt(np.einsum("ijk,ijk->ij", diff, diff)))
-    return _median_of_pairs(rows)
+    m = q.shape[0]
+    step = max(1, _SCRATCH_VALUES // (m * q.shape[1]))
+    upper = []
+    for i0 in range(0, m, step):
+        # rows i0.. against the rows after each of them (j > i)
+        diff = q[i0 : i0 + step, None, :] - q[None, i0 + 1 :, :]
+        block = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        after = np.arange(i0 + 1, m)[None, :] > np.arange(i0, i0 + len(block))[:, None]
+        upper.append(block[after])
+    return _median_of_pairs(np.concatenate(upper))
 
 
 def check_bandwidth(bandwidth):
