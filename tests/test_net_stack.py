@@ -201,6 +201,22 @@ def test_stacked_fit_falls_back_to_one_by_one(data):
         np.testing.assert_array_equal(a.predict_logits(X), b.predict_logits(X))
 
 
+def test_a_learning_rate_schedule_fits_one_by_one(data, one_thread):
+    # the schedule steps each net's own optimizer, not the stacked one (its
+    # per-batch hook takes the nets off the stacked pass)
+    from skorch.callbacks import LRScheduler
+
+    X, y, _, _ = data
+    schedule = {"callbacks": [("lr", LRScheduler(policy="StepLR", step_size=1))]}
+    nets = [n.set_params(**schedule) for n in _nets(["ce", "focal"])]
+    alone = [n.set_params(**schedule) for n in _nets(["ce", "focal"])]
+    assert not fit_stacked(nets, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(nets, alone, strict=True):
+        _assert_same_fit(a, b)
+
+
 def test_run_group_rows_are_run_ones_rows():
     from sklcalib.benchmark.runner import run_group, run_one
 
