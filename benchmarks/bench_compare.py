@@ -21,15 +21,19 @@ bias and gap-corrected ECE (the statistic is the difference of the last).
     python benchmarks/bench_compare.py --part test --reps 200
     python benchmarks/bench_compare.py --part moments --reps 2000 --beds 11 12 13
 
-``--merge NEW.csv OLD.csv`` prints the user guide's rows: this version's
-table beside the earlier versions' rejection rates, OLD holding the columns
-``bed``, ``n``, ``rejected at 5 %`` (the bootstrap-t drawn from the rows as
-they are) and ``swap test rejected`` (``benchmarks/compare_earlier.csv``:
-the user guide's previous table, 400 replications per cell, each version
-run with the library of its time first on ``PYTHONPATH``).
+``--merge NEW.csv PREVIOUS.csv EARLIER.csv`` prints the user guide's rows:
+this version's table beside the earlier versions' rejection rates:
+PREVIOUS the version whose gaps were shrunk bin by bin
+(``benchmarks/compare_binwise.csv``, 2000 replications per cell, 499
+resamples), EARLIER holding the columns ``bed``, ``n``, ``rejected at 5 %``
+(the bootstrap-t drawn from the rows as they are) and ``swap test
+rejected`` (``benchmarks/compare_earlier.csv``, 400 replications per cell;
+each version run with the library of its time first on ``PYTHONPATH``).
 ``--seeds`` pools ``--reps`` replications per seed (the user guide's table:
-``--reps 1000 --swaps 499 --seeds 0 1 --jobs 16 --chunks 2``, about 1.3 h of
-one core; 2.5 min on 16).
+``--reps 300 --seeds 0 1 --swaps 199 --sizes 500`` then ``--reps 100
+--seeds 0 1 2 3 --swaps 199 --sizes 2000``, 600 and 400 replications per
+cell, about 4 and 6.5 CPU-minutes; the previous table's ``--reps 1000
+--swaps 499 --seeds 0 1 --chunks 2`` took 1.3 h of one core).
 ``tests/test_metrics_compare_beds.py`` is the seeded fast variant.
 
 Prints a csv table (one row per bed and n) to stdout. To measure another
@@ -205,24 +209,31 @@ def _run(job):
     return job, test_cell(i, n, reps, swaps, seed)
 
 
-def merge(new_path, old_path):
+def merge(new_path, *older):
     """The guide's csv-table rows: this version's rejection, coverage and
-    width beside the previous version's rejection, bed by bed."""
+    width beside the earlier versions' rejection, bed by bed. ``older``:
+    the previous version's table (``compare_binwise.csv``, this script's
+    columns), then the earliest two (``compare_earlier.csv``: ``rejected at
+    5 %`` and ``swap test rejected``)."""
     import csv
 
     def read(path):
         with open(path) as f:
             return {(r["bed"], r["n"]): r for r in csv.DictReader(f)}
 
-    new, old = read(new_path), read(old_path)
+    new = read(new_path)
+    tables = [read(path) for path in older]
     for key, row in new.items():
+        before = [tables[0][key]["rejected at 5 %"]] if len(tables) > 1 else []
+        last = tables[-1][key]
         cells = [
             row["bed"],
             row["n"],
             row["true difference"],
             row["rejected at 5 %"],
-            old[key]["rejected at 5 %"],
-            old[key]["swap test rejected"],
+            *before,
+            last["rejected at 5 %"],
+            last["swap test rejected"],
             row["coverage"],
             row["mean width"],
         ]
@@ -243,7 +254,9 @@ def main(argv=None):
         "--seeds", type=int, nargs="+", default=[0], help="pooled, each --reps"
     )
     parser.add_argument("--chunks", type=int, default=1, help="split each cell")
-    parser.add_argument("--merge", nargs=2, default=None, metavar=("NEW", "OLD"))
+    parser.add_argument(
+        "--merge", nargs="+", default=None, help="NEW.csv [PREVIOUS.csv] EARLIER.csv"
+    )
     args = parser.parse_args(argv)
     if args.merge:
         merge(*args.merge)

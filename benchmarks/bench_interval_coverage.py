@@ -31,7 +31,11 @@ its cells); ``--beds``/``--sizes``/``--errors`` select a subset (a cell's
 draws depend on its bed, ``n`` and ``--seed`` only, so a run split by beds,
 sizes or errors gives the same cells); ``--render MAIN.csv[,MORE.csv]
 BINS.csv[,MORE.csv] SHARE.csv FOLDER`` writes the user guide's tables and the
-words on them (``docs/_static/interval_coverage``) from the runs' csv files.
+words on them (``docs/_static/interval_coverage``) from the runs' csv files:
+among them every cell's one-sided binomial test against 95 % (one by one and
+with Holm's correction), and how many wide cells stay wider than 1.35 times
+the oracle once the oracle's own narrowing and noise at the cell's number of
+replications (a normal law's, :func:`oracle_noise`) are taken into account.
 """
 
 import argparse
@@ -355,6 +359,57 @@ def _chance_below(reps, level=LEVEL, target=TARGET):
     return float(binom.cdf(np.ceil(target * reps) - 1, reps, level))
 
 
+def _binomial_pvalues(cover, reps, level=LEVEL):
+    """One-sided binomial p-values of every cell's coverage against
+    ``level`` (small when the cell covers less), and the number of cells
+    chance alone would give at ``p <= 0.05`` had every interval covered
+    exactly ``level`` (the tests are discrete: below 0.05 per cell)."""
+    from scipy.stats import binom
+
+    hits = np.rint(cover * reps)
+    pvalues = binom.cdf(hits, reps, level)
+    # the largest k whose cdf is <= 0.05: that cdf is the cell's chance
+    chance = 0.0
+    for r in reps:
+        k = np.arange(r + 1)
+        cdf = binom.cdf(k, r, level)
+        chance += float(cdf[cdf <= 0.05].max()) if np.any(cdf <= 0.05) else 0.0
+    return pvalues, chance
+
+
+def _holm(pvalues, alpha=0.05):
+    """Cells rejected by Holm's step-down procedure at family level
+    ``alpha``."""
+    order = np.argsort(pvalues)
+    m = len(pvalues)
+    out = np.zeros(m, dtype=bool)
+    for rank, i in enumerate(order):
+        if pvalues[i] > alpha / (m - rank):
+            break
+        out[i] = True
+    return out
+
+
+def oracle_noise(reps, draws=20_000, seed=0):
+    """Per number of replications ``R``: the mean, 2.5 % and 97.5 %
+    quantiles of the oracle's width from ``R`` draws of a normal law over
+    the law's own (2.5-97.5 % quantile range, linear interpolation). A
+    cell's true width ratio is its measured ratio times this factor."""
+    rng = np.random.default_rng(seed)
+    span = 2.0 * 1.959963984540054
+    out = {}
+    for r in sorted(set(int(k) for k in reps)):
+        x = rng.standard_normal((draws, r))
+        q = np.quantile(x, [0.025, 0.975], axis=1)
+        factor = (q[1] - q[0]) / span
+        out[r] = (
+            float(factor.mean()),
+            float(np.quantile(factor, 0.025)),
+            float(np.quantile(factor, 0.975)),
+        )
+    return out
+
+
 def _wrap(text, width=79):
     import textwrap
 
@@ -393,6 +448,28 @@ def summary(rows, family):
             for r in below
         )
         parts.append(f"The cells below {100 * TARGET:.0f} %: {listed}.")
+    pvalues, chance05 = _binomial_pvalues(cover, reps)
+    flagged = [r for r, p in zip(rows, pvalues, strict=True) if p <= 0.05]
+    holm = _holm(pvalues)
+    parts.append(
+        f"Tested cell by cell against 95 % (one-sided binomial test of its "
+        f"replications), {len(flagged)} cells cover less at the 5 % level, "
+        f"where chance alone gives {chance05:.1f} had every interval covered "
+        f"exactly 95 %; {int(np.sum(pvalues <= 0.01))} at the 1 % level; "
+        f"{int(holm.sum())} after Holm's correction for the {len(rows)} cells "
+        f"(smallest p-value {pvalues.min():.3f}). "
+        + (
+            "Those at the 5 % level: "
+            + "; ".join(
+                f"{r['bed']}, n = {r['n']}, {r['error']} (p = {p:.3f})"
+                for r, p in zip(rows, pvalues, strict=True)
+                if p <= 0.05
+            )
+            + "."
+            if flagged
+            else ""
+        )
+    )
     smallest = []
     for error in COLUMNS:
         mine = [r for r in rows if r["error"] == error]
@@ -429,6 +506,44 @@ def summary(rows, family):
         f"{int(np.sum(wide & sure))} of {int(sure.sum())} are, "
         f"{int(np.sum(wide & late))} of {int(late.sum())} from n = 1000 on."
     )
+    # the ratio's own noise: the oracle's width from R replications is
+    # narrowed and noisy (bench_interval_width.py --oracle-bias)
+    noise = oracle_noise(reps)
+    mean_f = np.array([noise[int(k)][0] for k in reps])
+    low_f = np.array([noise[int(k)][1] for k in reps])
+    debiased = wide & (ratio * mean_f > WIDE)
+    beyond = wide & (ratio * low_f > WIDE)
+    parts.append(
+        f"The oracle's width from a cell's R replications is itself an "
+        f"estimate: from R draws of a normal law, its 2.5-97.5 % quantile "
+        f"range is on average {noise[min(noise)][0]:.3f} of the law's at R = "
+        f"{min(noise)} and {noise[max(noise)][0]:.3f} at R = {max(noise)}, and "
+        f"lies between {noise[max(noise)][1]:.3f} and "
+        f"{noise[max(noise)][2]:.3f} of it in 95 % of draws at R = "
+        f"{max(noise)} ({noise[min(noise)][1]:.3f}-{noise[min(noise)][2]:.3f} "
+        f"at R = {min(noise)}). Taking that mean narrowing out, "
+        f"{int(debiased.sum())} of the {int(wide.sum())} wide cells stay wider "
+        f"than {WIDE} times the oracle ({int(np.sum(debiased & away))} away "
+        f"from 0); {int(beyond.sum())} are wider by more than the oracle's "
+        f"noise (their ratio times the 2.5 % quantile above {WIDE}; "
+        f"{int(np.sum(beyond & away))} away from 0, "
+        f"{int(np.sum(beyond & away & (sizes >= 1000)))} of them from n = 1000 "
+        f"on). The others' measured ratio above {WIDE} can be the oracle's "
+        f"noise; the normal law is an approximation where the estimator's "
+        f"law is skewed (small n)."
+    )
+    if beyond.any():
+        by_n = {}
+        for r, b in zip(rows, beyond & away, strict=True):
+            if b:
+                by_n.setdefault(int(r["n"]), []).append(f"{r['bed']} {r['error']}")
+        parts.append(
+            "Wider than the oracle's noise and away from 0: "
+            + "; ".join(
+                f"n = {n}: {len(v)} ({', '.join(v)})" for n, v in sorted(by_n.items())
+            )
+            + "."
+        )
     if wide.any():
         by_error = {
             e: int(np.sum(wide & np.array([r["error"] == e for r in rows])))

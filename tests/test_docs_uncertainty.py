@@ -94,7 +94,17 @@ def test_prose_quotes_the_interval_coverage_tables():
 
 def _comparison_rows():
     rows = _table("compare_calibration on the ECE")
-    keys = ("pair", "n", "truth", "rejected", "before", "swap", "cover", "width")
+    keys = (
+        "pair",
+        "n",
+        "truth",
+        "rejected",
+        "binwise",
+        "before",
+        "swap",
+        "cover",
+        "width",
+    )
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 

@@ -52,6 +52,33 @@ def test_coverage_does_not_collapse(name, n, labels):
         assert row["coverage"] >= 0.85, (name, n, label, row)
 
 
+def test_the_tables_words_test_every_cell_and_the_oracles_noise():
+    # the summary's binomial p-values against scipy's exact test, Holm's
+    # step-down by hand, and the oracle's narrowing against the width
+    # benchmark's (bench_interval_width.py --oracle-bias: 0.843 at R = 20)
+    from scipy.stats import binomtest
+
+    cover = np.array([0.90, 0.95, 0.915, 1.0])
+    reps = np.array([100, 200, 200, 40])
+    pvalues, chance = bench._binomial_pvalues(cover, reps)
+    for c, r, p in zip(cover, reps, pvalues, strict=True):
+        want = binomtest(round(c * r), r, 0.95, alternative="less").pvalue
+        assert p == pytest.approx(want, rel=1e-9)
+    assert 0.0 < chance < 0.05 * len(reps)
+    # Holm at 0.05 over 4: the smallest against 0.0125, then 0.0167, ...
+    assert list(bench._holm(np.array([0.01, 0.015, 0.04, 0.3]))) == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert not bench._holm(np.array([0.02, 0.03, 0.04, 0.05])).any()
+    noise = bench.oracle_noise([20, 200], draws=4000)
+    assert noise[20][0] == pytest.approx(0.843, abs=0.01)
+    assert noise[200][1] < noise[200][0] < 1.0 < noise[200][2]
+    assert noise[20][2] - noise[20][1] > noise[200][2] - noise[200][1]
+
+
 def test_all_right_rows_keep_their_binomial_noise():
     # 36 rows at 0.999, all right: the interval used to be [0.00, 0.00]; the
     # exact binomial bound of a proportion 36/36 is 0.0975^(1/36)... its

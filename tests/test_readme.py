@@ -60,9 +60,10 @@ def test_readme_quickstart_runs(tmp_path, monkeypatch):
     # calibrated as cross-entropy on the test split
     ece = namespace["ece"]
     assert ece["tuned FCL"] <= ece["cross-entropy"], ece
-    # the prose says the gap is not evidence, and quotes the comparison's p
+    # the prose says the gap is weak evidence, with an interval holding 0,
+    # and quotes the comparison's p
     res = namespace["res"]
-    assert res.pvalue > 0.05 and res.low <= 0 <= res.high, res
+    assert 0.01 < res.pvalue < 0.1 and res.low <= 0 <= res.high, res
     readme = (ROOT / "README.md").read_text()
     assert f"p = {res.pvalue:.2f}" in readme, res
     # the temperature is fitted on the validation split, not on the test split
