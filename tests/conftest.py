@@ -15,10 +15,16 @@ os.environ["MPLBACKEND"] = "Agg"
 # OpenMP runtime load (child processes inherit it): pytest-xdist already runs
 # one process per core, and oversubscribed OpenBLAS threads spin waiting for
 # a core (the leaders' tests took twice the CPU time). A test that wants more
-# threads sets them itself (threadpoolctl, numba.set_num_threads); a value
-# set outside the suite wins.
+# threads sets them itself (threadpoolctl; numba in a child process with its
+# own NUMBA_NUM_THREADS); a value set outside the suite wins. Numba's pool
+# too: under the OpenMP threading layer its launch sets the process-wide
+# libgomp to its thread count, and scikit-learn's OpenMP code (the boosting
+# benchmark's HistGradientBoosting) then ran later tests of that worker on
+# two spinning threads (29 CPU-s instead of 13 for test_accumulator.py and
+# one boosting test under load).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import pytest
 from hypothesis import HealthCheck, settings
