@@ -88,12 +88,12 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 4 min 10 s wall, 483 CPU-seconds (10 losses, 9 datasets,
+# `sklcalib benchmark`: 3 min 45 s wall, 438 CPU-seconds (10 losses, 9 datasets,
 # 3 seeds; the nets on the real sets train to early stopping)
 _DEFAULT_WALL = "about 4 minutes"
-# `sklcalib benchmark --quick`: 32 s wall, 56 CPU-seconds
+# `sklcalib benchmark --quick`: 31 s wall, 55 CPU-seconds
 _QUICK_WALL = "about half a minute"
-# `sklcalib benchmark --suite tabular`: 5 min 22 s wall, 610 CPU-seconds
+# `sklcalib benchmark --suite tabular`: 4 min 42 s wall, 549 CPU-seconds
 # (10 sets, 10 losses, 3 seeds, 3 base models, every calibrator and auto)
 _TABULAR_WALL = "about 5 minutes"
 
