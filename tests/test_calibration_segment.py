@@ -706,20 +706,26 @@ def test_multiclass_blend_repairs_the_top_label():
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
 
 
+def _slope_and_pair_bed(n):
+    """A slope per segment of column a and a pair effect of columns a and b
+    with 6 x 12 cells (more than the pair indicators take), and the generator
+    to draw further from."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 6, size=n)
+    b = rng.integers(0, 12, size=n)
+    z = rng.normal(0, 2, size=n)
+    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    return z, y, np.column_stack([a, b]).astype(str), rng
+
+
 @needs_lightgbm
 def test_auto_keeps_the_blend_when_trees_add_to_the_logistic_map():
     # a slope per segment (the logistic map's form) and a pair effect of two
     # columns with many cells the pair indicators leave out (6 x 12 > 64):
     # the logistic map and the trees each repair a part, and auto keeps the
     # blend, whose test log-loss is below both maps'
-    rng = np.random.default_rng(5)
-    n = 12000
-    a = rng.integers(0, 6, size=n)
-    b = rng.integers(0, 12, size=n)
-    z = rng.normal(0, 2, size=n)
-    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
-    y = (rng.uniform(size=n) < expit(true)).astype(int)
-    seg = np.column_stack([a, b]).astype(str)
+    z, y, seg, _ = _slope_and_pair_bed(12000)
     fit, test = slice(0, 8000), slice(8000, None)
     auto = SegmentCalibrator().fit(z[fit], y[fit], segments=seg[fit])
     assert auto.method_ == "blend", auto.cv_results_["status"]
@@ -744,14 +750,8 @@ def test_on_a_large_set_the_blend_replaces_the_logistic_map_by_its_first_fold(
     # the bed of the test above; "large" lowered to its rows: the boosting is
     # fitted on the first fold only, and the blend replaces the logistic map
     # by their paired losses there
-    rng = np.random.default_rng(5)
     n = 8000
-    a = rng.integers(0, 6, size=n)
-    b = rng.integers(0, 12, size=n)
-    z = rng.normal(0, 2, size=n)
-    true = z * (0.6 + 0.15 * a) + np.where((a + b) % 3 == 0, 0.8, -0.2)
-    y = (rng.uniform(size=n) < expit(true)).astype(int)
-    seg = np.column_stack([a, b]).astype(str)
+    z, y, seg, rng = _slope_and_pair_bed(n)
     monkeypatch.setattr(_segment, "LARGE_ROWS", 5000)
     auto = SegmentCalibrator().fit(z, y, segments=seg)
     r = auto.cv_results_
