@@ -57,7 +57,7 @@ def isotonic_fold_proba(proba, y_idx, n_classes, w, splits):
             )
     held_out = []
     for values in out:
-        values = within_unit_interval(values, "IsotonicCalibrator")
+        values = within_unit_interval(values, "isotonic regression")
         if n_classes == 2:
             held_out.append(np.column_stack([1.0 - values[:, 0], values[:, 0]]))
         else:
