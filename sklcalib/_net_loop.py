@@ -281,6 +281,18 @@ def _slice_output(output, index):
     return output[index]
 
 
+def loss_and_grad(loss_of, y_pred, y_true, X):
+    """``(loss, grad)`` of a training batch: ``loss_of``'s loss and, where
+    the criterion computed it without an autograd node
+    (:meth:`CalibrationLoss._value_and_grad`), the gradient to send back
+    from ``y_pred`` (``y_pred.backward(grad)``: the same gradients as
+    ``loss.backward()``); else None, and ``loss.backward()`` does it."""
+    eager = getattr(loss_of, "value_and_grad", None)
+    if eager is None:
+        return loss_of(y_pred, y_true, X, True), None
+    return eager(y_pred, y_true, X)
+
+
 def takes_encoded_batches(criterion):
     """Whether the training loop may call a criterion's ``_loss`` on its own
     batches (skipping ``forward``'s input check): a sklcalib criterion whose
@@ -504,17 +516,26 @@ class FastLoop:
             # batch whose logits have that many columns needs no input check
             n_classes = len(encoder.classes_)
 
-            def loss_of(y_pred, y_true, X, training):
-                if (
+            def encoded(y_pred, y_true):
+                return (
                     y_pred.ndim == 2
                     and y_pred.shape[1] >= n_classes
                     and y_pred.is_floating_point()
                     and y_true.dtype == torch.int64
                     and y_true.shape == y_pred.shape[:1]
-                ):
+                )
+
+            def loss_of(y_pred, y_true, X, training):
+                if encoded(y_pred, y_true):
                     return criterion._loss(y_pred, y_true)
                 return criterion(y_pred, y_true)
 
+            def value_and_grad(y_pred, y_true, X):
+                if encoded(y_pred, y_true):
+                    return criterion._value_and_grad(y_pred, y_true)
+                return criterion(y_pred, y_true), None
+
+            loss_of.value_and_grad = value_and_grad
             return self.module_, loss_of
 
         def loss_of(y_pred, y_true, X, training):
@@ -554,8 +575,11 @@ class FastLoop:
             else:
                 _zero_grad(optimizer)
             y_pred = forward(Xi, **fit_params)
-            loss = loss_of(y_pred, yi, Xi, True)
-            loss.backward()
+            loss, grad = loss_and_grad(loss_of, y_pred, yi, Xi)
+            if grad is None:
+                loss.backward()
+            else:
+                y_pred.backward(grad)
             for hook in grad_hooks:
                 hook(
                     self,

@@ -35,7 +35,12 @@ stack; the others go on.
 
 import numpy as np
 
-from sklcalib._net_loop import FiniteLossCheck, TensorBatches, overrides
+from sklcalib._net_loop import (
+    FiniteLossCheck,
+    TensorBatches,
+    loss_and_grad,
+    overrides,
+)
 from sklcalib._utils._optional import extra_imports
 from sklcalib.callbacks import _ValidationBatches
 
@@ -494,13 +499,17 @@ def _train_epoch(nets, setups, stack, losses, active, shared):
         for p in stack.leaves():
             p.grad = None
         outputs = stack.forward(x)
-        values = [
-            losses[j](out, yi, x if shared else x[k], True)
-            for k, (j, out, yi) in enumerate(zip(active, outputs, ys, strict=True))
-        ]
-        # every net's loss seeded with 1: the gradients of their sum, without
-        # the stack and sum nodes
-        torch.autograd.backward(values)
+        values, roots, seeds = [], [], []
+        for k, (j, out, yi) in enumerate(zip(active, outputs, ys, strict=True)):
+            value, grad = loss_and_grad(losses[j], out, yi, x if shared else x[k])
+            values.append(value)
+            # the logits' gradient where the criterion gave it, else the
+            # loss seeded with 1
+            roots.append(value if grad is None else out)
+            seeds.append(grad)
+        # the gradients of every net's loss in one pass, without the stack
+        # and sum nodes
+        torch.autograd.backward(roots, seeds)
         stack.step()
         size = len(ys[0])
         for k, (j, value) in enumerate(

@@ -519,6 +519,95 @@ def test_approximate_leave_one_out_matches_the_exact_one():
         assert exact.mean() - in_sample > 5 * abs(approx.mean() - exact.mean())
 
 
+def test_pattern_design_is_the_dense_design():
+    # the binary map's products by the rows' distinct indicator patterns
+    # (per-pattern sums): the same matrix as the dense columns [z, 1, S, S zs]
+    from scipy import sparse
+
+    from sklcalib.calibration._segment_logistic import (
+        _design,
+        _PatternDesign,
+        _SparseDesign,
+        alo_logits,
+        fit_logistic,
+    )
+
+    rng = np.random.default_rng(1)
+    n, z_scale = 3000, 1.7
+    codes = [rng.integers(-1, k, n) for k in (7, 3, 2)]  # -1: the baseline
+    S = np.hstack([c[:, None] == np.arange(c.max() + 1) for c in codes]).astype(float)
+    z = rng.normal(0, 2, (n, 1))
+    D = np.hstack([z, np.ones_like(z), S, S * (z / z_scale)])
+    P = _PatternDesign.of(z, S, z_scale)
+    assert isinstance(_design(z, S, z_scale), _PatternDesign)
+    assert P.U == len(np.unique(S, axis=0)) <= 8 * 4 * 3
+    theta, r, v = rng.normal(size=D.shape[1]), rng.normal(size=n), rng.uniform(size=n)
+    np.testing.assert_allclose(P @ theta, D @ theta, atol=1e-12)
+    np.testing.assert_allclose(P.T @ r, D.T @ r, rtol=1e-10, atol=1e-10)
+    H = (D * v[:, None]).T @ D
+    np.testing.assert_allclose(P.gram(v), H, rtol=1e-10, atol=1e-10)
+    H_inv = np.linalg.inv(H + np.eye(len(H)))
+    np.testing.assert_allclose(
+        P.leverages(H_inv), np.einsum("ij,ij->i", D @ H_inv, D), rtol=1e-9
+    )
+    # the fit and its leave-one-out margins, against the sparse design
+    true = 0.7 * z[:, 0] + S @ rng.normal(0, 0.5, S.shape[1])
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    w = np.full(n, 1 / n)
+    by_pattern, _ = fit_logistic(z, S, y, w, 1e-3)
+    Ds = np.hstack([z, np.ones_like(z), S, S * (z / by_pattern.z_scale)])
+    Ds = _SparseDesign(sparse.csr_matrix(Ds))
+    rows, _ = fit_logistic(z, S, y, w, 1e-3, design=Ds)
+    np.testing.assert_allclose(by_pattern.d, rows.d, atol=1e-9)
+    np.testing.assert_allclose(
+        alo_logits(z, S, y, w, by_pattern),
+        alo_logits(z, S, y, w, rows, design=Ds),
+        atol=1e-9,
+    )
+    # not 0/1, or as many patterns as rows: no pattern design
+    assert _PatternDesign.of(z, S * 0.5, z_scale) is None
+    assert _PatternDesign.of(z, rng.integers(0, 2, (n, 30)).astype(float), 1) is None
+
+
+@pytest.mark.parametrize("K", [1, 3])
+def test_rescaling_recovers_a_known_temperature(K):
+    # the final rescaling a eta + b: labels drawn from a known rescaling of
+    # the logits give it back, and it is the minimum of the weighted
+    # log-loss (scipy's solver from the same start agrees)
+    from scipy.optimize import minimize
+    from scipy.special import log_softmax
+
+    from sklcalib.calibration._segment_boosting import fit_rescaling
+
+    rng = np.random.default_rng(2)
+    n = 40_000
+    eta = rng.normal(0, 2, (n, K))
+    a_true, b_true = 0.6, (0.3 if K == 1 else 0.0)
+    if K == 1:
+        y = (rng.uniform(size=n) < expit(a_true * eta[:, 0] + b_true)).astype(int)
+    else:
+        P = softmax(a_true * eta, axis=1)
+        y = (rng.uniform(size=(n, 1)) > np.cumsum(P, axis=1)).sum(axis=1)
+    w = rng.uniform(0.5, 1.5, n)
+    w /= w.sum()
+    a, b = fit_rescaling(eta, y, w, K == 1)
+    assert abs(a - a_true) < 0.03 and abs(b - b_true) < 0.05
+
+    def loss(theta):
+        e = theta[0] * eta + (theta[1] if K == 1 else 0.0)
+        if K == 1:
+            return np.dot(w, np.logaddexp(0, e[:, 0]) - y * e[:, 0])
+        return -np.dot(w, log_softmax(e, axis=1)[np.arange(n), y])
+
+    ref = minimize(
+        loss,
+        np.array([1.0, 0.0]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-8, "fatol": 1e-12},
+    )
+    assert loss([a, b]) <= ref.fun + 1e-10
+
+
 @needs_lightgbm
 @pytest.mark.parametrize("K", [1, 3])
 def test_lightgbm_running_scores_are_the_boosters_predictions(K):

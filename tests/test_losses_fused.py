@@ -343,3 +343,55 @@ def test_a_retained_graph_gives_the_same_gradient_twice(name):
     (first,) = torch.autograd.grad(loss, logits, retain_graph=True)
     (second,) = torch.autograd.grad(loss, logits)
     torch.testing.assert_close(first, second, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_eager_value_and_gradient_are_the_nodes_to_the_last_bit(name):
+    # the training loops call the node's forward and backward directly
+    # (_value_and_grad): the same values and gradient as through autograd,
+    # bit for bit, in both dtypes, on every input, for a scalar reduction
+    for input_name, z, y in INPUTS:
+        if name.startswith("mmce") and len(z) > 256:
+            z, y = z[:256], y[:256]
+        target = torch.from_numpy(y)
+        for dtype in (torch.float32, torch.float64):
+            for reduction in ("mean", "sum"):
+                criterion = copy.deepcopy(CRITERIA[name])
+                criterion.reduction = reduction
+                where = f"{name}, {input_name}, {dtype}, {reduction}"
+                logits = torch.tensor(z, dtype=dtype, requires_grad=True)
+                loss = criterion._loss(logits, target)
+                (want,) = torch.autograd.grad(loss, logits)
+                value, grad = criterion._value_and_grad(logits, target)
+                assert grad is not None, where
+                assert not value.requires_grad, where
+                assert torch.equal(value, loss.detach()), where
+                assert torch.equal(grad, want), where
+                # the gradient through a layer is the same as well (the
+                # layout the node returns reaches the layer's backward)
+                x = torch.tensor(z, dtype=dtype)
+                layer = torch.nn.Linear(z.shape[1], z.shape[1], dtype=dtype)
+                criterion._loss(layer(x), target).backward()
+                expected = [p.grad.clone() for p in layer.parameters()]
+                layer.zero_grad()
+                out = layer(x)
+                out.backward(criterion._value_and_grad(out, target)[1])
+                for p, e in zip(layer.parameters(), expected, strict=True):
+                    assert torch.equal(p.grad, e), where
+
+
+@pytest.mark.parametrize(
+    "criterion", [FocalLoss(0.0), MMCELoss(lam=0.0), DualFocalLoss(dual="mean_all")]
+)
+def test_eager_path_defers_to_autograd_without_a_node(criterion):
+    # cross-entropy's kernel and the composed ablations: the loss with its
+    # graph and no gradient, for the caller's backward()
+    logits = torch.randn(8, 4, requires_grad=True)
+    target = torch.arange(8) % 4
+    value, grad = criterion._value_and_grad(logits, target)
+    assert grad is None and value.requires_grad
+    assert torch.equal(value, criterion._loss(logits, target))
+    # and a reduction of "none" is a vector: autograd's
+    criterion = FocalLoss(2.0, reduction="none")
+    value, grad = criterion._value_and_grad(logits, target)
+    assert grad is None and value.shape == (8,) and value.requires_grad

@@ -504,7 +504,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         kwargs = self._boost_kwargs()
         if backend == "lightgbm":
             data = getattr(self, "_lgb_data", None) or LightGBMData(
-                features, z, y_idx, w
+                features, z, y_idx, w, self.n_jobs
             )
             booster, rounds, eta, _ = boost_lightgbm(
                 data, np.arange(len(y_idx)), n_jobs=self.n_jobs, **kwargs
@@ -679,7 +679,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     ]
                     continue
                 if method == BOOSTING and lgb and len(splits):
-                    self._lgb_data = LightGBMData(np.hstack([X, z]), z, y_idx, w)
+                    self._lgb_data = LightGBMData(
+                        np.hstack([X, z]), z, y_idx, w, self.n_jobs
+                    )
                 for f, (train, test) in enumerate(splits):
                     if method == BOOSTING and lgb:
                         proba = self._boosting_fold_proba(z, y_idx, w, train, test)

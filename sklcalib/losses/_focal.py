@@ -12,6 +12,7 @@ from sklcalib.losses._autograd import (
     FocalFastNode,
     FocalNode,
     FocalPlan,
+    apply_node,
     dual_logp,
     focal_term,
     log_softmax,
@@ -42,8 +43,14 @@ def fast_focal(criterion, logits, target, gamma, sign=1.0):
     loss with a constant γ: cross-entropy for γ = 0, else :class:`FocalFastNode`."""
     if gamma == 0.0:
         return F.cross_entropy(logits, target, reduction=criterion.reduction)
-    return FocalFastNode.apply(
-        logits, target, gamma, sign, criterion._reference, criterion.reduction
+    return apply_node(
+        FocalFastNode,
+        logits,
+        target,
+        gamma,
+        sign,
+        criterion._reference,
+        criterion.reduction,
     )
 
 
@@ -51,8 +58,8 @@ def fused_focal(criterion, logits, target, make_plan):
     """``criterion``'s reduced loss through :class:`FocalNode`, with the plan
     ``make_plan()`` built once per set of checked parameters."""
     plan = criterion._derived("plan", make_plan)
-    return FocalNode.apply(
-        logits, target, plan, criterion._reference, criterion.reduction
+    return apply_node(
+        FocalNode, logits, target, plan, criterion._reference, criterion.reduction
     )
 
 

@@ -9,6 +9,7 @@ from sklcalib._utils._validation import check_option
 from sklcalib.losses._autograd import (
     MarginNode,
     MDCANode,
+    apply_node,
     class_fractions,
     focal_term,
     log_softmax,
@@ -127,7 +128,8 @@ class MbLSLoss(CalibrationLoss):
         alpha = float(self.alpha)
         if alpha == 0.0:
             return F.cross_entropy(logits, target, reduction=self.reduction)
-        return MarginNode.apply(
+        return apply_node(
+            MarginNode,
             logits,
             target,
             float(self.margin),
@@ -259,6 +261,6 @@ class MDCALoss(CalibrationLoss):
         gamma, beta = float(self.gamma), float(self.beta)
         if beta == 0.0:
             return fast_focal(self, logits, target, gamma)
-        return MDCANode.apply(
-            logits, target, gamma, beta, self._reference, self.reduction
+        return apply_node(
+            MDCANode, logits, target, gamma, beta, self._reference, self.reduction
         )

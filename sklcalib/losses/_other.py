@@ -7,6 +7,7 @@ from sklcalib.losses._autograd import (
     FocalPlan,
     MMCENode,
     SafeSqrt,
+    apply_node,
     log_softmax,
     mmce_parts,
     squared_error,
@@ -239,8 +240,8 @@ class MMCELoss(CalibrationLoss):
         if lam == 0.0:
             return F.cross_entropy(logits, target, reduction=self.reduction)
         options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
-        return MMCENode.apply(
-            logits, target, lam, options, self._reference, self.reduction
+        return apply_node(
+            MMCENode, logits, target, lam, options, self._reference, self.reduction
         )
 
 
