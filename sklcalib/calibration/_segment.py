@@ -61,6 +61,10 @@ NESTED_ROWS = 2000
 #: blend replaces the logistic map by their paired losses on that fold
 LARGE_ROWS = 40_000
 LOGISTIC, BOOSTING, BLEND, GLOBAL = "logistic", "boosting", "blend", "global"
+#: standard errors (of the paired fold differences) by which the logistic
+#: map's fold log-loss must beat the simpler candidates' for auto to take the
+#: blend from its first fold alone (see ``_fit_auto``)
+CLEAR_SE = 3.0
 
 
 def _margin_logits(scores, response):
@@ -145,7 +149,11 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       and it and the blend (scored from the two maps' held-out
       probabilities, without a fit of its own) are left out ("screened
       out" in ``cv_results_``) when neither is better there than a simpler
-      candidate.
+      candidate, nor on the first two folds. When the logistic map beats
+      the simpler candidates by more than three standard errors of the
+      paired fold differences (a clear case), a segment map is chosen
+      whatever the other folds say, and past the first fold's screen that
+      map is the blend: its other folds are not fitted.
 
     Parameters
     ----------
@@ -602,6 +610,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         # them, without a fit of its own
         held = {}
         first = None  # a large set: the first fold's logistic and blend
+        decided = None  # the blend, taken from its first fold (a clear case)
         # below NESTED_ROWS the ridge strength is chosen inside each fold (the
         # logistic map scored by its fold fits): chosen on all rows and then
         # scored by the same rows' leave-one-out losses, the strength's
@@ -696,6 +705,42 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                         if method not in held:
                             held[method] = np.full((len(y_idx), proba.shape[1]), 0.5)
                         held[method][test] = proba
+                    if (
+                        method == BOOSTING
+                        and f == 1
+                        and len(splits) >= 3
+                        and LOGISTIC in held
+                    ):
+                        # the screen again on the first two folds: the
+                        # boosting and the blend go on only while one of
+                        # them beats every simpler map there (on two of the
+                        # suite's sighted tables all five folds were fitted
+                        # for the raw scores to be kept in the end)
+                        done = [t for _, t in splits[:2]]
+                        blend2 = np.mean(
+                            [
+                                _fold_scores(
+                                    y_idx[t],
+                                    _blend_proba(held[LOGISTIC][t], held[BOOSTING][t]),
+                                    w[t],
+                                    K,
+                                    (),
+                                )["log_loss"]
+                                for t in done
+                            ]
+                        )
+                        mine2 = min(fold_ll[i, :2].mean(), blend2)
+                        simpler = fold_ll[:i, :2].mean(axis=1)
+                        simpler = simpler[np.isfinite(simpler)]
+                        if simpler.size and mine2 >= simpler.min():
+                            status[i] = status[i + 1] = (
+                                "screened out: on the first two folds its mean "
+                                f"log-loss {mine2:.5f} is no lower than a "
+                                f"simpler map's {simpler.min():.5f}"
+                            )
+                            fold_ll[i] = np.nan
+                            held.pop(BOOSTING, None)
+                            break
                     if method == BOOSTING and f == 0 and len(splits) >= 2:
                         others = fold_ll[:i, 0][np.isfinite(fold_ll[:i, 0])]
                         mine = [fold_ll[i, 0]]
@@ -717,6 +762,29 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                                 "screened out: on the first fold its log-loss "
                                 f"{min(mine):.5f} is no lower than a simpler "
                                 f"map's {others.min():.5f}"
+                            )
+                            fold_ll[i] = np.nan
+                            held.pop(BOOSTING, None)
+                            break
+                        if (
+                            len(y_idx) < LARGE_ROWS
+                            and LOGISTIC in held
+                            and _clears(fold_ll, 2, status, self.rule)
+                        ):
+                            # a clear case: the logistic map beats the raw
+                            # scores and the global map by CLEAR_SE standard
+                            # errors of the paired fold differences, so a
+                            # segment map is chosen whatever the boosting's
+                            # other folds say, and past the screen that map
+                            # is the blend (evaluated on every fold, it is
+                            # the one segment map that faces the simpler
+                            # ones, below): its other folds were two thirds
+                            # of auto's fit on the segment suite's tables
+                            decided = (fold_ll[i, 0], mine[-1])
+                            status[i] = status[i + 1] = (
+                                "scored on the first fold only (a clear case): "
+                                f"log-loss {fold_ll[i, 0]:.5f}, the blend's "
+                                f"{mine[-1]:.5f}"
                             )
                             fold_ll[i] = np.nan
                             held.pop(BOOSTING, None)
@@ -762,6 +830,15 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         chosen, within, reason = search._choose(
             candidates, evaluated, fold_ll, n_params_rule, status
         )
+        if candidates[chosen] == LOGISTIC and decided is not None:
+            chosen = candidates.index(BLEND)
+            reason = (
+                f"{reason}; a clear case: the logistic map beats the simpler "
+                f"candidates by more than {CLEAR_SE:g} standard errors, and on "
+                f"the first fold the boosting ({decided[0]:.5f}) or the blend "
+                f"({decided[1]:.5f}) beats every simpler map: the blend "
+                "replaces the logistic map"
+            )
         if candidates[chosen] == LOGISTIC and first is not None:
             # the blend replaces the chosen logistic map when it beats it on
             # the first fold's rows by more than a standard error of their
@@ -886,6 +963,27 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(scores, segments=segments)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _clears(fold_ll, i, status, rule):
+    """Whether candidate ``i``'s fold log-losses beat every evaluated simpler
+    candidate's (those before it) by more than ``CLEAR_SE`` standard errors
+    of their paired differences (rule "one_se" only)."""
+    n_folds = fold_ll.shape[1]
+    if rule != "one_se" or n_folds < 2 or status[i] != "evaluated":
+        return False
+    simpler = [
+        j
+        for j in range(i)
+        if status[j] == "evaluated" and np.all(np.isfinite(fold_ll[j]))
+    ]
+    if not simpler or not np.all(np.isfinite(fold_ll[i])):
+        return False
+    for j in simpler:
+        d = fold_ll[i] - fold_ll[j]
+        if d.mean() + CLEAR_SE * d.std(ddof=1) / math.sqrt(n_folds) >= 0:
+            return False
+    return True
 
 
 def _row_losses(y_idx, proba):

@@ -158,9 +158,11 @@ def selection_rows(cv_results):
     For each candidate evaluated: its mean fold log-loss, the mean and the
     standard error (``sd / sqrt(folds)``) of its paired fold differences to
     the candidate of lowest mean log-loss, whether that difference is within
-    one standard error, and its parameters per class: the selection keeps the
+    one standard error, and its parameters per class: the selection takes the
     candidate with the fewest parameters among those within one standard error
-    of the best, so the table shows every number the choice was made from.
+    of the best (and keeps passthrough unless that candidate also beats it by
+    more than one standard error of the per-row differences, which ``reason_``
+    states), so the table shows the numbers the choice was made from.
     """
     r = cv_results
     folds = sorted(
@@ -878,7 +880,9 @@ def run_report(args, parser):
                 "log-loss: of the candidates within one standard error of the best "
                 "(their mean fold difference to it at most its standard error), the "
                 "one with the fewest parameters per class; passthrough (no "
-                f"calibration) has none ({calibrator.reason_}):"
+                "calibration) has none, and a calibrator replaces it only when it "
+                "also beats it by more than one standard error of the per-row "
+                f"differences of the held-out log-losses ({calibrator.reason_}):"
             )
         )
         lines.append(format_selection(calibrator.cv_results_))
