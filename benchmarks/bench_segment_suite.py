@@ -2,7 +2,7 @@
 
 Runs :func:`sklcalib.benchmark.segments.run_segments` (the rows of
 ``sklcalib benchmark --suite segments``) on every table and seed, one thread
-(BLAS and LightGBM), every contender timed back to back on the same rows,
+(BLAS and LightGBM), every contender timed (CPU time) back to back on the same rows,
 and writes an rst include with:
 
 - the summary: per table and base model, means over seeds (log-loss, paired
