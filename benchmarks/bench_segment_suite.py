@@ -75,7 +75,7 @@ def report(rows):
     lines = [
         f"{len(seeds)} seeds, at most {max(n_cal)} calibration rows and "
         f"{max(r['n_test'] for r in rows)} test rows a table, one thread; "
-        "means over seeds (fit, predict: medians)",
+        "means over seeds (fit, predict: medians of CPU seconds)",
         "",
     ]
     head = (
