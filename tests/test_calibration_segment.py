@@ -690,8 +690,14 @@ def test_encoder_fit_transform_is_fit_then_transform():
     num = rng.normal(size=n)
     num[:30] = np.nan
     ints = rng.integers(0, 4, size=n)
-    columns = np.empty((n, 3), dtype=object)
+    # numbers as text (binned: more than 20 of them), and a mix of types
+    # whose text coincides ("1" and 1 are one level)
+    text = np.array([str(v) for v in rng.integers(0, 60, n)], dtype=object)
+    text[::17] = None
+    mixed = rng.choice(np.array([1, "1", 2.5, "x", None], dtype=object), size=n)
+    columns = np.empty((n, 5), dtype=object)
     columns[:, 0], columns[:, 1], columns[:, 2] = cat, num, ints
+    columns[:, 3], columns[:, 4] = text, mixed
     enc = SegmentEncoder(20, 5, 20)
     X, raw_cols = enc.fit_transform(columns, n)
     Y, raw_cols2 = (
@@ -699,6 +705,11 @@ def test_encoder_fit_transform_is_fit_then_transform():
     )
     np.testing.assert_array_equal(X, Y)
     assert raw_cols == raw_cols2
+    names = enc.feature_names_
+    assert len(set(names)) == len(names)
+    assert {"x4=1", "x4=2.5", "x4=x", "x4=missing"} <= set(names)
+    assert X[:, names.index("x4=1")].sum() == sum(str(v) == "1" for v in mixed)
+    assert sum(n.startswith("x3=bin") for n in names) == 5
     # and the fit keeps no reference to the rows it saw
     assert not enc._fit_codes
 
@@ -828,6 +839,29 @@ def test_auto_keeps_the_blend_when_trees_add_to_the_logistic_map():
         for m in ("logistic", "boosting", "blend")
     }
     assert losses["blend"] < min(losses["logistic"], losses["boosting"])
+
+
+def test_a_clear_case_takes_the_blend_from_its_first_fold(monkeypatch):
+    # the logistic map beats Platt scaling and the raw scores by many
+    # standard errors: the boosting is fitted on the first fold only, and
+    # auto takes the blend, as it does with every fold fitted
+    from sklcalib.calibration import _segment
+
+    z, y, seg, _ = _slope_and_pair_bed(16000)
+    quick = SegmentCalibrator().fit(z, y, segments=seg)
+    r = quick.cv_results_
+    status = dict(zip(r["candidate"], r["status"], strict=True))
+    assert quick.method_ == "blend"
+    assert "clear case" in status["boosting"] and "clear case" in quick.reason_
+    monkeypatch.setattr(_segment, "CLEAR_SE", np.inf)  # never clear
+    full = SegmentCalibrator().fit(z, y, segments=seg)
+    r = full.cv_results_
+    assert full.method_ == "blend"
+    assert np.isfinite(r["mean_log_loss"][r["candidate"].index("blend")])
+    # the same maps: the final fits do not depend on the folds
+    np.testing.assert_allclose(
+        quick.predict_proba(z, segments=seg), full.predict_proba(z, segments=seg)
+    )
 
 
 @needs_lightgbm

@@ -150,3 +150,33 @@ def test_foreign_base_names_are_not_sklcalib_class_names():
     }
     assert "BaseCalibrator" in ours and "CalibrationLoss" in ours
     assert not ours & set(checks.foreign_bases().split(","))
+
+
+def test_shared_entries_are_filled_into_every_documented_docstring():
+    # a placeholder left unfilled (a forgotten @fill_doc) would reach the docs
+    left = [
+        name for name, obj, _ in OBJECTS if "%(" in (getattr(obj, "__doc__", "") or "")
+    ]
+    assert left == []
+
+
+def test_fill_doc_indents_the_entry_and_refuses_an_unknown_name():
+    from sklcalib._utils._docstrings import SHARED_ENTRIES, fill_doc
+
+    def documented():
+        """Summary.
+
+        Attributes
+        ----------
+        %(fitted_score_inputs)s
+        """
+
+    filled = fill_doc(documented).__doc__.splitlines()
+    entry = SHARED_ENTRIES["fitted_score_inputs"].splitlines()
+    assert filled[4:][: len(entry)] == ["        " + line for line in entry]
+
+    def unknown():
+        """%(no_such_entry)s"""
+
+    with pytest.raises(KeyError, match="no_such_entry"):
+        fill_doc(unknown)

@@ -6,6 +6,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import log_floored, logistic_nll
 from sklcalib._utils._solvers import warn_not_converged
 
@@ -33,6 +34,7 @@ def _beta_features(p):
     )
 
 
+@fill_doc
 class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     """Beta calibration of a binary probability, fitted natively.
 
@@ -72,12 +74,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
         ``(a, b, c)``.
     n_iter_ : int
         Number of Newton steps of the kept fit.
-    classes_ : ndarray of shape (2,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit`` (1 or 2).
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_binary_probability_inputs)s
 
     See Also
     --------

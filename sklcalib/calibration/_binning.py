@@ -10,6 +10,7 @@ from sklcalib._utils._binning import (
     quantile_value_edges,
     weighted_bin_sums,
 )
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import StrOptions
 from sklcalib._utils._validation import STRATEGIES
 
@@ -23,6 +24,7 @@ _QUANTILE_ON_DASK = (
 )
 
 
+@fill_doc
 class HistogramBinningCalibrator(OneVsRestCalibrator):
     """Histogram binning (Zadrozny & Elkan, 2001), one-vs-rest.
 
@@ -55,12 +57,7 @@ class HistogramBinningCalibrator(OneVsRestCalibrator):
         Calibrated probability of each bin. A bin with no calibration sample
         gets the centre of its edges: with no evidence, the bin's own
         confidence level is the least surprising value.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----
@@ -149,6 +146,7 @@ def _histogram_counts(X, y, w, estimator, edges):
     return np.array(out)
 
 
+@fill_doc
 class IsotonicCalibrator(OneVsRestCalibrator):
     """Isotonic regression (Zadrozny & Elkan, 2002), one-vs-rest.
 
@@ -162,12 +160,7 @@ class IsotonicCalibrator(OneVsRestCalibrator):
     calibrators_ : list of IsotonicRegression
         The fitted isotonic regressions: one for the positive class of a
         binary problem, one per class otherwise.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----

@@ -4,6 +4,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import as_columns, log_floored
 from sklcalib._utils._solvers import (
     newton_minimise,
@@ -59,6 +60,7 @@ def odir_fit(log_p, y_idx, reg_lambda, reg_mu, weights, max_iter=100, tol=1e-8):
     return theta[:, :k], theta[:, k], n_iter, converged
 
 
+@fill_doc
 class DirichletCalibrator(BaseCalibrator):
     """Dirichlet calibration: ``softmax(W log p + b)`` (Kull et al., 2019).
 
@@ -92,12 +94,7 @@ class DirichletCalibrator(BaseCalibrator):
         The intercept b.
     n_iter_ : int
         Number of Newton steps taken.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----

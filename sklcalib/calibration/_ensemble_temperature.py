@@ -6,6 +6,8 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
+from sklcalib._utils._docstrings import fill_doc
+
 from ._base import LOGITS, BaseCalibrator, binary_logits, softmax_rows
 from ._temperature_nll import fit_temperature_nll
 
@@ -67,6 +69,7 @@ def fit_simplex_weights(components, sample_weight=None):
     return np.r_[w12, 1.0 - w12.sum()]
 
 
+@fill_doc
 class EnsembleTemperatureScaler(BaseCalibrator):
     """Ensemble temperature scaling (ETS, Zhang, Kailkhura & Han, 2020).
 
@@ -85,12 +88,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     weights_ : ndarray of shape (3,)
         The simplex weights ``(w1, w2, w3)``: temperature-scaled, original,
         uniform.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_score_inputs)s
 
     Notes
     -----

@@ -27,6 +27,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._optional import import_optional
 from sklcalib._utils._param_validation import InvalidParameterError, StrOptions
 
@@ -215,6 +216,7 @@ class _NetcalCalibrator(OneVsRestCalibrator):
             return np.asarray(model.transform(np.array(p)), dtype=np.float64)
 
 
+@fill_doc
 class BBQCalibrator(_NetcalCalibrator):
     """Bayesian Binning into Quantiles (Naeini et al., 2015), via netcal.
 
@@ -237,12 +239,7 @@ class BBQCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.binning.BBQ
         The fitted binary netcal models: one for the positive class of a
         binary problem, one per class otherwise.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----
@@ -288,6 +285,7 @@ class BBQCalibrator(_NetcalCalibrator):
         )
 
 
+@fill_doc
 class ENIRCalibrator(_NetcalCalibrator):
     """Ensemble of Near-Isotonic Regressions (Naeini & Cooper, 2016), via netcal.
 
@@ -308,12 +306,7 @@ class ENIRCalibrator(_NetcalCalibrator):
         The fitted binary models: one for the positive class of a binary
         problem, one per class otherwise; each a ``netcal.binning.ENIR``, or
         the isotonic fit where ENIR has no model to average (see Notes).
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----
@@ -372,6 +365,7 @@ class ENIRCalibrator(_NetcalCalibrator):
         )
 
 
+@fill_doc
 class BetaCalibrator(_NetcalCalibrator):
     """Beta calibration (Kull et al., 2017), via netcal's maximum likelihood fit.
 
@@ -385,12 +379,7 @@ class BetaCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.scaling.BetaCalibration
         The fitted binary netcal models: one for the positive class of a
         binary problem, one per class otherwise.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----

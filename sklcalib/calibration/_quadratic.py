@@ -5,6 +5,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._solvers import warn_not_converged
 
 from ._base import (
@@ -17,6 +18,7 @@ from ._base import (
 from ._logistic import SEPARATED, binary_score, fit_binary_logistic, mean_weights
 
 
+@fill_doc
 class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
     """Quadratic scaling of a binary logit: ``sigmoid(a + b s + c s^2)``.
 
@@ -56,12 +58,7 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
         ``(a, b, c)``: intercept, slope and quadratic coefficient on s.
     n_iter_ : int
         Number of Newton steps taken.
-    classes_ : ndarray of shape (2,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit`` (1 or 2).
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_binary_score_inputs)s
 
     See Also
     --------

@@ -4,6 +4,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converged
 
 from ._base import (
@@ -28,6 +29,7 @@ from ._logistic import (
 )
 
 
+@fill_doc
 class VectorScaler(BaseCalibrator):
     """Vector scaling: ``softmax(w * z + b)`` with a scale and a bias per class.
 
@@ -52,12 +54,7 @@ class VectorScaler(BaseCalibrator):
         Per-class bias b.
     n_iter_ : int
         Number of Newton steps (or L-BFGS iterations) taken.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_score_inputs)s
 
     Notes
     -----
@@ -99,6 +96,7 @@ class VectorScaler(BaseCalibrator):
         return softmax_rows(binary_logits(scores) * self.coef_ + self.intercept_)
 
 
+@fill_doc
 class MatrixScaler(BaseCalibrator):
     """Matrix scaling: ``softmax(W z + b)`` with a full K x K matrix W.
 
@@ -129,12 +127,7 @@ class MatrixScaler(BaseCalibrator):
         The bias b.
     n_iter_ : int
         Number of Newton steps (or L-BFGS iterations) taken.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_score_inputs)s
 
     Notes
     -----
@@ -187,6 +180,7 @@ class MatrixScaler(BaseCalibrator):
         return softmax_rows(binary_logits(scores) @ self.coef_.T + self.intercept_)
 
 
+@fill_doc
 class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
     """Platt scaling of a binary score: ``P(classes_[1]) = sigmoid(a * s + b)``.
 
@@ -204,12 +198,7 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
         The slope a.
     intercept_ : float
         The intercept b.
-    classes_ : ndarray of shape (2,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit`` (1 or 2).
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_binary_score_inputs)s
 
     Notes
     -----

@@ -10,6 +10,7 @@ from sklcalib._utils._binning import (
     right_edge_index,
     weighted_bin_sums,
 )
+from sklcalib._utils._docstrings import fill_doc
 
 from ._base import N_BINS
 from ._one_vs_rest import OneVsRestCalibrator
@@ -19,6 +20,7 @@ from ._scaling import PlattScaler
 _CLIP = 1e-6
 
 
+@fill_doc
 class ScalingBinningCalibrator(OneVsRestCalibrator):
     """Scaling-binning calibration (Kumar, Liang & Ma, 2019).
 
@@ -42,12 +44,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
         right edges of the bins (right-closed, the last one 1.0) and the
         output of each bin (one column for binary problems, one per class
         otherwise).
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----

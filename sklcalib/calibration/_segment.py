@@ -47,6 +47,8 @@ from ._select import (
     _fold_scores,
     _Inputs,
     _make_candidate,
+    _paired_gain,
+    _row_log_loss,
     _splits,
     default_candidates,
     floor_probabilities,
@@ -61,6 +63,10 @@ NESTED_ROWS = 2000
 #: blend replaces the logistic map by their paired losses on that fold
 LARGE_ROWS = 40_000
 LOGISTIC, BOOSTING, BLEND, GLOBAL = "logistic", "boosting", "blend", "global"
+#: standard errors (of the paired fold differences) by which the logistic
+#: map's fold log-loss must beat the simpler candidates' for auto to take the
+#: blend from its first fold alone (see ``_fit_auto``)
+CLEAR_SE = 3.0
 
 
 def _margin_logits(scores, response):
@@ -145,7 +151,11 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
       and it and the blend (scored from the two maps' held-out
       probabilities, without a fit of its own) are left out ("screened
       out" in ``cv_results_``) when neither is better there than a simpler
-      candidate.
+      candidate, nor on the first two folds. When the logistic map beats
+      the simpler candidates by more than three standard errors of the
+      paired fold differences (a clear case), a segment map is chosen
+      whatever the other folds say, and past the first fold's screen that
+      map is the blend: its other folds are not fitted.
 
     Parameters
     ----------
@@ -597,11 +607,15 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     "smallest class, or the rows the raw scores misclassify)"
                 )
         fold_ll = np.full((n_cand, len(splits)), np.nan)
+        # every row's held-out log-loss per candidate (NaN where unknown):
+        # the do-no-harm step of the rule against the raw scores
+        row_ll = np.full((n_cand, len(y_idx)), np.nan)
         # held-out probabilities of the logistic and boosting maps (every row
         # in the fold that left it out): the blend's fold losses come from
         # them, without a fit of its own
         held = {}
         first = None  # a large set: the first fold's logistic and blend
+        decided = None  # the blend, taken from its first fold (a clear case)
         # below NESTED_ROWS the ridge strength is chosen inside each fold (the
         # logistic map scored by its fold fits): chosen on all rows and then
         # scored by the same rows' leave-one-out losses, the strength's
@@ -643,6 +657,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                         )
                         continue
                     blend = _blend_proba(held[LOGISTIC], held[BOOSTING])
+                    row_ll[i] = _row_log_loss(y_idx, blend)
                     fold_ll[i] = [
                         _fold_scores(y_idx[test], blend[test], w[test], K, ())[
                             "log_loss"
@@ -661,6 +676,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     none = S[:, :0]
                     platt, _ = fit_logistic(z, none, y_idx, wn, 1.0)
                     rows = alo_losses(z, none, y_idx, wn, platt)
+                    row_ll[i] = rows
                     fold_ll[i] = [
                         np.dot(w[test], rows[test]) / w[test].sum()
                         for _, test in splits
@@ -673,6 +689,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     e_loo = self._alo_rows(z, S, y_idx, w, alpha_fit)
                     held[LOGISTIC] = _proba_of(e_loo[:, None])
                     rows = row_losses(e_loo, y_idx)
+                    row_ll[i] = rows
                     fold_ll[i] = [
                         np.dot(w[test], rows[test]) / w[test].sum()
                         for _, test in splits
@@ -692,10 +709,47 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     fold_ll[i, f] = _fold_scores(y_idx[test], proba, w[test], K, ())[
                         "log_loss"
                     ]
+                    row_ll[i, test] = _row_log_loss(y_idx[test], proba)
                     if method in (LOGISTIC, BOOSTING):
                         if method not in held:
                             held[method] = np.full((len(y_idx), proba.shape[1]), 0.5)
                         held[method][test] = proba
+                    if (
+                        method == BOOSTING
+                        and f == 1
+                        and len(splits) >= 3
+                        and LOGISTIC in held
+                    ):
+                        # the screen again on the first two folds: the
+                        # boosting and the blend go on only while one of
+                        # them beats every simpler map there (on two of the
+                        # suite's sighted tables all five folds were fitted
+                        # for the raw scores to be kept in the end)
+                        done = [t for _, t in splits[:2]]
+                        blend2 = np.mean(
+                            [
+                                _fold_scores(
+                                    y_idx[t],
+                                    _blend_proba(held[LOGISTIC][t], held[BOOSTING][t]),
+                                    w[t],
+                                    K,
+                                    (),
+                                )["log_loss"]
+                                for t in done
+                            ]
+                        )
+                        mine2 = min(fold_ll[i, :2].mean(), blend2)
+                        simpler = fold_ll[:i, :2].mean(axis=1)
+                        simpler = simpler[np.isfinite(simpler)]
+                        if simpler.size and mine2 >= simpler.min():
+                            status[i] = status[i + 1] = (
+                                "screened out: on the first two folds its mean "
+                                f"log-loss {mine2:.5f} is no lower than a "
+                                f"simpler map's {simpler.min():.5f}"
+                            )
+                            fold_ll[i] = np.nan
+                            held.pop(BOOSTING, None)
+                            break
                     if method == BOOSTING and f == 0 and len(splits) >= 2:
                         others = fold_ll[:i, 0][np.isfinite(fold_ll[:i, 0])]
                         mine = [fold_ll[i, 0]]
@@ -717,6 +771,29 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                                 "screened out: on the first fold its log-loss "
                                 f"{min(mine):.5f} is no lower than a simpler "
                                 f"map's {others.min():.5f}"
+                            )
+                            fold_ll[i] = np.nan
+                            held.pop(BOOSTING, None)
+                            break
+                        if (
+                            len(y_idx) < LARGE_ROWS
+                            and LOGISTIC in held
+                            and _clears(fold_ll, 2, status, self.rule)
+                        ):
+                            # a clear case: the logistic map beats the raw
+                            # scores and the global map by CLEAR_SE standard
+                            # errors of the paired fold differences, so a
+                            # segment map is chosen whatever the boosting's
+                            # other folds say, and past the screen that map
+                            # is the blend (evaluated on every fold, it is
+                            # the one segment map that faces the simpler
+                            # ones, below): its other folds were two thirds
+                            # of auto's fit on the segment suite's tables
+                            decided = (fold_ll[i, 0], mine[-1])
+                            status[i] = status[i + 1] = (
+                                "scored on the first fold only (a clear case): "
+                                f"log-loss {fold_ll[i, 0]:.5f}, the blend's "
+                                f"{mine[-1]:.5f}"
                             )
                             fold_ll[i] = np.nan
                             held.pop(BOOSTING, None)
@@ -762,6 +839,32 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         chosen, within, reason = search._choose(
             candidates, evaluated, fold_ll, n_params_rule, status
         )
+        if self.rule == "one_se" and chosen != 0 and 0 in evaluated:
+            # do no harm, as CalibratorSearchCV: the chosen map must also beat
+            # the raw scores by more than one standard error of the per-row
+            # paired differences of the held-out log-losses (a gain that a
+            # few rows carry is noise); skipped where a map's held-out rows
+            # are not all known (a global calibrator chosen by its own search)
+            rows = row_ll[chosen]
+            if np.all(np.isfinite(rows)) and np.all(np.isfinite(row_ll[0])):
+                gain, se = _paired_gain(row_ll[0], rows, w)
+                if not gain > se:
+                    reason = (
+                        f"{names[chosen]}, {reason}, beats the raw scores by "
+                        f"{gain:.4f} nats a held-out row, not more than one "
+                        "standard error of the per-row paired differences "
+                        f"({se:.4f}): the raw scores are kept"
+                    )
+                    chosen = 0
+        if candidates[chosen] == LOGISTIC and decided is not None:
+            chosen = candidates.index(BLEND)
+            reason = (
+                f"{reason}; a clear case: the logistic map beats the simpler "
+                f"candidates by more than {CLEAR_SE:g} standard errors, and on "
+                f"the first fold the boosting ({decided[0]:.5f}) or the blend "
+                f"({decided[1]:.5f}) beats every simpler map: the blend "
+                "replaces the logistic map"
+            )
         if candidates[chosen] == LOGISTIC and first is not None:
             # the blend replaces the chosen logistic map when it beats it on
             # the first fold's rows by more than a standard error of their
@@ -886,6 +989,27 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(scores, segments=segments)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _clears(fold_ll, i, status, rule):
+    """Whether candidate ``i``'s fold log-losses beat every evaluated simpler
+    candidate's (those before it) by more than ``CLEAR_SE`` standard errors
+    of their paired differences (rule "one_se" only)."""
+    n_folds = fold_ll.shape[1]
+    if rule != "one_se" or n_folds < 2 or status[i] != "evaluated":
+        return False
+    simpler = [
+        j
+        for j in range(i)
+        if status[j] == "evaluated" and np.all(np.isfinite(fold_ll[j]))
+    ]
+    if not simpler or not np.all(np.isfinite(fold_ll[i])):
+        return False
+    for j in simpler:
+        d = fold_ll[i] - fold_ll[j]
+        if d.mean() + CLEAR_SE * d.std(ddof=1) / math.sqrt(n_folds) >= 0:
+            return False
+    return True
 
 
 def _row_losses(y_idx, proba):

@@ -63,6 +63,17 @@ def segment_columns(segments):
     return [f"x{j}" for j in range(x.shape[1])], [x[:, j] for j in range(x.shape[1])]
 
 
+def _factorize(values):
+    """``(row codes, distinct values)`` of an object column by pandas'
+    hashing (code -1: missing, as ``_missing`` finds it), or None (not an
+    object column, or no pandas)."""
+    pandas = sys.modules.get("pandas")
+    if values.dtype.kind != "O" or pandas is None:
+        return None
+    codes, distinct = pandas.factorize(values, use_na_sentinel=True)
+    return codes.astype(np.int64), np.asarray(distinct, dtype=object)
+
+
 def _as_float(values):
     """The column as float64 when it is numeric (or an object column of
     numbers), else None."""
@@ -181,9 +192,17 @@ class SegmentEncoder:
                 )
 
     def _fit_column(self, values):
-        missing = _missing(values)
+        factorized = _factorize(values)
+        if factorized is None:
+            missing = _missing(values)
+            numeric = _as_float(values)
+        else:  # the few distinct values parsed and compared, not every row
+            row_code, seen = factorized
+            missing = row_code < 0
+            numeric = _as_float(seen)
+            if numeric is not None:
+                numeric = np.where(missing, np.nan, numeric[np.maximum(row_code, 0)])
         present = ~missing
-        numeric = _as_float(values)
         if numeric is not None and not np.all(np.isfinite(numeric[present])):
             raise ValueError(
                 "segments holds an infinite value; segment columns must be "
@@ -200,10 +219,16 @@ class SegmentEncoder:
                 if frequent_missing:
                     levels.append(MISSING)
                 return {"kind": "numeric", "edges": edges, "levels": levels}
-        keys = _keys(values[present], numeric is not None)
-        uniques, inverse, counts = np.unique(
-            keys, return_inverse=True, return_counts=True
-        )
+        if factorized is None:
+            keys = _keys(values[present], numeric is not None)
+            uniques, inverse, counts = np.unique(
+                keys, return_inverse=True, return_counts=True
+            )
+        else:
+            keys = _keys(seen, numeric is not None)
+            uniques, of_distinct = np.unique(keys, return_inverse=True)
+            inverse = of_distinct.ravel()[row_code[present]]
+            counts = np.bincount(inverse, minlength=uniques.shape[0])
         order = np.lexsort((uniques, -counts))
         chosen = [
             i for i in order[: self.max_levels] if counts[i] >= self.min_frequency
@@ -211,7 +236,7 @@ class SegmentEncoder:
         kept = [uniques[i] for i in chosen]
         code_of_unique = np.full(uniques.shape[0], -1, dtype=np.int64)
         code_of_unique[chosen] = np.arange(len(chosen))
-        self._fit_codes.append((values, code_of_unique[inverse.ravel()]))
+        self._fit_codes.append((values, code_of_unique[inverse.ravel()], missing))
         levels = [f"{k:g}" if numeric is not None else str(k) for k in kept]
         if frequent_missing:
             levels.append(MISSING)
@@ -223,11 +248,12 @@ class SegmentEncoder:
         }
 
     def _known_codes(self, values):
-        """The codes found at fit, when ``values`` is the very column fitted
-        (``fit_transform``): the text keys are not built and searched again."""
-        for fitted, codes in getattr(self, "_fit_codes", ()):
+        """``(codes, missing)`` found at fit, when ``values`` is the very
+        column fitted (``fit_transform``): the text keys are not built and
+        searched again; else None."""
+        for fitted, codes, missing in getattr(self, "_fit_codes", ()):
             if fitted is values:
-                return codes
+                return codes, missing
         return None
 
     def fit_transform(self, segments, n_rows):
@@ -253,7 +279,8 @@ class SegmentEncoder:
         (-1: the column's baseline, no indicator)."""
         out = []
         for values, spec in zip(columns, self.specs_, strict=True):
-            missing = _missing(values)
+            known = self._known_codes(values)
+            missing = _missing(values) if known is None else known[1]
             codes = np.full(values.shape[0], -1, dtype=np.int64)
             if spec["kind"] == "numeric":
                 numeric = _as_float(values)
@@ -270,15 +297,15 @@ class SegmentEncoder:
                 )
             else:
                 present = ~missing
-                known = self._known_codes(values)
                 if known is None:
                     numeric = spec["numeric"] and _as_float(values) is not None
                     keys = _keys(values[present], numeric)
                     kept = spec["keys"]
                     if spec["numeric"] != numeric:  # numbers at fit, text now
                         kept = [f"{k:g}" for k in kept]
-                    known = _codes(keys, kept)
-                codes[present] = known
+                    codes[present] = _codes(keys, kept)
+                else:
+                    codes[present] = known[0]
             if spec["levels"] and spec["levels"][-1] == MISSING:
                 codes[~present] = len(spec["levels"]) - 1
             out.append(codes)

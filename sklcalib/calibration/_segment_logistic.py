@@ -13,6 +13,8 @@ global map, so the penalty shrinks towards global calibration, never towards
 a constant. For two classes K = 1 with the sigmoid, else the softmax.
 """
 
+import weakref
+
 import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
@@ -157,11 +159,62 @@ class _PatternDesign:
         self.P, self.pid, self.z_scale = P, pid, z_scale
         self.U, self.m = P.shape
         self.shape = (self.z.shape[0], 2 + 2 * self.m)
+        self._pairs()
+
+    def _pairs(self):
+        """The nonzero entries of every pattern's ``u u'``, ``u g'``,
+        ``g u'`` and ``g g'`` (a pattern of r indicators has r + 1 nonzeros
+        in ``u`` and in ``g``): their flat positions in the Hessian and the
+        factors of ``g``, for the Hessian and the leverages as sums over
+        them (``np.bincount``), not products with the dense pattern matrix."""
+        U, m, p = self.U, self.m, 2 + 2 * self.m
+        rows, cols = np.nonzero(self.P)
+        # per pattern its slots: 0 (the intercept of u, the logit of g), then
+        # 1 + each of its indicators; rows of np.nonzero come sorted
+        slot_pat = np.r_[np.arange(U), rows]
+        slot = np.r_[np.zeros(U, dtype=np.int64), 1 + cols]
+        order = np.argsort(slot_pat, kind="stable")
+        slot = slot[order]
+        count = np.bincount(slot_pat, minlength=U)
+        start = np.r_[0, np.cumsum(count)[:-1]]
+        size = count * count
+        pat = np.repeat(np.arange(U), size)
+        k = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
+        c = count[pat]
+        a = slot[start[pat] + k // c]
+        b = slot[start[pat] + k % c]
+        ui = np.where(a == 0, 1, 1 + a), np.where(b == 0, 1, 1 + b)
+        gi = np.where(a == 0, 0, 1 + m + a), np.where(b == 0, 0, 1 + m + b)
+        self._pat = pat
+        self._ga = np.where(a == 0, 1.0, 1.0 / self.z_scale)
+        self._gb = np.where(b == 0, 1.0, 1.0 / self.z_scale)
+        self._uu = ui[0] * p + ui[1]
+        self._ug = ui[0] * p + gi[1]
+        self._gg = gi[0] * p + gi[1]
+        self._index = np.r_[self._uu, self._ug, gi[0] * p + ui[1], self._gg]
+
+    #: the last design built, by weak references to its ``z`` and ``S``: a
+    #: fit builds the design of the same rows for its ridge path, its refit
+    #: and its leave-one-out margins
+    _last = None
 
     @classmethod
     def of(cls, z, S, z_scale):
         """The design by patterns, or None when ``S`` is not 0/1 indicators,
         is sparse, or has too many distinct rows."""
+        last = cls._last
+        if last is not None and last[0]() is z and last[1]() is S:
+            if last[2] == z_scale:
+                return last[3]
+        design = cls._build(z, S, z_scale)
+        try:
+            cls._last = (weakref.ref(z), weakref.ref(S), z_scale, design)
+        except TypeError:  # not weakly referenceable: no cache
+            cls._last = None
+        return design
+
+    @classmethod
+    def _build(cls, z, S, z_scale):
         n, m = S.shape
         if sparse.issparse(S) or m == 0 or z.shape[1] != 1 or n < 64:
             return None
@@ -202,38 +255,30 @@ class _PatternDesign:
         )
 
     def gram(self, v):
-        """``D' diag(v) D``, dense."""
-        m, P, z, zs = self.m, self.P, self.z, self.zs
-        vz = v * z
-        a0, a1, a2 = self._sums(v), self._sums(v * zs), self._sums(v * zs * zs)
-        H = np.empty((2 + 2 * m, 2 + 2 * m))
-        H[0, 0], H[0, 1], H[1, 1] = np.dot(vz, z), vz.sum(), v.sum()
-        H[0, 2 : 2 + m] = P.T @ self._sums(vz)
-        H[0, 2 + m :] = P.T @ self._sums(vz * zs)
-        H[1, 2 : 2 + m] = P.T @ a0
-        H[1, 2 + m :] = P.T @ a1
-        H[2 : 2 + m, 2 : 2 + m] = (P * a0[:, None]).T @ P
-        H[2 : 2 + m, 2 + m :] = (P * a1[:, None]).T @ P
-        H[2 + m :, 2 + m :] = (P * a2[:, None]).T @ P
-        upper = np.triu_indices_from(H, 1)
-        H[upper[1], upper[0]] = H[upper]
-        return H
+        """``D' diag(v) D``, dense: ``sum_p A_p u u' + B_p (u g' + g u') +
+        C_p g g'`` with ``A, B, C`` the pattern's sums of ``v``, ``v z`` and
+        ``v z^2``."""
+        p = 2 + 2 * self.m
+        vz = v * self.z
+        A, B, C = self._sums(v), self._sums(vz), self._sums(vz * self.z)
+        pat = self._pat
+        Bp = B[pat]
+        values = np.r_[
+            A[pat], Bp * self._gb, Bp * self._ga, C[pat] * self._ga * self._gb
+        ]
+        return np.bincount(self._index, weights=values, minlength=p * p).reshape(p, p)
 
     def leverages(self, H_inv):
-        """``d_i' H_inv d_i`` of every row: a quadratic in ``z_i`` whose
-        three coefficients are per pattern."""
-        m, U = self.m, self.U
-        Up = np.zeros((U, 2 + 2 * m))
-        Up[:, 1] = 1.0
-        Up[:, 2 : 2 + m] = self.P
-        Gp = np.zeros((U, 2 + 2 * m))
-        Gp[:, 0] = 1.0
-        Gp[:, 2 + m :] = self.P / self.z_scale
-        HU = Up @ H_inv
-        q_uu = np.einsum("ij,ij->i", HU, Up)[self.pid]
-        q_ug = np.einsum("ij,ij->i", HU, Gp)[self.pid]
-        q_gg = np.einsum("ij,ij->i", Gp @ H_inv, Gp)[self.pid]
-        return q_uu + self.z * (2.0 * q_ug + self.z * q_gg)
+        """``d_i' H_inv d_i`` of every row: ``u'Hu + 2 z_i u'Hg + z_i^2
+        g'Hg``, three sums per pattern over its nonzeros."""
+        flat, pat, U = H_inv.ravel(), self._pat, self.U
+        q_uu = np.bincount(pat, weights=flat[self._uu], minlength=U)
+        q_ug = np.bincount(pat, weights=flat[self._ug] * self._gb, minlength=U)
+        q_gg = np.bincount(
+            pat, weights=flat[self._gg] * self._ga * self._gb, minlength=U
+        )
+        z, pid = self.z, self.pid
+        return q_uu[pid] + z * (2.0 * q_ug[pid] + z * q_gg[pid])
 
 
 class _Transposed:

@@ -66,6 +66,7 @@ from ._composed import (
     fit_on_classes,
     logits_of,
 )
+from ._isotonic_folds import isotonic_fold_proba
 from ._prior import PriorCorrection
 from ._registry import (
     CALIBRATORS,
@@ -161,6 +162,15 @@ def _make_candidate(candidate):
     if not isinstance(candidate, str):
         return clone(candidate)
     return CALIBRATORS[candidate].estimator()
+
+
+def _is_plain_isotonic(candidate):
+    """Whether a candidate is isotonic regression with nothing in front."""
+    isotonic = CALIBRATORS["isotonic"].estimator
+    if isinstance(candidate, str):
+        spec = CALIBRATORS.get(candidate)
+        return spec is not None and spec.estimator is isotonic
+    return type(candidate) is isotonic
 
 
 def _check_candidates(candidates, n_classes):
@@ -675,9 +685,10 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         row_ll = np.full((n_cand, len(row_w)), np.nan)
         for i in to_fit:
             try:
+                probas = self._fold_probas(candidates[i], inputs, y, y_idx, w, splits)
                 at = 0
-                for f, (train, test) in enumerate(splits):
-                    proba = self._fold_proba(candidates[i], inputs, y, w, train, test)
+                for f, proba in enumerate(probas):
+                    test = splits[f][1]
                     got = _fold_scores(
                         y_idx[test], proba, _take(w, test), n_classes, metrics
                     )
@@ -729,6 +740,21 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
             return 0.0 if fixed else 1.0
         m = parameters_per_class(candidate, n_classes)
         return np.nan if m is None else float(m)
+
+    def _fold_probas(self, candidate, inputs, y, y_idx, w, splits):
+        """Held-out probabilities of a candidate on each split, one split at
+        a time; isotonic regression by its kernel that sorts once for all
+        splits (the same numbers, without a full fit per split)."""
+        if self.prior is None and _is_plain_isotonic(candidate):
+            probas = isotonic_fold_proba(
+                inputs.probabilities, y_idx, len(self.classes_), w, splits
+            )
+            if probas is not None:
+                return probas
+        return (
+            self._fold_proba(candidate, inputs, y, w, train, test)
+            for train, test in splits
+        )
 
     def _fold_proba(self, candidate, inputs, y, w, train, test):
         """Held-out probabilities of a candidate fitted on the training rows."""

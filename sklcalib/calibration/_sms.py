@@ -26,6 +26,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import log_softmax
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converged
 
 from ._base import (
@@ -107,6 +108,7 @@ class _StructuredScaler(BaseCalibrator):
         return softmax_rows(self._affine(x))
 
 
+@fill_doc
 class SMSCalibrator(_StructuredScaler):
     """Structured matrix scaling (SMS; Berta, Holzmüller, Jordan & Bach, 2026).
 
@@ -162,12 +164,7 @@ class SMSCalibrator(_StructuredScaler):
         The intercept b.
     n_iter_ : int
         Number of Newton steps (or L-BFGS iterations) taken.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_score_inputs)s
 
     See Also
     --------
@@ -258,6 +255,7 @@ class SMSCalibrator(_StructuredScaler):
         return x @ self.coef_.T + self.intercept_
 
 
+@fill_doc
 class SVSCalibrator(_StructuredScaler):
     """Structured vector scaling (SVS; Berta, Holzmüller, Jordan & Bach, 2026).
 
@@ -308,12 +306,7 @@ class SVSCalibrator(_StructuredScaler):
         The intercept b.
     n_iter_ : int
         Number of Newton steps (or L-BFGS iterations) taken.
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of score columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_score_inputs)s
 
     See Also
     --------

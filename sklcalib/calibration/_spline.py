@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import Interval, StrOptions
 
 from ._base import PROBABILITIES, BaseCalibrator, renormalise
@@ -123,6 +124,7 @@ def fit_cdf_spline(p, y, sample_weight, n_knots, runout):
     return p[starts], values
 
 
+@fill_doc
 class SplineCalibrator(BaseCalibrator):
     """Spline calibration of the cumulative calibration gap (Gupta et al., 2021).
 
@@ -164,12 +166,7 @@ class SplineCalibrator(BaseCalibrator):
         For each calibrated column, the sorted distinct calibration scores.
     values_ : list of ndarray
         The calibrated probability at each of those scores (unclipped).
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     See Also
     --------

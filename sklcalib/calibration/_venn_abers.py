@@ -3,10 +3,13 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from sklcalib._utils._docstrings import fill_doc
+
 from ._one_vs_rest import OneVsRestCalibrator
 from ._venn_abers_core import venn_abers_lookup, venn_abers_table
 
 
+@fill_doc
 class VennAbersCalibrator(OneVsRestCalibrator):
     """Inductive Venn–ABERS calibration (Vovk & Petej, 2014).
 
@@ -41,12 +44,7 @@ class VennAbersCalibrator(OneVsRestCalibrator):
         calibration scores and the two isotonic values in each of their
         ``len(distinct_scores) + 1`` gaps (one column for binary problems,
         one per class otherwise).
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_features_in_ : int
-        Number of probability columns seen in ``fit``.
-    feature_names_in_ : ndarray of str
-        Column names, when ``fit`` got a DataFrame with string column names.
+    %(fitted_probability_inputs)s
 
     Notes
     -----

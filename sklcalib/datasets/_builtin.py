@@ -4,6 +4,7 @@ import numpy as np
 from sklearn import datasets as skdatasets
 from sklearn.utils import check_random_state
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib.datasets._splits import bunch as _bunch
 
 
@@ -21,6 +22,7 @@ def _flip_labels(y, fraction, n_classes, rng):
     return y
 
 
+@fill_doc
 def load_moons(random_state=0):
     """Noisy two moons (the synthetic set of Liang et al., Appendix A.11).
 
@@ -29,15 +31,7 @@ def load_moons(random_state=0):
     separates the training points perfectly is over-confident), plus 4 noise
     features so that a 64-64 network can memorise the overlap.
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the samples and of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(synthetic_loader_sections)s
 
     Examples
     --------
@@ -60,6 +54,7 @@ def load_moons(random_state=0):
     )
 
 
+@fill_doc
 def load_blobs(random_state=0):
     """Overlapping Gaussian blobs with label noise.
 
@@ -69,15 +64,7 @@ def load_blobs(random_state=0):
     64-64 network interpolate the noisy labels within a few hundred epochs,
     past which cross-entropy keeps growing its logits.
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the samples and of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(synthetic_loader_sections)s
 
     Examples
     --------
@@ -101,6 +88,7 @@ def load_blobs(random_state=0):
     )
 
 
+@fill_doc
 def load_classification(random_state=0):
     """A :func:`sklearn.datasets.make_classification` preset with label noise.
 
@@ -108,15 +96,7 @@ def load_classification(random_state=0):
     clusters each, ``class_sep=1.0`` and ``flip_y=0.1`` (10 % of the labels
     reassigned at random).
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the samples and of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(synthetic_loader_sections)s
 
     Examples
     --------
@@ -124,28 +104,18 @@ def load_classification(random_state=0):
     >>> load_classification().X_test.shape
     (400, 20)
     """
-    X, y = skdatasets.make_classification(
-        n_samples=2000,
+    return _classification_preset(
+        "classification",
+        random_state,
         n_features=20,
         n_informative=8,
         n_redundant=4,
         n_classes=4,
-        n_clusters_per_class=2,
         class_sep=1.0,
-        flip_y=0.1,
-        random_state=random_state,
-    )
-    return _bunch(
-        "classification",
-        X,
-        y,
-        random_state=random_state,
-        n_classes=4,
-        description="make_classification: 20 features (8 informative), 4 classes, "
-        "flip_y=0.1, 2000 samples.",
     )
 
 
+@fill_doc
 def load_classification_hard(random_state=0):
     """A harder :func:`sklearn.datasets.make_classification` preset with label noise.
 
@@ -154,15 +124,7 @@ def load_classification_hard(random_state=0):
     interpolates the training labels while the test error stays near 40 %: the
     regime where cross-entropy is most over-confident.
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the samples and of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(synthetic_loader_sections)s
 
     Examples
     --------
@@ -171,24 +133,35 @@ def load_classification_hard(random_state=0):
     >>> d.X_train.shape, d.n_classes
     ((1200, 30), 6)
     """
-    X, y = skdatasets.make_classification(
-        n_samples=2000,
+    return _classification_preset(
+        "classification_hard",
+        random_state,
         n_features=30,
         n_informative=10,
         n_redundant=0,
         n_classes=6,
-        n_clusters_per_class=2,
         class_sep=1.5,
+    )
+
+
+def _classification_preset(name, random_state, **sizes):
+    """2 000 rows of :func:`sklearn.datasets.make_classification` of these
+    ``sizes``, 2 clusters a class and 10 % of the labels reassigned at random."""
+    X, y = skdatasets.make_classification(
+        n_samples=2000,
+        n_clusters_per_class=2,
         flip_y=0.1,
         random_state=random_state,
+        **sizes,
     )
     return _bunch(
-        "classification_hard",
+        name,
         X,
         y,
         random_state=random_state,
-        n_classes=6,
-        description="make_classification: 30 features (10 informative), 6 classes, "
+        n_classes=sizes["n_classes"],
+        description=f"make_classification: {sizes['n_features']} features "
+        f"({sizes['n_informative']} informative), {sizes['n_classes']} classes, "
         "flip_y=0.1, 2000 samples.",
     )
 
@@ -214,18 +187,11 @@ def _load_bundled(name, loader, random_state=0):
     )
 
 
+@fill_doc
 def load_digits(random_state=0):
     """Load scikit-learn's bundled 8x8 digits (1 797 images, 64 features, 10 classes).
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(bundled_loader_sections)s
 
     Examples
     --------
@@ -236,18 +202,11 @@ def load_digits(random_state=0):
     return _load_bundled("digits", skdatasets.load_digits, random_state)
 
 
+@fill_doc
 def load_breast_cancer(random_state=0):
     """Load scikit-learn's bundled Wisconsin breast cancer data (569 samples, binary).
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(bundled_loader_sections)s
 
     Examples
     --------
@@ -258,18 +217,11 @@ def load_breast_cancer(random_state=0):
     return _load_bundled("breast_cancer", skdatasets.load_breast_cancer, random_state)
 
 
+@fill_doc
 def load_wine(random_state=0):
     """Load scikit-learn's bundled wine data (178 samples, 13 features, 3 classes).
 
-    Parameters
-    ----------
-    random_state : int, default=0
-        Seed of the split.
-
-    Returns
-    -------
-    data : sklearn.utils.Bunch
-        See :func:`load_dataset`.
+    %(bundled_loader_sections)s
 
     Examples
     --------
