@@ -85,6 +85,13 @@ def seed_resamples(run_a, run_b, n_resamples, seed):
     )
 
 
+#: entries of the row blocks in which :func:`group_resamples` passes over a
+#: pair's per-row terms: a few such blocks stay in a core's cache, where a
+#: whole chunk of resamples (a million entries, 8 MB an array) would stream
+#: through memory at every one of the pair's passes
+_BLOCK = 1 << 14
+
+
 def group_resamples(runs, pairs, n_resamples, seed):
     """:func:`seed_resamples` of every pair ``(a, b)`` of ``pairs`` (keys of
     ``runs``, the :class:`PairedRuns` of one seed's runs on the same rows),
@@ -94,8 +101,15 @@ def group_resamples(runs, pairs, n_resamples, seed):
     each run's resampled bin sums and its part of the per-row terms are
     computed once per run rather than once per pair: the pairs then cost a
     few passes over the resamples each, instead of two matrix products over
-    every bin column and the draws. Weighted rows take
+    every bin column and the draws. Those passes run over blocks of a few
+    resamples (each resample's row reduced whole, as in one pass), and the
+    products on one BLAS thread: they are small, and the report is computed
+    while the workers draw the figures, where a second BLAS thread spins
+    for a core that is busy (on 2 loaded cores the default 2 threads cost
+    the products ten times the CPU of one). Weighted rows take
     :func:`seed_resamples` pair by pair."""
+    from threadpoolctl import threadpool_limits
+
     pairs = list(dict.fromkeys(pairs))
     if not pairs:
         return {}
@@ -105,14 +119,37 @@ def group_resamples(runs, pairs, n_resamples, seed):
             (a, b): seed_resamples(runs[a], runs[b], n_resamples, seed)
             for a, b in pairs
         }
+    with threadpool_limits(limits=1, user_api="blas"):
+        stat, var = _shared_resamples(runs, pairs, used, n_resamples, seed)
+        out = {}
+        for a, b in pairs:
+            ra, rb = runs[a].rows, runs[b].rows
+            ece_a, bias_a = ece_and_bias(ra.sums, ra.total, ra.n_bins)
+            ece_b, bias_b = ece_and_bias(rb.sums, rb.total, rb.n_bins)
+            statistic, variance = observed_statistic(ra, rb)
+            out[a, b] = PairedResamples(
+                float(ece_a - ece_b),
+                statistic,
+                variance,
+                float(bias_a),
+                float(bias_b),
+                stat[a, b],
+                var[a, b],
+            )
+    return out
+
+
+def _shared_resamples(runs, pairs, used, n_resamples, seed):
+    # {pair: statistic}, {pair: variance} on the resamples: paired_bootstraps'
+    # chunks and draws, shared by the pairs
     shrunk = {k: shrunk_rows(runs[k].rows) for k in used}
     first = shrunk[used[0]]
     n, n_bins, total = first.bin.shape[0], first.n_bins, first.total
     rng = np.random.default_rng(seed)
     stat = {pair: np.empty(n_resamples) for pair in pairs}
     var = {pair: np.empty(n_resamples) for pair in pairs}
-    # paired_bootstraps' chunks and draws, shared by the pairs
     step = max(1, STUDENT_CHUNK // max(n, 1))
+    block = max(1, _BLOCK // max(n, 1))
     for start in range(0, n_resamples, step):
         m = min(step, n_resamples - start)
         idx = rng.integers(0, n, size=(m, n)) + n * np.arange(m)[:, None]
@@ -124,33 +161,25 @@ def group_resamples(runs, pairs, n_resamples, seed):
             rows = shrunk[k]
             e, _, c, slope = gap_corrected(counts @ rows.rows, total, n_bins)
             parts[k] = (e - c, np.take(slope, rows.bin, axis=1) * rows.resid)
+        u_buf = np.empty((min(block, m), n))
+        t_buf = np.empty_like(u_buf)
         for pair in pairs:
             (da, ua), (db, ub) = parts[pair[0]], parts[pair[1]]
-            # _bootstrap_block's expressions, in place where that changes no
-            # value: (counts * 1.0) is counts, x ** 2 is numpy's square
-            u = ua - ub
-            ubar = (counts * u).sum(axis=1, keepdims=True) / total
-            np.subtract(u, ubar, out=u)
-            np.square(u, out=u)
-            v = np.multiply(counts, u, out=u).sum(axis=1)
             stat[pair][start : start + m] = da - db
-            var[pair][start : start + m] = v / (total * total) * n / max(n - 1, 1)
-    out = {}
-    for a, b in pairs:
-        ra, rb = runs[a].rows, runs[b].rows
-        ece_a, bias_a = ece_and_bias(ra.sums, ra.total, ra.n_bins)
-        ece_b, bias_b = ece_and_bias(rb.sums, rb.total, rb.n_bins)
-        statistic, variance = observed_statistic(ra, rb)
-        out[a, b] = PairedResamples(
-            float(ece_a - ece_b),
-            statistic,
-            variance,
-            float(bias_a),
-            float(bias_b),
-            stat[a, b],
-            var[a, b],
-        )
-    return out
+            v = var[pair][start : start + m]
+            for lo in range(0, m, block):
+                hi = min(lo + block, m)
+                c_b, u = counts[lo:hi], u_buf[: hi - lo]
+                # _bootstrap_block's expressions, in place where that changes
+                # no value: (counts * 1.0) is counts, x ** 2 is numpy's square
+                np.subtract(ua[lo:hi], ub[lo:hi], out=u)
+                t = np.multiply(c_b, u, out=t_buf[: hi - lo])
+                ubar = t.sum(axis=1, keepdims=True) / total
+                np.subtract(u, ubar, out=u)
+                np.square(u, out=u)
+                v[lo:hi] = np.multiply(c_b, u, out=u).sum(axis=1)
+            v[:] = v / (total * total) * n / max(n - 1, 1)
+    return stat, var
 
 
 class Comparison(NamedTuple):

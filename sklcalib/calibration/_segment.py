@@ -47,6 +47,8 @@ from ._select import (
     _fold_scores,
     _Inputs,
     _make_candidate,
+    _paired_gain,
+    _row_log_loss,
     _splits,
     default_candidates,
     floor_probabilities,
@@ -605,6 +607,9 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     "smallest class, or the rows the raw scores misclassify)"
                 )
         fold_ll = np.full((n_cand, len(splits)), np.nan)
+        # every row's held-out log-loss per candidate (NaN where unknown):
+        # the do-no-harm step of the rule against the raw scores
+        row_ll = np.full((n_cand, len(y_idx)), np.nan)
         # held-out probabilities of the logistic and boosting maps (every row
         # in the fold that left it out): the blend's fold losses come from
         # them, without a fit of its own
@@ -652,6 +657,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                         )
                         continue
                     blend = _blend_proba(held[LOGISTIC], held[BOOSTING])
+                    row_ll[i] = _row_log_loss(y_idx, blend)
                     fold_ll[i] = [
                         _fold_scores(y_idx[test], blend[test], w[test], K, ())[
                             "log_loss"
@@ -670,6 +676,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     none = S[:, :0]
                     platt, _ = fit_logistic(z, none, y_idx, wn, 1.0)
                     rows = alo_losses(z, none, y_idx, wn, platt)
+                    row_ll[i] = rows
                     fold_ll[i] = [
                         np.dot(w[test], rows[test]) / w[test].sum()
                         for _, test in splits
@@ -682,6 +689,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     e_loo = self._alo_rows(z, S, y_idx, w, alpha_fit)
                     held[LOGISTIC] = _proba_of(e_loo[:, None])
                     rows = row_losses(e_loo, y_idx)
+                    row_ll[i] = rows
                     fold_ll[i] = [
                         np.dot(w[test], rows[test]) / w[test].sum()
                         for _, test in splits
@@ -701,6 +709,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     fold_ll[i, f] = _fold_scores(y_idx[test], proba, w[test], K, ())[
                         "log_loss"
                     ]
+                    row_ll[i, test] = _row_log_loss(y_idx[test], proba)
                     if method in (LOGISTIC, BOOSTING):
                         if method not in held:
                             held[method] = np.full((len(y_idx), proba.shape[1]), 0.5)
@@ -830,6 +839,23 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         chosen, within, reason = search._choose(
             candidates, evaluated, fold_ll, n_params_rule, status
         )
+        if self.rule == "one_se" and chosen != 0 and 0 in evaluated:
+            # do no harm, as CalibratorSearchCV: the chosen map must also beat
+            # the raw scores by more than one standard error of the per-row
+            # paired differences of the held-out log-losses (a gain that a
+            # few rows carry is noise); skipped where a map's held-out rows
+            # are not all known (a global calibrator chosen by its own search)
+            rows = row_ll[chosen]
+            if np.all(np.isfinite(rows)) and np.all(np.isfinite(row_ll[0])):
+                gain, se = _paired_gain(row_ll[0], rows, w)
+                if not gain > se:
+                    reason = (
+                        f"{names[chosen]}, {reason}, beats the raw scores by "
+                        f"{gain:.4f} nats a held-out row, not more than one "
+                        "standard error of the per-row paired differences "
+                        f"({se:.4f}): the raw scores are kept"
+                    )
+                    chosen = 0
         if candidates[chosen] == LOGISTIC and decided is not None:
             chosen = candidates.index(BLEND)
             reason = (
