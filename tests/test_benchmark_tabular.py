@@ -58,6 +58,21 @@ def test_default_run_has_diamonds_and_a_rare_positive_binary_set():
     assert calibrators == available_calibrators()
 
 
+def test_default_losses_resolve_without_importing_the_registry(monkeypatch):
+    # the default criteria are registry names, taken without the registry's
+    # (torch's) import in the command's own process; named ones are checked
+    from sklcalib.losses import CRITERIA
+
+    assert set(cli.DEFAULT_LOSSES) <= set(CRITERIA)
+    checked = []
+    monkeypatch.setattr(cli, "_loss_names", lambda: checked.append(1) or ["ce"])
+    args, parser = _parse([])
+    assert cli._resolve(args, parser)[1] == list(cli.DEFAULT_LOSSES)
+    assert checked == []
+    args, parser = _parse(["--losses", "ce"])
+    assert cli._resolve(args, parser)[1] == ["ce"] and checked == [1]
+
+
 def test_suite_tabular_selects_the_real_sets():
     args, parser = _parse(["--suite", "tabular"])
     datasets, losses, seeds, epochs = cli._resolve(args, parser)

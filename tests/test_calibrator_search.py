@@ -218,6 +218,26 @@ def test_a_gain_that_few_rows_carry_keeps_the_raw_scores():
     assert log_loss(y_test, best.predict_proba(p_test)) > raw + 0.01
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_row_step_only_ever_keeps_the_raw_scores(seed):
+    # the one-SE rule names a candidate; the row-by-row step either takes it
+    # (its per-row gain over passthrough beyond one standard error) or keeps
+    # passthrough, never a third candidate
+    logit, y = _binary(300, seed)
+    sel = select_calibrator((1.0 + 0.4 * seed) * logit, y, response="logits")
+    r = sel.cv_results_
+    within = [i for i, w in enumerate(r["within_one_se"]) if w]
+    one_se = min(within, key=lambda i: (r["n_parameters"][i], i))
+    assert sel.best_index_ in (one_se, r["candidate"].index("passthrough"))
+    i = sel.best_index_
+    if r["candidate"][i] != "passthrough":
+        assert -r["delta_log_loss_rows"][i] > r["delta_se_rows"][i]
+    elif r["candidate"][one_se] != "passthrough":
+        gain = -r["delta_log_loss_rows"][one_se]
+        assert gain <= r["delta_se_rows"][one_se]
+        assert "per-row paired differences" in sel.reason_
+
+
 def _rare_positive(n, seed):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))

@@ -370,6 +370,30 @@ def test_hessian_vector_product_matches_exact_and_finite_differences():
     np.testing.assert_allclose(hv.numpy(), fd.numpy(), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("n_rows", [90, 600])
+def test_hutchinson_vectorises_small_batches_only(tiny, n_rows, monkeypatch):
+    # vmap below _VMAP_ROWS rows, the products one by one from there on: the
+    # same estimate either way, to rounding
+    from sklcalib.diagnostics import _curvature
+
+    net = tiny[0]
+    X, y = _data(n=n_rows)
+    seen = []
+    matmat = _curvature._HessianOperator.matmat
+
+    def spy(self, vecs, batched=True):
+        seen.append(batched)
+        return matmat(self, vecs, batched=batched)
+
+    monkeypatch.setattr(_curvature._HessianOperator, "matmat", spy)
+    trace = hessian_trace(net, X, y, n_samples=6, random_state=3)
+    assert seen == [n_rows < _curvature._VMAP_ROWS]
+    monkeypatch.setattr(_curvature, "_VMAP_ROWS", 0 if seen[0] else 10**9)
+    other = hessian_trace(net, X, y, n_samples=6, random_state=3)
+    assert seen == [seen[0], not seen[0]]
+    assert other == pytest.approx(trace, rel=1e-5, abs=1e-7)
+
+
 def test_batched_products_equal_one_by_one(tiny):
     net, X, y, H = tiny
     V = np.random.default_rng(1).standard_normal((5, 43))

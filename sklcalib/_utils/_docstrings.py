@@ -21,6 +21,14 @@ def _fitted_inputs(kind, classes="n_classes", widths=""):
     )
 
 
+def _labels_and_probabilities(see):
+    return (
+        "y_true : array-like of shape (n_samples,)\n    True labels.\n"
+        "y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)\n"
+        f"    Predicted probabilities{see}."
+    )
+
+
 def _loader_sections(seed):
     return (
         "Parameters\n----------\nrandom_state : int, default=0\n"
@@ -36,6 +44,11 @@ SHARED_ENTRIES = {
     "fitted_score_inputs": _fitted_inputs("score"),
     "fitted_binary_probability_inputs": _fitted_inputs("probability", "2", " (1 or 2)"),
     "fitted_binary_score_inputs": _fitted_inputs("score", "2", " (1 or 2)"),
+    # the inputs of the metrics
+    "labels_and_probabilities": _labels_and_probabilities(""),
+    "labels_and_cumulative_probabilities": _labels_and_probabilities(
+        ", see :func:`cumulative_calibration_error`"
+    ),
     # the sections of the loaders of sklcalib.datasets
     "synthetic_loader_sections": _loader_sections(
         "Seed of the samples and of the split."

@@ -305,8 +305,13 @@ def _resolve(args, parser):
             datasets = list(QUICK_DATASETS) if args.quick else list(DEFAULT_DATASETS)
     _check_names(parser, "--datasets", "dataset(s)", datasets, list_datasets())
 
-    losses = _csv_list(args.losses) if args.losses else list(DEFAULT_LOSSES)
-    _check_names(parser, "--losses", "loss(es)", losses, _loss_names())
+    if args.losses:
+        losses = _csv_list(args.losses)
+        _check_names(parser, "--losses", "loss(es)", losses, _loss_names())
+    else:
+        # registry names (tested): the registry's import is torch's, which
+        # this process needs for nothing else (the workers train the nets)
+        losses = list(DEFAULT_LOSSES)
 
     try:
         if args.seeds:

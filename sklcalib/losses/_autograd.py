@@ -115,9 +115,9 @@ def apply_node(node, *args):
     ctx = _EagerContext()
     with torch.no_grad():
         value = node.forward(ctx, *args)
-        # what backward() of a scalar loss seeds its node with
-        seed = torch.ones_like(value, memory_format=torch.preserve_format)
-        grads.append(node.backward(ctx, seed)[0])
+        # what backward() of a scalar loss seeds its node with: 1 (cached,
+        # which row_grad recognises)
+        grads.append(node.backward(ctx, constant(1.0, value))[0])
     return value
 
 
@@ -181,6 +181,9 @@ def reduce_rows(rows, reduction, sign=1.0):
 def row_grad(grad, reduction, n):
     """The upstream gradient of each row: a 0-d tensor (mean, sum) or (N, 1)."""
     if reduction == "mean":
+        if grad is _CONSTANTS.get((1.0, grad.dtype, grad.device)):
+            # the seed of an eager call (apply_node): 1·(1/N) is 1/N exactly
+            return constant(1.0 / n, grad)
         return torch.mul(grad, constant(1.0 / n, grad))
     if reduction == "sum":
         return grad

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._resampling import (
     consistency_sums,
     drawn_classes,
@@ -66,6 +67,7 @@ class CalibrationTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def calibration_test(
     y_true,
     y_prob,
@@ -94,10 +96,7 @@ def calibration_test(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities.
+    %(labels_and_probabilities)s
     metric : str or callable, default="ece"
         A metric name or callable, as in
         :func:`~sklcalib.metrics.bootstrap_interval`; larger must mean worse

@@ -10,6 +10,7 @@ from scipy.special import ndtr
 
 from sklcalib._utils._brownian import brownian_sf
 from sklcalib._utils._cumulative import cumulative_statistics, scaled
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._score_columns import MODES, score_columns
 from sklcalib._utils._validation import (
     check_option,
@@ -222,6 +223,7 @@ class CumulativeTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def cumulative_calibration_test(
     y_true,
     y_prob,
@@ -246,10 +248,7 @@ def cumulative_calibration_test(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`cumulative_calibration_error`.
+    %(labels_and_cumulative_probabilities)s
     statistic : {"kuiper", "ks"}, default="kuiper"
         The range or the largest absolute value of the cumulative differences.
     mode : {"auto", "top_label", "classwise"}, default="auto"

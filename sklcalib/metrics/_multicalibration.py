@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._score_columns import MODES, score_columns
 from sklcalib._utils._scores import as_columns
 from sklcalib._utils._segment_audit import audit_core, binary_draws, classwise_draws
@@ -393,6 +394,7 @@ def _result(core, segset, classes, class_index, kind, mode, level):
     )
 
 
+@fill_doc
 def multicalibration_audit(
     y_true,
     y_prob,
@@ -428,10 +430,7 @@ def multicalibration_audit(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`cumulative_calibration_error`.
+    %(labels_and_cumulative_probabilities)s
     segments : DataFrame, array-like or dict
         Columns to build the segments from: a pandas DataFrame or Series, a
         numpy structured array (its fields are the columns), or an array of
