@@ -26,6 +26,7 @@ from ._utils._binning import (
     top_label,
 )
 from ._utils._brownian import brownian_sf
+from ._utils._docstrings import fill_doc
 from ._utils._cumulative import cumulative_path, scaled
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
@@ -253,6 +254,7 @@ class ReliabilityDisplay:
         self.kind = kind
         self.class_label = class_label
 
+    @fill_doc
     def plot(
         self, *, ax=None, name=None, show_histogram=True, show_gap=True, ref_line=True
     ):
@@ -260,10 +262,7 @@ class ReliabilityDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure is made if None.
-        name : str, default=None
-            Legend name; defaults to ``estimator_name``.
+        %(display_plot_axes)s
         show_histogram : bool, default=True
             Draw the fraction of samples per bin on a twin axis.
         show_gap : bool, default=True
@@ -514,22 +513,13 @@ class ReliabilityDisplay:
         )
 
     @classmethod
+    @fill_doc
     def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
         """Reliability diagram of a fitted classifier on ``X, y``.
 
         Parameters
         ----------
-        estimator : fitted classifier
-            Any classifier with ``predict_proba`` and ``classes_``.
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            True labels.
-        name : str, default=None
-            Legend name; defaults to the estimator's class name.
-        **kwargs
-            Passed to :meth:`from_predictions` (``labels`` is taken from
-            ``estimator.classes_``).
+        %(display_from_estimator_parameters)s
 
         Returns
         -------
@@ -758,15 +748,13 @@ class CumulativeDisplay:
             )
         return (c1 - c0) / (f1 - f0)
 
+    @fill_doc
     def plot(self, *, ax=None, name=None, secant=None, show_band=True):
         """Draw the plot.
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure is made if None.
-        name : str, default=None
-            Legend name; defaults to ``estimator_name``.
+        %(display_plot_axes)s
         secant : tuple of float, default=None
             A score range ``(low, high)``: draw the secant of the path over
             the rows with a score in it, labelled with its slope (the mean
@@ -926,22 +914,13 @@ class CumulativeDisplay:
         return display.plot(ax=ax, secant=secant, show_band=show_band)
 
     @classmethod
+    @fill_doc
     def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
         """Cumulative plot of a fitted classifier on ``X, y``.
 
         Parameters
         ----------
-        estimator : fitted classifier
-            Any classifier with ``predict_proba`` and ``classes_``.
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            True labels.
-        name : str, default=None
-            Legend name; defaults to the estimator's class name.
-        **kwargs
-            Passed to :meth:`from_predictions` (``labels`` is taken from
-            ``estimator.classes_``).
+        %(display_from_estimator_parameters)s
 
         Returns
         -------

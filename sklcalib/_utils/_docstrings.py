@@ -54,6 +54,63 @@ SHARED_ENTRIES = {
         "Seed of the samples and of the split."
     ),
     "bundled_loader_sections": _loader_sections("Seed of the split."),
+    # the displays of sklcalib.plotting
+    "display_from_estimator_parameters": (
+        "estimator : fitted classifier\n"
+        "    Any classifier with ``predict_proba`` and ``classes_``.\n"
+        "X : array-like of shape (n_samples, n_features)\n    Input data.\n"
+        "y : array-like of shape (n_samples,)\n    True labels.\n"
+        "name : str, default=None\n"
+        "    Legend name; defaults to the estimator's class name.\n"
+        "**kwargs\n"
+        "    Passed to :meth:`from_predictions` (``labels`` is taken from\n"
+        "    ``estimator.classes_``)."
+    ),
+    "display_plot_axes": (
+        "ax : matplotlib Axes, default=None\n"
+        "    Axes to draw on; a new figure is made if None.\n"
+        "name : str, default=None\n"
+        "    Legend name; defaults to ``estimator_name``."
+    ),
+    # the stopping rule of the structured scalers
+    "structured_scaler_stopping": (
+        "max_iter : int, default=100\n"
+        "    Maximum number of Newton steps. Above 1000 parameters (more than 30\n"
+        "    classes for SMS, more than 500 for SVS) the Hessian is too large to\n"
+        "    form and L-BFGS runs instead, for at most ``20 * max_iter``\n"
+        "    iterations.\n"
+        "tol : float, default=1e-8\n"
+        "    Stop when the largest entry of the gradient of the penalised mean NLL\n"
+        "    is at most ``tol``."
+    ),
+    # the attributes of the first two steps of the structured scalers
+    "structured_scaler_steps_1_2": (
+        "temperature_ : float\n"
+        "    Temperature of step 1.\n"
+        "epsilon_ : float\n"
+        "    Weight of the uniform distribution in step 2, ``1 / (n + 1)``."
+    ),
+    # the intercept and step count of the structured scalers
+    "structured_scaler_intercept_and_steps": (
+        "intercept_ : ndarray of shape (n_classes,)\n"
+        "    The intercept b.\n"
+        "n_iter_ : int\n"
+        "    Number of Newton steps (or L-BFGS iterations) taken."
+    ),
+    # the note on weights of the structured scalers
+    "structured_scaler_weights_note": (
+        "With ``sample_weight``, n is the sum of the weights and the NLL a\n"
+        "weighted mean, so integer weights give the fit of repeated rows; weights\n"
+        "summing to less than a tenth of the rows with positive weight warn (the\n"
+        "mixing weight and the penalties would be those of that few rows: rescale\n"
+        "relative weights to mean 1). Binary decision scores s of shape (n,) or\n"
+        "(n, 1) are the logits [0, s]."
+    ),
+    # the reference of the structured scalers
+    "sms_reference": (
+        "E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix\n"
+        "scaling for multi-class calibration. AISTATS, 2026."
+    ),
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)
