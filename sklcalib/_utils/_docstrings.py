@@ -54,6 +54,11 @@ SHARED_ENTRIES = {
         "Seed of the samples and of the split."
     ),
     "bundled_loader_sections": _loader_sections("Seed of the split."),
+    # the models of the netcal wrappers (after their ``calibrators_`` line)
+    "netcal_fitted_models": (
+        "    The fitted binary netcal models: one for the positive class of a\n"
+        "    binary problem, one per class otherwise.\n" + _fitted_inputs("probability")
+    ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"
@@ -110,6 +115,12 @@ SHARED_ENTRIES = {
     "sms_reference": (
         "E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix\n"
         "scaling for multi-class calibration. AISTATS, 2026."
+    ),
+    # the note on weights of the netcal wrappers
+    "netcal_weights_note": (
+        "Integer ``sample_weight`` only: netcal has no weights, so a weight of k\n"
+        "repeats the row k times. A class that is the label of all rows or none\n"
+        "calibrates to that constant."
     ),
 }
 

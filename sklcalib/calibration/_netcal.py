@@ -237,15 +237,11 @@ class BBQCalibrator(_NetcalCalibrator):
     Attributes
     ----------
     calibrators_ : list of netcal.binning.BBQ
-        The fitted binary netcal models: one for the positive class of a
-        binary problem, one per class otherwise.
-    %(fitted_probability_inputs)s
+    %(netcal_fitted_models)s
 
     Notes
     -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
+    %(netcal_weights_note)s
 
     Examples
     --------
@@ -310,9 +306,7 @@ class ENIRCalibrator(_NetcalCalibrator):
 
     Notes
     -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
+    %(netcal_weights_note)s
 
     netcal's ENIR averages the models of the near-isotonic regression path
     except its first (the fit to the training data itself). netcal 1.3
@@ -377,15 +371,11 @@ class BetaCalibrator(_NetcalCalibrator):
     Attributes
     ----------
     calibrators_ : list of netcal.scaling.BetaCalibration
-        The fitted binary netcal models: one for the positive class of a
-        binary problem, one per class otherwise.
-    %(fitted_probability_inputs)s
+    %(netcal_fitted_models)s
 
     Notes
     -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
+    %(netcal_weights_note)s
 
     Examples
     --------
