@@ -26,8 +26,8 @@ from ._utils._binning import (
     top_label,
 )
 from ._utils._brownian import brownian_sf
-from ._utils._docstrings import fill_doc
 from ._utils._cumulative import cumulative_path, scaled
+from ._utils._docstrings import fill_doc
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._score_columns import MODES, resolve_mode
@@ -364,6 +364,7 @@ class ReliabilityDisplay:
         return np.asarray(self.nonempty, dtype=bool)
 
     @classmethod
+    @fill_doc
     def from_predictions(
         cls,
         y_true,
@@ -397,8 +398,7 @@ class ReliabilityDisplay:
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"
             Binning strategy, as in :func:`~sklcalib.metrics.bin_statistics`.
-        labels : array-like of shape (n_classes,), default=None
-            The label of every column of ``y_prob``.
+        %(column_labels)s
         kind : {"top-label", "classwise"}, default="top-label"
             ``"top-label"``: confidence of the predicted class against
             accuracy. ``"classwise"``: probability of class ``class_index``
@@ -823,6 +823,7 @@ class CumulativeDisplay:
         return self
 
     @classmethod
+    @fill_doc
     def from_predictions(
         cls,
         y_true,
@@ -853,8 +854,7 @@ class CumulativeDisplay:
         class_index : int, default=None
             The column of a ``"classwise"`` plot; the positive class (1) by
             default for a binary problem.
-        labels : array-like of shape (n_classes,), default=None
-            The label of every column of ``y_prob``.
+        %(column_labels)s
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
         ax : matplotlib Axes, default=None

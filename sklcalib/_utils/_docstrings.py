@@ -122,6 +122,18 @@ SHARED_ENTRIES = {
         "repeats the row k times. A class that is the label of all rows or none\n"
         "calibrates to that constant."
     ),
+    # the inputs of the metrics
+    "inputs_as_ece_takes_them": (
+        "y_true, y_prob : array-like\n"
+        "    The labels (n_samples,) and the predicted probabilities (n_samples,\n"
+        "    n_classes) or (n_samples,), as :func:`expected_calibration_error`"
+        " takes them."
+    ),
+    # the labels of the probability columns
+    "column_labels": (
+        "labels : array-like of shape (n_classes,), default=None\n"
+        "    The label of every column of ``y_prob``."
+    ),
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from sklcalib._utils._binning import error_from_stats
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
@@ -167,6 +168,7 @@ def expected_calibration_error(
     return error_from_stats(stats, norm)
 
 
+@fill_doc
 def adaptive_calibration_error(
     y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, norm="l1"
 ):
@@ -180,13 +182,10 @@ def adaptive_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of groups.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     norm : {"l1", "l2", "max"}, default="l1"
@@ -216,6 +215,7 @@ def adaptive_calibration_error(
     )
 
 
+@fill_doc
 def maximum_calibration_error(
     y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, strategy="uniform"
 ):
@@ -225,13 +225,10 @@ def maximum_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of bins.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (they weigh the means within a bin).
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -267,6 +264,7 @@ def maximum_calibration_error(
     )
 
 
+@fill_doc
 def classwise_calibration_error(
     y_true,
     y_prob,
@@ -289,13 +287,10 @@ def classwise_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of bins per class.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     strategy : {"uniform", "quantile"}, default="uniform"

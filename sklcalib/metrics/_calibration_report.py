@@ -8,6 +8,7 @@ from scipy.special import ndtri
 
 from sklcalib._utils._binning import calibration_gaps, error_from_stats, top_label
 from sklcalib._utils._cumulative import cumulative_statistics
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._score_columns import score_columns
@@ -253,6 +254,7 @@ def format_report(report):
     return "\n".join(lines)
 
 
+@fill_doc
 def calibration_report(
     y_true,
     y_prob,
@@ -281,8 +283,7 @@ def calibration_report(
         for every metric of the report.
     n_bins : int, default=15
         Number of bins of the binned metrics.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights; every entry is a weighted mean. A row of weight 0 is
         no row (it moves no equal-mass bin edge, no bandwidth, and is not

@@ -56,6 +56,7 @@ def _statistics(columns, w, statistic):
     return np.array(values), np.array(sigmas)
 
 
+@fill_doc
 def cumulative_calibration_error(
     y_true,
     y_prob,
@@ -97,8 +98,7 @@ def cumulative_calibration_error(
         ``[y = labels[1]]`` for a binary problem and the top-label confidence
         against correctness otherwise; ``"classwise"`` averages the
         statistic of every column against ``[y = labels[k]]``.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: weighted sums, normalised by the total weight (a
         constant rescaling changes nothing).
@@ -255,8 +255,7 @@ def cumulative_calibration_test(
         Which score, see :func:`cumulative_calibration_error`.
         ``"classwise"`` tests every column and adjusts the smallest p-value
         for their number (Bonferroni: ``min(1, K * min_k p_k)``).
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the weighted sums, with ``sigma`` from the squared
         weights (the variance of a weighted sum of independent rows), so a

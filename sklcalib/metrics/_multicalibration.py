@@ -458,8 +458,7 @@ def multicalibration_audit(
         top-label confidence (multiclass), or every class's column
         (``"classwise"``: one row per segment and class, and the maximum runs
         over both).
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: weighted sums, variances from the squared weights.
         Rows of weight 0 are no rows (not counted in the segments' sizes nor

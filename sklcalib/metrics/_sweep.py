@@ -5,6 +5,7 @@ accuracies monotonic in the confidence."""
 import numpy as np
 
 from sklcalib._utils._binning import error_from_stats
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import check_option
 
 from ._calibration_error import top_label_inputs
@@ -133,6 +134,7 @@ def sweep_groups(conf, correct, weights):
     )
 
 
+@fill_doc
 def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     """Monotonic-sweep ECE of Roelofs et al. (2022).
 
@@ -156,8 +158,7 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
         sorted by their top-label confidence.
     norm : {"l1", "l2"}, default="l1"
         How the group gaps are combined.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (groups are formed by count, their means are weighted).
 
