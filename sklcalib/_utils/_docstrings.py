@@ -37,6 +37,12 @@ def _loader_sections(seed):
     )
 
 
+_NETCAL_WEIGHTS_NOTE = (
+    "Integer ``sample_weight`` only: netcal has no weights, so a weight of k\n"
+    "repeats the row k times. A class that is the label of all rows or none\n"
+    "calibrates to that constant."
+)
+
 #: name -> the entry (numpydoc lines, unindented)
 SHARED_ENTRIES = {
     # the fitted attributes every calibrator sets from its inputs
@@ -58,6 +64,19 @@ SHARED_ENTRIES = {
     "netcal_fitted_models": (
         "    The fitted binary netcal models: one for the positive class of a\n"
         "    binary problem, one per class otherwise.\n" + _fitted_inputs("probability")
+    ),
+    # the notes of the netcal wrappers, and the heading of their examples
+    "netcal_weights_note": _NETCAL_WEIGHTS_NOTE,
+    "netcal_notes_and_examples": (
+        f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}\n\n"
+        "Examples\n--------\n>>> import numpy as np"
+    ),
+    # the data of the binary examples (after ``import numpy as np``):
+    # probabilities p1 and labels y drawn from p1**2 (an overconfident model)
+    "binary_example_data": (
+        ">>> rng = np.random.default_rng(0)\n"
+        ">>> p1 = rng.uniform(size=200)\n"
+        ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
     ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
@@ -115,12 +134,6 @@ SHARED_ENTRIES = {
     "sms_reference": (
         "E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix\n"
         "scaling for multi-class calibration. AISTATS, 2026."
-    ),
-    # the note on weights of the netcal wrappers
-    "netcal_weights_note": (
-        "Integer ``sample_weight`` only: netcal has no weights, so a weight of k\n"
-        "repeats the row k times. A class that is the label of all rows or none\n"
-        "calibrates to that constant."
     ),
     # the inputs of the metrics
     "inputs_as_ece_takes_them": (

@@ -239,17 +239,9 @@ class BBQCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.binning.BBQ
     %(netcal_fitted_models)s
 
-    Notes
-    -----
-    %(netcal_weights_note)s
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(netcal_notes_and_examples)s
     >>> from sklcalib.calibration import BBQCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> bbq = BBQCalibrator().fit(p1, y)
     >>> bbq.predict_proba(p1[:3]).shape
     (3, 2)
@@ -323,9 +315,7 @@ class ENIRCalibrator(_NetcalCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import ENIRCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> enir = ENIRCalibrator().fit(p1, y)
     >>> enir.predict_proba(p1[:3]).shape
     (3, 2)
@@ -373,17 +363,9 @@ class BetaCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.scaling.BetaCalibration
     %(netcal_fitted_models)s
 
-    Notes
-    -----
-    %(netcal_weights_note)s
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(netcal_notes_and_examples)s
     >>> from sklcalib.calibration import BetaCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> beta = BetaCalibrator().fit(p1, y)
     >>> bool(beta.predict_proba([0.5])[0, 1] < 0.5)
     True
