@@ -101,9 +101,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import EnsembleTemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 5 * rng.normal(size=(300, 3))
-    >>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)
+    %(logit_example_data)s
     >>> ets = EnsembleTemperatureScaler().fit(logits, y)
     >>> bool(np.isclose(ets.weights_.sum(), 1.0))
     True
