@@ -95,6 +95,8 @@ SHARED_ENTRIES = {
         ">>> logits = 5 * rng.normal(size=(300, 3))\n"
         ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
     ),
+    # the heading of an Examples section whose first line imports numpy
+    "examples_heading_numpy": "Examples\n--------\n>>> import numpy as np",
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"
