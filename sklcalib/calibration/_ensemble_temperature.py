@@ -97,9 +97,7 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     the NLL; the NLL is used here, so that the mixture's weights and its
     temperature minimise the same loss.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import EnsembleTemperatureScaler
     %(logit_example_data)s
     >>> ets = EnsembleTemperatureScaler().fit(logits, y)

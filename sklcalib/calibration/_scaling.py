@@ -190,9 +190,7 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
     ``sample_weight`` the sum is weighted, so the penalty counts against
     ``sum(w)`` rows, as in scikit-learn.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import PlattScaler
     >>> scores = np.array([-3.0, -1.0, -2.0, 1.0, 2.0, 3.0, 0.5, -0.5])
     >>> y = np.array([0, 0, 0, 1, 1, 1, 0, 1])
