@@ -97,6 +97,23 @@ SHARED_ENTRIES = {
     ),
     # the heading of an Examples section whose first line imports numpy
     "examples_heading_numpy": "Examples\n--------\n>>> import numpy as np",
+    # the sections of the registry's questions about a number of classes
+    "n_classes_sections": (
+        "Parameters\n----------\nn_classes : int\n"
+        "    Number of classes of the problem.\n\nReturns\n-------"
+    ),
+    # the parameters of the benchmark's run folders
+    "run_folder_parameters": (
+        "Parameters\n----------\nbase : str or path-like\n"
+        "    The ``--out`` folder; created if missing.\n"
+        "now : datetime, optional\n"
+        "    The time stamp of the folder's name (default: now)."
+    ),
+    # the sections of the meta-estimators' prediction methods
+    "estimator_samples_sections": (
+        "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"
+        "    Samples, as the estimator takes them.\n\nReturns\n-------"
+    ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

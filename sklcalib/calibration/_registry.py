@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._optional import is_installed
 from sklcalib._utils._validation import _outside_stacklevel
 
@@ -105,16 +106,11 @@ class CalibratorSpec:
         """Whether this installation has the optional package it needs."""
         return self.requires is None or is_installed(self.requires)
 
+    @fill_doc
     def is_candidate(self, n_classes):
         """Tell whether it is a default candidate for ``n_classes`` classes.
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes of the problem.
-
-        Returns
-        -------
+        %(n_classes_sections)s
         candidate : bool
             True when ``calibrator="auto"`` tries it on such a problem.
         """
@@ -122,16 +118,11 @@ class CalibratorSpec:
             return False
         return self.candidate == "any" or n_classes > 2
 
+    @fill_doc
     def applies_to(self, n_classes):
         """Tell whether it calibrates a problem with ``n_classes`` classes.
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes of the problem.
-
-        Returns
-        -------
+        %(n_classes_sections)s
         applies : bool
             False for a binary-only calibrator and more than two classes.
         """
