@@ -78,6 +78,25 @@ SHARED_ENTRIES = {
         ">>> p1 = rng.uniform(size=200)\n"
         ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
     ),
+    # the tail of the vector and matrix scalers: step count, inputs, the note
+    # on binary scores and the heading of their examples
+    "logit_scaler_steps_notes_and_examples": (
+        "n_iter_ : int\n"
+        "    Number of Newton steps (or L-BFGS iterations) taken.\n"
+        + _fitted_inputs("score")
+        + "\n\nNotes\n-----\n"
+        "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s].\n"
+        "\nExamples\n--------\n>>> import numpy as np"
+    ),
+    # the data of the multiclass examples (after ``import numpy as np``):
+    # 3-class logits and labels drawn from the logits at temperature 5
+    "logit_example_data": (
+        ">>> rng = np.random.default_rng(0)\n"
+        ">>> logits = 5 * rng.normal(size=(300, 3))\n"
+        ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
+    ),
+    # the heading of an Examples section whose first line imports numpy
+    "examples_heading_numpy": "Examples\n--------\n>>> import numpy as np",
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

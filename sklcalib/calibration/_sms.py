@@ -174,9 +174,7 @@ class SMSCalibrator(_StructuredScaler):
     ----------
     %(sms_reference)s
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SMSCalibrator
     >>> rng = np.random.default_rng(0)
@@ -289,9 +287,7 @@ class SVSCalibrator(_StructuredScaler):
     ----------
     %(sms_reference)s
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SVSCalibrator
     >>> rng = np.random.default_rng(0)

@@ -24,6 +24,7 @@ from ._plans import consistency_plan
 from ._registry import resolve_metric
 
 
+@fill_doc
 class CalibrationTestResult(NamedTuple):
     """Result of :func:`calibration_test`.
 
@@ -38,9 +39,7 @@ class CalibrationTestResult(NamedTuple):
     null_distribution : ndarray of shape (n_resamples,)
         The metric on every resample with labels drawn from ``y_prob``.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=200)
@@ -120,9 +119,7 @@ def calibration_test(
     J. Vaicenavicius et al. Evaluating model calibration in classification.
     AISTATS 2019.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=300)

@@ -157,6 +157,7 @@ def cumulative_ks(y_true, y_prob, *, mode="auto", labels=None, sample_weight=Non
     )
 
 
+@fill_doc
 class CumulativeTestResult(NamedTuple):
     """Result of :func:`cumulative_calibration_test`.
 
@@ -187,9 +188,7 @@ class CumulativeTestResult(NamedTuple):
     class_pvalues : ndarray or None
         Per-class unadjusted p-values (classwise only).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -280,9 +279,7 @@ def cumulative_calibration_test(
     rows of 10 classes a calibrated model is rejected at the 5 % level in
     4–6 % of simulations (see the user guide's table).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
@@ -342,6 +339,7 @@ class SpiegelhalterTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def spiegelhalter_test(
     y_true, y_prob, *, labels=None, sample_weight=None, alternative="two-sided"
 ):
@@ -370,9 +368,7 @@ def spiegelhalter_test(
     result : SpiegelhalterTestResult
         ``statistic`` (z) and ``pvalue``.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import spiegelhalter_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)

@@ -42,6 +42,7 @@ TABLE_COLUMNS = (
 )
 
 
+@fill_doc
 class SegmentRow(NamedTuple):
     """One audited segment (and class, for a classwise audit).
 
@@ -79,9 +80,7 @@ class SegmentRow(NamedTuple):
     pvalue_unadjusted : float
         The Brownian limit law of this segment alone.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=600)
@@ -111,6 +110,7 @@ class SegmentRow(NamedTuple):
     pvalue_unadjusted: float
 
 
+@fill_doc
 class MulticalibrationAudit:
     """Result of :func:`multicalibration_audit`.
 
@@ -160,9 +160,7 @@ class MulticalibrationAudit:
     n_resamples : int
         The number of null draws.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -480,9 +478,7 @@ def multicalibration_audit(
     --------
     cumulative_calibration_test : The test on all rows at once.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> n = 4000
