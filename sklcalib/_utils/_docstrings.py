@@ -114,6 +114,40 @@ SHARED_ENTRIES = {
         "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"
         "    Samples, as the estimator takes them.\n\nReturns\n-------"
     ),
+    # the last parameter, the result and the examples' import of the
+    # alternative constructors of PriorCorrection
+    "prior_constructor_tail": (
+        "**kwargs\n"
+        "    Other parameters of the constructor.\n"
+        "\n"
+        "Returns\n"
+        "-------\n"
+        "correction : PriorCorrection\n"
+        "    Unfitted.\n"
+        "\n"
+        "Examples\n"
+        "--------\n"
+        ">>> from sklcalib.calibration import PriorCorrection"
+    ),
+    # the error of the registry's look-ups by name, and the heading of their examples
+    "unknown_name_raises": (
+        "Raises\n"
+        "------\n"
+        "ValueError\n"
+        "    For an unknown name, listing the valid ones.\n"
+        "\n"
+        "Examples\n"
+        "--------"
+    ),
+    # the rows of a benchmark run that its summaries and tables read
+    "benchmark_rows_parameters": (
+        "Parameters\n"
+        "----------\n"
+        "rows : list of dict\n"
+        "    Rows of :func:`sklcalib.benchmark.runner.run_one`.\n"
+        "datasets, losses : list of str, optional\n"
+        "    Display order; default: order of first appearance."
+    ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

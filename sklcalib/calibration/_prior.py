@@ -190,6 +190,7 @@ class PriorCorrection(BaseCalibrator):
         self.tol = tol
 
     @classmethod
+    @fill_doc
     def from_class_weight(cls, class_weight, y, *, target_prior=None, **kwargs):
         """The correction of a classifier trained with ``class_weight``.
 
@@ -202,17 +203,7 @@ class PriorCorrection(BaseCalibrator):
             The training labels.
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies (the unweighted population).
-        **kwargs
-            Other parameters of the constructor.
-
-        Returns
-        -------
-        correction : PriorCorrection
-            Unfitted.
-
-        Examples
-        --------
-        >>> from sklcalib.calibration import PriorCorrection
+        %(prior_constructor_tail)s
         >>> y = [0] * 90 + [1] * 10
         >>> corr = PriorCorrection.from_class_weight("balanced", y)
         >>> corr.train_prior, corr.target_prior
@@ -238,6 +229,7 @@ class PriorCorrection(BaseCalibrator):
         )
 
     @classmethod
+    @fill_doc
     def from_scale_pos_weight(cls, scale_pos_weight, y, *, target_prior=None, **kwargs):
         """The correction of a binary booster trained with ``scale_pos_weight``.
 
@@ -250,17 +242,7 @@ class PriorCorrection(BaseCalibrator):
             The (binary) training labels.
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies.
-        **kwargs
-            Other parameters of the constructor.
-
-        Returns
-        -------
-        correction : PriorCorrection
-            Unfitted.
-
-        Examples
-        --------
-        >>> from sklcalib.calibration import PriorCorrection
+        %(prior_constructor_tail)s
         >>> corr = PriorCorrection.from_scale_pos_weight(9.0, [0] * 90 + [1] * 10)
         >>> corr.train_prior
         [0.5, 0.5]

@@ -306,6 +306,7 @@ def canonical_name(name, argument="calibrator", special=()):
     )
 
 
+@fill_doc
 def calibrator_spec(name):
     """The :data:`CALIBRATORS` entry for a name or an alias.
 
@@ -322,13 +323,7 @@ def calibrator_spec(name):
     spec : CalibratorSpec
         Its entry (``spec.name`` is the registry's name).
 
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the valid ones.
-
-    Examples
-    --------
+    %(unknown_name_raises)s
     >>> from sklcalib.calibration import calibrator_spec
     >>> calibrator_spec("sigmoid").name
     'platt'
@@ -368,6 +363,7 @@ def available_calibrators(n_classes=None):
     ]
 
 
+@fill_doc
 def get_calibrator(name, **params):
     """A fresh calibrator for a name of :data:`CALIBRATORS`.
 
@@ -384,13 +380,7 @@ def get_calibrator(name, **params):
     calibrator : estimator
         Unfitted.
 
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the valid ones.
-
-    Examples
-    --------
+    %(unknown_name_raises)s
     >>> from sklcalib.calibration import get_calibrator
     >>> get_calibrator("isotonic")
     IsotonicCalibrator()
