@@ -148,6 +148,10 @@ SHARED_ENTRIES = {
         "datasets, losses : list of str, optional\n"
         "    Display order; default: order of first appearance."
     ),
+    # the matrix of the matrix-scaling calibrators
+    "matrix_coef": (
+        "coef_ : ndarray of shape (n_classes, n_classes)\n    The matrix W."
+    ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

@@ -88,8 +88,7 @@ class DirichletCalibrator(BaseCalibrator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
+    %(matrix_coef)s
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int

@@ -109,8 +109,7 @@ class MatrixScaler(BaseCalibrator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
+    %(matrix_coef)s
     intercept_ : ndarray of shape (n_classes,)
         The bias b.
     %(logit_scaler_steps_notes_and_examples)s

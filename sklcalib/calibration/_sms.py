@@ -148,8 +148,7 @@ class SMSCalibrator(_StructuredScaler):
     Attributes
     ----------
     %(structured_scaler_steps_1_2)s
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
+    %(matrix_coef)s
     %(structured_scaler_intercept_and_steps)s
     %(fitted_score_inputs)s
 
