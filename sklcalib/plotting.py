@@ -117,6 +117,10 @@ def _estimator_predictions(estimator, X, name, kwargs):
 
 
 def _check_class_index(class_index, n_classes):
+    """The column a ``"classwise"`` view shows: ``class_index``, checked, or
+    the positive class (1) of a binary problem when it is None."""
+    if class_index is None and n_classes == 2:
+        return 1
     if (
         class_index is None
         or isinstance(class_index, bool)
@@ -127,6 +131,15 @@ def _check_class_index(class_index, n_classes):
             "class_index must be a column index in [0, "
             f"{n_classes}) for kind='classwise', got {class_index!r}."
         )
+    return int(class_index)
+
+
+def _class_column(p, y_idx, classes, class_index):
+    """The scores, outcomes and label of the class a ``"classwise"`` view
+    shows (see :func:`_check_class_index`)."""
+    columns = as_columns(p)
+    class_index = _check_class_index(class_index, columns.shape[1])
+    return columns[:, class_index], y_idx == class_index, classes[class_index]
 
 
 def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index):
@@ -148,9 +161,7 @@ def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index)
     if kind == "top-label":
         return acc.top_label_statistics(), None
     n_classes = acc.labels_.shape[0]
-    if class_index is None and n_classes == 2:
-        class_index = 1
-    _check_class_index(class_index, n_classes)
+    class_index = _check_class_index(class_index, n_classes)
     return acc.classwise_statistics()[class_index], acc.labels_[class_index]
 
 
@@ -482,13 +493,7 @@ class ReliabilityDisplay:
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
-            columns = as_columns(p)
-            n_classes = columns.shape[1]
-            if class_index is None and n_classes == 2:
-                class_index = 1
-            _check_class_index(class_index, n_classes)
-            conf, correct = columns[:, class_index], y_idx == class_index
-            class_label = classes[class_index]
+            conf, correct, class_label = _class_column(p, y_idx, classes, class_index)
         stats = bin_statistics(conf, correct, n_bins=n_bins, strategy=strategy)
         display = cls._from_stats(
             stats, confidence_level, name=name, kind=kind, class_label=class_label
@@ -891,12 +896,7 @@ class CumulativeDisplay:
         elif resolved == "top_label":
             score, outcome = top_label(p, y_idx)
         else:
-            if class_index is None and n_classes == 2:
-                class_index = 1
-            _check_class_index(class_index, n_classes)
-            score = as_columns(p)[:, class_index]
-            outcome = y_idx == class_index
-            class_label = classes[class_index]
+            score, outcome, class_label = _class_column(p, y_idx, classes, class_index)
         score = np.ascontiguousarray(score)
         path = cumulative_path(outcome, score, w)
         kuiper = max(float(path.value.max()), 0.0) - min(float(path.value.min()), 0.0)
