@@ -152,6 +152,20 @@ SHARED_ENTRIES = {
     "matrix_coef": (
         "coef_ : ndarray of shape (n_classes, n_classes)\n    The matrix W."
     ),
+    # the input of the tables of the boosting benchmark, and the heading of their result
+    "boosting_rows_sections": (
+        "Parameters\n"
+        "----------\n"
+        "rows : list of dict\n"
+        "    Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.\n"
+        "\n"
+        "Returns\n"
+        "-------"
+    ),
+    # the result of the look-ups of installed names, and the heading of their examples
+    "available_names_sections": (
+        "Returns\n-------\nnames : list of str\n\nExamples\n--------"
+    ),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"
