@@ -45,6 +45,9 @@ SOLVER_CONSTRAINTS = {
     "tol": [NON_NEGATIVE],
 }
 
+#: The parameters of a solver with a ridge penalty of strength ``reg``.
+RIDGE_SOLVER_CONSTRAINTS = {"reg": [NON_NEGATIVE], **SOLVER_CONSTRAINTS}
+
 #: Fits with a term that depends on the number of rows warn when the weights
 #: sum to less than this fraction of the rows that carry weight.
 SMALL_WEIGHT_FRACTION = 0.1

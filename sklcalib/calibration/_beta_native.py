@@ -11,9 +11,8 @@ from sklcalib._utils._scores import log_floored, logistic_nll
 from sklcalib._utils._solvers import warn_not_converged
 
 from ._base import (
-    NON_NEGATIVE,
     PROBABILITIES,
-    SOLVER_CONSTRAINTS,
+    RIDGE_SOLVER_CONSTRAINTS,
     BaseCalibrator,
     BinaryOnlyMixin,
 )
@@ -114,10 +113,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
 
     _input = PROBABILITIES
 
-    _parameter_constraints: ClassVar[dict] = {
-        "reg": [NON_NEGATIVE],
-        **SOLVER_CONSTRAINTS,
-    }
+    _parameter_constraints: ClassVar[dict] = {**RIDGE_SOLVER_CONSTRAINTS}
 
     def __init__(self, reg=0.0, max_iter=100, tol=1e-10):
         self.reg = reg

@@ -9,8 +9,8 @@ from sklcalib._utils._solvers import minimise, ridge_penalised, warn_not_converg
 
 from ._base import (
     LOGITS,
-    NON_NEGATIVE,
     POSITIVE,
+    RIDGE_SOLVER_CONSTRAINTS,
     SOLVER_CONSTRAINTS,
     BaseCalibrator,
     BinaryOnlyMixin,
@@ -122,10 +122,7 @@ class MatrixScaler(BaseCalibrator):
 
     _input = LOGITS
 
-    _parameter_constraints: ClassVar[dict] = {
-        "reg": [NON_NEGATIVE],
-        **SOLVER_CONSTRAINTS,
-    }
+    _parameter_constraints: ClassVar[dict] = {**RIDGE_SOLVER_CONSTRAINTS}
 
     def __init__(self, reg=0.0, max_iter=1000, tol=1e-8):
         self.reg = reg
