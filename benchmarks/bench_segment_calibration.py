@@ -19,7 +19,8 @@ calibrators, and every figure is measured on separate test rows:
 - ``log_loss`` on the test rows;
 - ``vs MCGrad (worst seed)``: the largest excess over MCGrad on one seed of
   ``mce_sigma`` and of the log-loss (negative: better on every seed);
-- ``fit_s``: the fit time; every repeat times every contender back to back
+- ``fit_s``: the fit's CPU time (the process's: a busy machine barely
+  moves it, where wall times doubled); every repeat times every contender back to back
   (interleaved) and the table gives the median, and the median ratio to
   MCGrad's with the spread (min-max) over the repeats.
 
@@ -199,9 +200,9 @@ def run(n, seeds, repeats, threads):
         predictors = {}
         for _ in range(repeats):  # interleaved: every contender each repeat
             for name, fit in fits.items():
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 predictors[name] = fit(z_cal, y[cal], d_cal)
-                times[name].append(time.perf_counter() - t0)
+                times[name].append(time.process_time() - t0)
         for name, predict in predictors.items():
             p = np.clip(predict(z_test, d_test), 1e-12, 1 - 1e-12)
             yt = y[test]

@@ -2,7 +2,8 @@
 of calibration rows, interleaved (each repeat times every contender back to
 back), on the survey-like data of ``bench_segment_calibration.py``.
 
-Prints, per contender, the median fit and predict time and the median ratio
+Prints, per contender, the median fit and predict CPU time (the process's)
+and the median ratio
 to MCGrad's (with its min-max over the repeats). Thread settings: ``--threads``
 (default 1) for BLAS (threadpoolctl) and LightGBM alike.
 
@@ -87,11 +88,11 @@ def main(argv=None):
         warnings.simplefilter("ignore")
         for _ in range(args.repeats):
             for name, fit in contenders.items():
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 predict = fit()
-                t1 = time.perf_counter()
+                t1 = time.process_time()
                 predict()
-                t2 = time.perf_counter()
+                t2 = time.process_time()
                 fit_t[name].append(t1 - t0)
                 pred_t[name].append(t2 - t1)
     print(

@@ -2,7 +2,7 @@
 
 Runs :func:`sklcalib.benchmark.segments.run_segments` (the rows of
 ``sklcalib benchmark --suite segments``) on every table and seed, one thread
-(BLAS and LightGBM), every contender timed back to back on the same rows,
+(BLAS and LightGBM), every contender timed (CPU time) back to back on the same rows,
 and writes an rst include with:
 
 - the summary: per table and base model, means over seeds (log-loss, paired
@@ -75,7 +75,7 @@ def report(rows):
     lines = [
         f"{len(seeds)} seeds, at most {max(n_cal)} calibration rows and "
         f"{max(r['n_test'] for r in rows)} test rows a table, one thread; "
-        "means over seeds (fit, predict: medians)",
+        "means over seeds (fit, predict: medians of CPU seconds)",
         "",
     ]
     head = (

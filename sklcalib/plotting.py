@@ -27,6 +27,7 @@ from ._utils._binning import (
 )
 from ._utils._brownian import brownian_sf
 from ._utils._cumulative import cumulative_path, scaled
+from ._utils._docstrings import fill_doc
 from ._utils._optional import import_optional
 from ._utils._resampling import bootstrap_sums, stream_seeds
 from ._utils._score_columns import MODES, resolve_mode
@@ -116,6 +117,10 @@ def _estimator_predictions(estimator, X, name, kwargs):
 
 
 def _check_class_index(class_index, n_classes):
+    """The column a ``"classwise"`` view shows: ``class_index``, checked, or
+    the positive class (1) of a binary problem when it is None."""
+    if class_index is None and n_classes == 2:
+        return 1
     if (
         class_index is None
         or isinstance(class_index, bool)
@@ -126,6 +131,15 @@ def _check_class_index(class_index, n_classes):
             "class_index must be a column index in [0, "
             f"{n_classes}) for kind='classwise', got {class_index!r}."
         )
+    return int(class_index)
+
+
+def _class_column(p, y_idx, classes, class_index):
+    """The scores, outcomes and label of the class a ``"classwise"`` view
+    shows (see :func:`_check_class_index`)."""
+    columns = as_columns(p)
+    class_index = _check_class_index(class_index, columns.shape[1])
+    return columns[:, class_index], y_idx == class_index, classes[class_index]
 
 
 def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index):
@@ -147,9 +161,7 @@ def _streamed_stats(y_true, y_prob, n_bins, strategy, labels, kind, class_index)
     if kind == "top-label":
         return acc.top_label_statistics(), None
     n_classes = acc.labels_.shape[0]
-    if class_index is None and n_classes == 2:
-        class_index = 1
-    _check_class_index(class_index, n_classes)
+    class_index = _check_class_index(class_index, n_classes)
     return acc.classwise_statistics()[class_index], acc.labels_[class_index]
 
 
@@ -253,6 +265,7 @@ class ReliabilityDisplay:
         self.kind = kind
         self.class_label = class_label
 
+    @fill_doc
     def plot(
         self, *, ax=None, name=None, show_histogram=True, show_gap=True, ref_line=True
     ):
@@ -260,10 +273,7 @@ class ReliabilityDisplay:
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure is made if None.
-        name : str, default=None
-            Legend name; defaults to ``estimator_name``.
+        %(display_plot_axes)s
         show_histogram : bool, default=True
             Draw the fraction of samples per bin on a twin axis.
         show_gap : bool, default=True
@@ -365,6 +375,7 @@ class ReliabilityDisplay:
         return np.asarray(self.nonempty, dtype=bool)
 
     @classmethod
+    @fill_doc
     def from_predictions(
         cls,
         y_true,
@@ -398,8 +409,7 @@ class ReliabilityDisplay:
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"
             Binning strategy, as in :func:`~sklcalib.metrics.bin_statistics`.
-        labels : array-like of shape (n_classes,), default=None
-            The label of every column of ``y_prob``.
+        %(column_labels)s
         kind : {"top-label", "classwise"}, default="top-label"
             ``"top-label"``: confidence of the predicted class against
             accuracy. ``"classwise"``: probability of class ``class_index``
@@ -483,13 +493,7 @@ class ReliabilityDisplay:
         if kind == "top-label":
             conf, correct = top_label(p, y_idx)
         else:
-            columns = as_columns(p)
-            n_classes = columns.shape[1]
-            if class_index is None and n_classes == 2:
-                class_index = 1
-            _check_class_index(class_index, n_classes)
-            conf, correct = columns[:, class_index], y_idx == class_index
-            class_label = classes[class_index]
+            conf, correct, class_label = _class_column(p, y_idx, classes, class_index)
         stats = bin_statistics(conf, correct, n_bins=n_bins, strategy=strategy)
         display = cls._from_stats(
             stats, confidence_level, name=name, kind=kind, class_label=class_label
@@ -514,22 +518,13 @@ class ReliabilityDisplay:
         )
 
     @classmethod
+    @fill_doc
     def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
         """Reliability diagram of a fitted classifier on ``X, y``.
 
         Parameters
         ----------
-        estimator : fitted classifier
-            Any classifier with ``predict_proba`` and ``classes_``.
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            True labels.
-        name : str, default=None
-            Legend name; defaults to the estimator's class name.
-        **kwargs
-            Passed to :meth:`from_predictions` (``labels`` is taken from
-            ``estimator.classes_``).
+        %(display_from_estimator_parameters)s
 
         Returns
         -------
@@ -758,15 +753,13 @@ class CumulativeDisplay:
             )
         return (c1 - c0) / (f1 - f0)
 
+    @fill_doc
     def plot(self, *, ax=None, name=None, secant=None, show_band=True):
         """Draw the plot.
 
         Parameters
         ----------
-        ax : matplotlib Axes, default=None
-            Axes to draw on; a new figure is made if None.
-        name : str, default=None
-            Legend name; defaults to ``estimator_name``.
+        %(display_plot_axes)s
         secant : tuple of float, default=None
             A score range ``(low, high)``: draw the secant of the path over
             the rows with a score in it, labelled with its slope (the mean
@@ -835,6 +828,7 @@ class CumulativeDisplay:
         return self
 
     @classmethod
+    @fill_doc
     def from_predictions(
         cls,
         y_true,
@@ -865,8 +859,7 @@ class CumulativeDisplay:
         class_index : int, default=None
             The column of a ``"classwise"`` plot; the positive class (1) by
             default for a binary problem.
-        labels : array-like of shape (n_classes,), default=None
-            The label of every column of ``y_prob``.
+        %(column_labels)s
         sample_weight : array-like of shape (n_samples,), default=None
             Sample weights.
         ax : matplotlib Axes, default=None
@@ -903,12 +896,7 @@ class CumulativeDisplay:
         elif resolved == "top_label":
             score, outcome = top_label(p, y_idx)
         else:
-            if class_index is None and n_classes == 2:
-                class_index = 1
-            _check_class_index(class_index, n_classes)
-            score = as_columns(p)[:, class_index]
-            outcome = y_idx == class_index
-            class_label = classes[class_index]
+            score, outcome, class_label = _class_column(p, y_idx, classes, class_index)
         score = np.ascontiguousarray(score)
         path = cumulative_path(outcome, score, w)
         kuiper = max(float(path.value.max()), 0.0) - min(float(path.value.min()), 0.0)
@@ -926,22 +914,13 @@ class CumulativeDisplay:
         return display.plot(ax=ax, secant=secant, show_band=show_band)
 
     @classmethod
+    @fill_doc
     def from_estimator(cls, estimator, X, y, *, name=None, **kwargs):
         """Cumulative plot of a fitted classifier on ``X, y``.
 
         Parameters
         ----------
-        estimator : fitted classifier
-            Any classifier with ``predict_proba`` and ``classes_``.
-        X : array-like of shape (n_samples, n_features)
-            Input data.
-        y : array-like of shape (n_samples,)
-            True labels.
-        name : str, default=None
-            Legend name; defaults to the estimator's class name.
-        **kwargs
-            Passed to :meth:`from_predictions` (``labels`` is taken from
-            ``estimator.classes_``).
+        %(display_from_estimator_parameters)s
 
         Returns
         -------

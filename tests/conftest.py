@@ -2,7 +2,8 @@
 
 Plots use the non-interactive Agg backend, torch runs on one thread so that
 pytest-xdist workers do not oversubscribe the two cores of CI, and hypothesis
-uses a CI profile with no deadline (timings on shared machines are noisy).
+uses a CI profile with no deadline (timings on shared machines are noisy) and,
+under CI, fixed examples.
 """
 
 import os
@@ -29,11 +30,15 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Under CI (CI=true) hypothesis draws the same examples on every run, so that
+# a merge is judged on its code and not on a lucky draw; local runs keep
+# exploring (a draw found the round-off in ece_sweep's monotonicity check).
 settings.register_profile(
     "ci",
     deadline=None,
     max_examples=60,
     suppress_health_check=[HealthCheck.too_slow],
+    derandomize=os.environ.get("CI", "").lower() in ("1", "true"),
 )
 settings.load_profile("ci")
 

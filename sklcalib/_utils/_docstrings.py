@@ -21,6 +21,14 @@ def _fitted_inputs(kind, classes="n_classes", widths=""):
     )
 
 
+def _labels_and_probabilities(see):
+    return (
+        "y_true : array-like of shape (n_samples,)\n    True labels.\n"
+        "y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)\n"
+        f"    Predicted probabilities{see}."
+    )
+
+
 def _loader_sections(seed):
     return (
         "Parameters\n----------\nrandom_state : int, default=0\n"
@@ -29,6 +37,12 @@ def _loader_sections(seed):
     )
 
 
+_NETCAL_WEIGHTS_NOTE = (
+    "Integer ``sample_weight`` only: netcal has no weights, so a weight of k\n"
+    "repeats the row k times. A class that is the label of all rows or none\n"
+    "calibrates to that constant."
+)
+
 #: name -> the entry (numpydoc lines, unindented)
 SHARED_ENTRIES = {
     # the fitted attributes every calibrator sets from its inputs
@@ -36,11 +50,191 @@ SHARED_ENTRIES = {
     "fitted_score_inputs": _fitted_inputs("score"),
     "fitted_binary_probability_inputs": _fitted_inputs("probability", "2", " (1 or 2)"),
     "fitted_binary_score_inputs": _fitted_inputs("score", "2", " (1 or 2)"),
+    # the inputs of the metrics
+    "labels_and_probabilities": _labels_and_probabilities(""),
+    "labels_and_cumulative_probabilities": _labels_and_probabilities(
+        ", see :func:`cumulative_calibration_error`"
+    ),
     # the sections of the loaders of sklcalib.datasets
     "synthetic_loader_sections": _loader_sections(
         "Seed of the samples and of the split."
     ),
     "bundled_loader_sections": _loader_sections("Seed of the split."),
+    # the models of the netcal wrappers (after their ``calibrators_`` line)
+    "netcal_fitted_models": (
+        "    The fitted binary netcal models: one for the positive class of a\n"
+        "    binary problem, one per class otherwise.\n" + _fitted_inputs("probability")
+    ),
+    # the notes of the netcal wrappers, and the heading of their examples
+    "netcal_weights_note": _NETCAL_WEIGHTS_NOTE,
+    "netcal_notes_and_examples": (
+        f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}\n\n"
+        "Examples\n--------\n>>> import numpy as np"
+    ),
+    # the data of the binary examples (after ``import numpy as np``):
+    # probabilities p1 and labels y drawn from p1**2 (an overconfident model)
+    "binary_example_data": (
+        ">>> rng = np.random.default_rng(0)\n"
+        ">>> p1 = rng.uniform(size=200)\n"
+        ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
+    ),
+    # the tail of the vector and matrix scalers: step count, inputs, the note
+    # on binary scores and the heading of their examples
+    "logit_scaler_steps_notes_and_examples": (
+        "n_iter_ : int\n"
+        "    Number of Newton steps (or L-BFGS iterations) taken.\n"
+        + _fitted_inputs("score")
+        + "\n\nNotes\n-----\n"
+        "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s].\n"
+        "\nExamples\n--------\n>>> import numpy as np"
+    ),
+    # the data of the multiclass examples (after ``import numpy as np``):
+    # 3-class logits and labels drawn from the logits at temperature 5
+    "logit_example_data": (
+        ">>> rng = np.random.default_rng(0)\n"
+        ">>> logits = 5 * rng.normal(size=(300, 3))\n"
+        ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
+    ),
+    # the heading of an Examples section whose first line imports numpy
+    "examples_heading_numpy": "Examples\n--------\n>>> import numpy as np",
+    # the sections of the registry's questions about a number of classes
+    "n_classes_sections": (
+        "Parameters\n----------\nn_classes : int\n"
+        "    Number of classes of the problem.\n\nReturns\n-------"
+    ),
+    # the parameters of the benchmark's run folders
+    "run_folder_parameters": (
+        "Parameters\n----------\nbase : str or path-like\n"
+        "    The ``--out`` folder; created if missing.\n"
+        "now : datetime, optional\n"
+        "    The time stamp of the folder's name (default: now)."
+    ),
+    # the sections of the meta-estimators' prediction methods
+    "estimator_samples_sections": (
+        "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"
+        "    Samples, as the estimator takes them.\n\nReturns\n-------"
+    ),
+    # the last parameter, the result and the examples' import of the
+    # alternative constructors of PriorCorrection
+    "prior_constructor_tail": (
+        "**kwargs\n"
+        "    Other parameters of the constructor.\n"
+        "\n"
+        "Returns\n"
+        "-------\n"
+        "correction : PriorCorrection\n"
+        "    Unfitted.\n"
+        "\n"
+        "Examples\n"
+        "--------\n"
+        ">>> from sklcalib.calibration import PriorCorrection"
+    ),
+    # the error of the registry's look-ups by name, and the heading of their examples
+    "unknown_name_raises": (
+        "Raises\n"
+        "------\n"
+        "ValueError\n"
+        "    For an unknown name, listing the valid ones.\n"
+        "\n"
+        "Examples\n"
+        "--------"
+    ),
+    # the rows of a benchmark run that its summaries and tables read
+    "benchmark_rows_parameters": (
+        "Parameters\n"
+        "----------\n"
+        "rows : list of dict\n"
+        "    Rows of :func:`sklcalib.benchmark.runner.run_one`.\n"
+        "datasets, losses : list of str, optional\n"
+        "    Display order; default: order of first appearance."
+    ),
+    # the matrix of the matrix-scaling calibrators
+    "matrix_coef": (
+        "coef_ : ndarray of shape (n_classes, n_classes)\n    The matrix W."
+    ),
+    # the input of the tables of the boosting benchmark, and the heading of their result
+    "boosting_rows_sections": (
+        "Parameters\n"
+        "----------\n"
+        "rows : list of dict\n"
+        "    Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.\n"
+        "\n"
+        "Returns\n"
+        "-------"
+    ),
+    # the result of the look-ups of installed names, and the heading of their examples
+    "available_names_sections": (
+        "Returns\n-------\nnames : list of str\n\nExamples\n--------"
+    ),
+    # the displays of sklcalib.plotting
+    "display_from_estimator_parameters": (
+        "estimator : fitted classifier\n"
+        "    Any classifier with ``predict_proba`` and ``classes_``.\n"
+        "X : array-like of shape (n_samples, n_features)\n    Input data.\n"
+        "y : array-like of shape (n_samples,)\n    True labels.\n"
+        "name : str, default=None\n"
+        "    Legend name; defaults to the estimator's class name.\n"
+        "**kwargs\n"
+        "    Passed to :meth:`from_predictions` (``labels`` is taken from\n"
+        "    ``estimator.classes_``)."
+    ),
+    "display_plot_axes": (
+        "ax : matplotlib Axes, default=None\n"
+        "    Axes to draw on; a new figure is made if None.\n"
+        "name : str, default=None\n"
+        "    Legend name; defaults to ``estimator_name``."
+    ),
+    # the stopping rule of the structured scalers
+    "structured_scaler_stopping": (
+        "max_iter : int, default=100\n"
+        "    Maximum number of Newton steps. Above 1000 parameters (more than 30\n"
+        "    classes for SMS, more than 500 for SVS) the Hessian is too large to\n"
+        "    form and L-BFGS runs instead, for at most ``20 * max_iter``\n"
+        "    iterations.\n"
+        "tol : float, default=1e-8\n"
+        "    Stop when the largest entry of the gradient of the penalised mean NLL\n"
+        "    is at most ``tol``."
+    ),
+    # the attributes of the first two steps of the structured scalers
+    "structured_scaler_steps_1_2": (
+        "temperature_ : float\n"
+        "    Temperature of step 1.\n"
+        "epsilon_ : float\n"
+        "    Weight of the uniform distribution in step 2, ``1 / (n + 1)``."
+    ),
+    # the intercept and step count of the structured scalers
+    "structured_scaler_intercept_and_steps": (
+        "intercept_ : ndarray of shape (n_classes,)\n"
+        "    The intercept b.\n"
+        "n_iter_ : int\n"
+        "    Number of Newton steps (or L-BFGS iterations) taken."
+    ),
+    # the note on weights of the structured scalers
+    "structured_scaler_weights_note": (
+        "With ``sample_weight``, n is the sum of the weights and the NLL a\n"
+        "weighted mean, so integer weights give the fit of repeated rows; weights\n"
+        "summing to less than a tenth of the rows with positive weight warn (the\n"
+        "mixing weight and the penalties would be those of that few rows: rescale\n"
+        "relative weights to mean 1). Binary decision scores s of shape (n,) or\n"
+        "(n, 1) are the logits [0, s]."
+    ),
+    # the reference of the structured scalers
+    "sms_reference": (
+        "E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix\n"
+        "scaling for multi-class calibration. AISTATS, 2026."
+    ),
+    # the inputs of the metrics
+    "inputs_as_ece_takes_them": (
+        "y_true, y_prob : array-like\n"
+        "    The labels (n_samples,) and the predicted probabilities (n_samples,\n"
+        "    n_classes) or (n_samples,), as :func:`expected_calibration_error`"
+        " takes them."
+    ),
+    # the labels of the probability columns
+    "column_labels": (
+        "labels : array-like of shape (n_classes,), default=None\n"
+        "    The label of every column of ``y_prob``."
+    ),
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)%\((\w+)\)s[ \t]*$", re.MULTILINE)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.tabular import RAW
@@ -96,17 +97,12 @@ def _at_chance(cell):
     return vs_prior is not None and vs_prior[2] >= 0
 
 
+@fill_doc
 def chance_cells(rows):
     """``(dataset, model)`` cells whose raw model is at chance (the ⚠ rule,
     :data:`CHANCE_RULE`): no better than predicting the class frequencies.
 
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
-
-    Returns
-    -------
+    %(boosting_rows_sections)s
     cells : list of tuple
         ``(dataset, model)``, in the rows' order.
 
@@ -205,6 +201,7 @@ def _change_table(stats, datasets, model, calibrators):
     return lines
 
 
+@fill_doc
 def calibrator_scores(rows):
     """Win rates of each calibrator across the (dataset, model) cells.
 
@@ -223,13 +220,7 @@ def calibrator_scores(rows):
     there a calibrator can at best bring the model back to the prior, which
     is no win.
 
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
-
-    Returns
-    -------
+    %(boosting_rows_sections)s
     scores : dict
         Calibrator name (``"none"`` for the raw model) -> dict of the above.
 
@@ -537,6 +528,7 @@ def boosting_markdown(rows, *, settings=None):
 _SUMMARY_CELLS = 6
 
 
+@fill_doc
 def boosting_summary(rows):
     """A terminal-sized summary of the post-hoc calibration runs.
 
@@ -546,13 +538,7 @@ def boosting_summary(rows):
     ``auto``'s). More cells: the calibrators' scores across them
     (:func:`calibrator_scores`). Cells at chance carry ⚠.
 
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.
-
-    Returns
-    -------
+    %(boosting_rows_sections)s
     text : str
         Markdown lines (a table), for the terminal after ``plain_text``.
     """

@@ -17,6 +17,8 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
+from sklcalib._utils._docstrings import fill_doc
+
 __all__ = ["INCOMPLETE", "LATEST", "discard_run", "new_run_dir", "run_folder"]
 
 #: name of the pointer to the newest complete run folder inside --out
@@ -25,18 +27,14 @@ LATEST = "latest"
 INCOMPLETE = "-incomplete"
 
 
+@fill_doc
 def new_run_dir(base, *, now=None):
     """Create and return a fresh, empty run folder inside ``base``.
 
     ``latest`` is not touched: :func:`run_folder` points it at the folder
     once the run is complete.
 
-    Parameters
-    ----------
-    base : str or path-like
-        The ``--out`` folder; created if missing.
-    now : datetime, optional
-        The time stamp of the folder's name (default: now).
+    %(run_folder_parameters)s
 
     Returns
     -------
@@ -92,6 +90,7 @@ def discard_run(run_dir):
 
 
 @contextlib.contextmanager
+@fill_doc
 def run_folder(base, *, now=None):
     """A new run folder for the block; ``latest`` points at it only if the
     block completes.
@@ -100,12 +99,7 @@ def run_folder(base, *, now=None):
     folder is discarded (:func:`discard_run`) and ``latest`` keeps pointing
     at the last complete run.
 
-    Parameters
-    ----------
-    base : str or path-like
-        The ``--out`` folder; created if missing.
-    now : datetime, optional
-        The time stamp of the folder's name (default: now).
+    %(run_folder_parameters)s
 
     Yields
     ------

@@ -25,9 +25,10 @@ measured on the test part:
   confidence for more than two classes) and its family-wise p-value;
 - ``mce_sigma``: mcgrad's ``MulticalibrationError.mce_sigma`` (binary tables,
   when mcgrad is installed);
-- ``fit_s`` and ``predict_s``: the fit and predict times, every calibrator
-  timed back to back on the same rows (interleaved), under one BLAS thread
-  and one LightGBM thread.
+- ``fit_s`` and ``predict_s``: the fit and predict CPU times (the process's,
+  so a busy machine barely moves them), every calibrator timed back to back
+  on the same rows (interleaved), under one BLAS thread and one LightGBM
+  thread.
 
 The contenders (:data:`CONTENDERS`): no calibration, the best global
 calibrator (:func:`sklcalib.calibration.select_calibrator`), the
@@ -380,12 +381,12 @@ def run_segment_seed(
             warnings.simplefilter("ignore")
             for _ in range(repeats):  # interleaved: every contender each repeat
                 for c in names:
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()
                     predict = fits[c](p_cal, y[cal], s_cal)
-                    t1 = time.perf_counter()
+                    t1 = time.process_time()
                     probas[c] = np.asarray(predict(p_test, s_test), dtype=np.float64)
                     fit_t[c].append(t1 - t0)
-                    pred_t[c].append(time.perf_counter() - t1)
+                    pred_t[c].append(time.process_time() - t1)
         reference = probas.get(GLOBAL)
         for c in names:
             proba = probas[c]
@@ -557,7 +558,7 @@ def segment_markdown(rows):
         "the best global calibrator (negative: better); worst segment: the "
         "largest scaled cumulative statistic of `multicalibration_audit` over "
         "segments of up to two segment columns, its family-wise p-value (median "
-        "over seeds); fit and predict: median seconds, one thread.",
+        "over seeds); fit and predict: median CPU seconds, one thread.",
         "",
         head,
         "|" + "---|" * (head.count("|") - 1),

@@ -7,6 +7,7 @@ at or near chance, and where the files are.
 
 import textwrap
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
 from sklcalib.benchmark.tables import _best_losses, _edge_counts, _ordered
 from sklcalib.benchmark.tables import aggregate as _aggregate
@@ -18,17 +19,13 @@ __all__ = ["plain_text", "terminal_summary", "where_written"]
 _MAX_LISTED = 8
 
 
+@fill_doc
 def terminal_summary(
     rows, *, datasets=None, losses=None, run_dir=None, files=(), width=100
 ):
     """A short plain-text summary of a benchmark run that fits ``width`` columns.
 
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of :func:`sklcalib.benchmark.runner.run_one`.
-    datasets, losses : list of str, optional
-        Display order; default: order of first appearance.
+    %(benchmark_rows_parameters)s
     run_dir : str or path-like, optional
         The folder the files were written to, named in the last lines.
     files : sequence of str, default=()

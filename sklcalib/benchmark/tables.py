@@ -17,6 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from sklcalib import calibration
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib.benchmark import _paired
 from sklcalib.benchmark.chance import CHANCE_RULE
@@ -133,6 +134,7 @@ def _ordered(values, order):
     return [v for v in order if v in seen] + [v for v in seen if v not in order]
 
 
+@fill_doc
 def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     """The benchmark's markdown report.
 
@@ -149,12 +151,7 @@ def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     seeds of every metric before and after temperature scaling, the error, and
     the Hessian trace of the training loss at the end of training.
 
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of :func:`sklcalib.benchmark.runner.run_one`.
-    datasets, losses : list of str, optional
-        Display order; default: order of first appearance.
+    %(benchmark_rows_parameters)s
     settings : str, optional
         A line describing the run, printed under the title.
 

@@ -22,6 +22,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.metaestimators import available_if
 
 from sklcalib import calibration, metrics
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.runner import PATIENCE as _PATIENCE
 from sklcalib.benchmark.runner import derive_seed as _derive_seed
@@ -74,18 +75,14 @@ MODELS = {
 RAW = "none"
 
 
+@fill_doc
 def available_calibrators():
     """Names of :data:`CALIBRATORS` that this installation can run.
 
     A name is left out when the optional package its calibrator needs (netcal)
     is missing.
 
-    Returns
-    -------
-    names : list of str
-
-    Examples
-    --------
+    %(available_names_sections)s
     >>> from sklcalib.benchmark.tabular import available_calibrators
     >>> available_calibrators()[:3]
     ['temperature', 'isotonic', 'histogram']
@@ -94,15 +91,11 @@ def available_calibrators():
     return [n for n in CALIBRATORS if n == "auto" or n in installed]
 
 
+@fill_doc
 def available_models():
     """Names of :data:`MODELS` whose packages this installation has.
 
-    Returns
-    -------
-    names : list of str
-
-    Examples
-    --------
+    %(available_names_sections)s
     >>> from sklcalib.benchmark.tabular import available_models
     >>> available_models()[:2]
     ['hgb', 'logreg']

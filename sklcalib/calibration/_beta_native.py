@@ -98,9 +98,7 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     and easily implemented improvement on logistic calibration for binary
     classifiers. AISTATS, 2017.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import expit
     >>> from sklcalib.calibration import BetaScaler
     >>> rng = np.random.default_rng(0)

@@ -88,8 +88,7 @@ class DirichletCalibrator(BaseCalibrator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
+    %(matrix_coef)s
     intercept_ : ndarray of shape (n_classes,)
         The intercept b.
     n_iter_ : int
@@ -101,9 +100,7 @@ class DirichletCalibrator(BaseCalibrator):
     A binary problem given one column of positive-class probabilities p is
     calibrated on ``[1 - p, p]`` (a 2 x 2 map: beta calibration's family).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import DirichletCalibrator
     >>> rng = np.random.default_rng(0)

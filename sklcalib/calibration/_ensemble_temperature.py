@@ -97,13 +97,9 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     the NLL; the NLL is used here, so that the mixture's weights and its
     temperature minimise the same loss.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import EnsembleTemperatureScaler
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 5 * rng.normal(size=(300, 3))
-    >>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)
+    %(logit_example_data)s
     >>> ets = EnsembleTemperatureScaler().fit(logits, y)
     >>> bool(np.isclose(ets.weights_.sum(), 1.0))
     True

@@ -18,6 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, indexable
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import binary_logits, log_floored
 from sklcalib._utils._validation import _outside_stacklevel, check_sample_weight
 
@@ -922,16 +923,11 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 pairs = [(estimator, calibrate(scores_of(pooled), order))]
         return self._keep(pairs)
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probabilities, averaged over the calibrated pairs.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, as the estimator takes them.
-
-        Returns
-        -------
+        %(estimator_samples_sections)s
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``. With ``calibrator="auto"``, floored
             at the machine epsilon (renormalised): none is exactly 0 or 1.
@@ -966,16 +962,11 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             proba = floor_probabilities(proba)
         return proba
 
+    @fill_doc
     def predict(self, X):
         """Predict the class with the largest calibrated probability.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples, as the estimator takes them.
-
-        Returns
-        -------
+        %(estimator_samples_sections)s
         y_pred : ndarray of shape (n_samples,)
             The label of ``classes_`` with the largest ``predict_proba`` value
             for each sample.

@@ -237,23 +237,11 @@ class BBQCalibrator(_NetcalCalibrator):
     Attributes
     ----------
     calibrators_ : list of netcal.binning.BBQ
-        The fitted binary netcal models: one for the positive class of a
-        binary problem, one per class otherwise.
-    %(fitted_probability_inputs)s
+    %(netcal_fitted_models)s
 
-    Notes
-    -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(netcal_notes_and_examples)s
     >>> from sklcalib.calibration import BBQCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> bbq = BBQCalibrator().fit(p1, y)
     >>> bbq.predict_proba(p1[:3]).shape
     (3, 2)
@@ -310,9 +298,7 @@ class ENIRCalibrator(_NetcalCalibrator):
 
     Notes
     -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
+    %(netcal_weights_note)s
 
     netcal's ENIR averages the models of the near-isotonic regression path
     except its first (the fit to the training data itself). netcal 1.3
@@ -329,9 +315,7 @@ class ENIRCalibrator(_NetcalCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import ENIRCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> enir = ENIRCalibrator().fit(p1, y)
     >>> enir.predict_proba(p1[:3]).shape
     (3, 2)
@@ -377,23 +361,11 @@ class BetaCalibrator(_NetcalCalibrator):
     Attributes
     ----------
     calibrators_ : list of netcal.scaling.BetaCalibration
-        The fitted binary netcal models: one for the positive class of a
-        binary problem, one per class otherwise.
-    %(fitted_probability_inputs)s
+    %(netcal_fitted_models)s
 
-    Notes
-    -----
-    Integer ``sample_weight`` only: netcal has no weights, so a weight of k
-    repeats the row k times. A class that is the label of all rows or none
-    calibrates to that constant.
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(netcal_notes_and_examples)s
     >>> from sklcalib.calibration import BetaCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=200)
-    >>> y = (rng.uniform(size=200) < p1**2).astype(int)
+    %(binary_example_data)s
     >>> beta = BetaCalibrator().fit(p1, y)
     >>> bool(beta.predict_proba([0.5])[0, 1] < 0.5)
     True

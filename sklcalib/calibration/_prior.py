@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import Interval, StrOptions
 from sklcalib._utils._scores import as_2d as _as_2d
 from sklcalib._utils._validation import (
@@ -95,6 +96,7 @@ def _warn_no_evidence(classes, counts):
         )
 
 
+@fill_doc
 class PriorCorrection(BaseCalibrator):
     """Undo a shift of the class prior: ``p_k * target_k / train_k``, renormalised.
 
@@ -168,9 +170,7 @@ class PriorCorrection(BaseCalibrator):
     probabilities, so ``make_pipeline(PriorCorrection(...), IsotonicCalibrator())``
     calibrates after the correction.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import PriorCorrection
     >>> p = np.array([[0.5, 0.5], [0.8, 0.2]])  # trained on balanced classes
     >>> corr = PriorCorrection(train_prior=[0.5, 0.5], target_prior=[0.9, 0.1])
@@ -190,6 +190,7 @@ class PriorCorrection(BaseCalibrator):
         self.tol = tol
 
     @classmethod
+    @fill_doc
     def from_class_weight(cls, class_weight, y, *, target_prior=None, **kwargs):
         """The correction of a classifier trained with ``class_weight``.
 
@@ -202,17 +203,7 @@ class PriorCorrection(BaseCalibrator):
             The training labels.
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies (the unweighted population).
-        **kwargs
-            Other parameters of the constructor.
-
-        Returns
-        -------
-        correction : PriorCorrection
-            Unfitted.
-
-        Examples
-        --------
-        >>> from sklcalib.calibration import PriorCorrection
+        %(prior_constructor_tail)s
         >>> y = [0] * 90 + [1] * 10
         >>> corr = PriorCorrection.from_class_weight("balanced", y)
         >>> corr.train_prior, corr.target_prior
@@ -238,6 +229,7 @@ class PriorCorrection(BaseCalibrator):
         )
 
     @classmethod
+    @fill_doc
     def from_scale_pos_weight(cls, scale_pos_weight, y, *, target_prior=None, **kwargs):
         """The correction of a binary booster trained with ``scale_pos_weight``.
 
@@ -250,17 +242,7 @@ class PriorCorrection(BaseCalibrator):
             The (binary) training labels.
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies.
-        **kwargs
-            Other parameters of the constructor.
-
-        Returns
-        -------
-        correction : PriorCorrection
-            Unfitted.
-
-        Examples
-        --------
-        >>> from sklcalib.calibration import PriorCorrection
+        %(prior_constructor_tail)s
         >>> corr = PriorCorrection.from_scale_pos_weight(9.0, [0] * 90 + [1] * 10)
         >>> corr.train_prior
         [0.5, 0.5]

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._optional import is_installed
 from sklcalib._utils._validation import _outside_stacklevel
 
@@ -105,16 +106,11 @@ class CalibratorSpec:
         """Whether this installation has the optional package it needs."""
         return self.requires is None or is_installed(self.requires)
 
+    @fill_doc
     def is_candidate(self, n_classes):
         """Tell whether it is a default candidate for ``n_classes`` classes.
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes of the problem.
-
-        Returns
-        -------
+        %(n_classes_sections)s
         candidate : bool
             True when ``calibrator="auto"`` tries it on such a problem.
         """
@@ -122,16 +118,11 @@ class CalibratorSpec:
             return False
         return self.candidate == "any" or n_classes > 2
 
+    @fill_doc
     def applies_to(self, n_classes):
         """Tell whether it calibrates a problem with ``n_classes`` classes.
 
-        Parameters
-        ----------
-        n_classes : int
-            Number of classes of the problem.
-
-        Returns
-        -------
+        %(n_classes_sections)s
         applies : bool
             False for a binary-only calibrator and more than two classes.
         """
@@ -315,6 +306,7 @@ def canonical_name(name, argument="calibrator", special=()):
     )
 
 
+@fill_doc
 def calibrator_spec(name):
     """The :data:`CALIBRATORS` entry for a name or an alias.
 
@@ -331,13 +323,7 @@ def calibrator_spec(name):
     spec : CalibratorSpec
         Its entry (``spec.name`` is the registry's name).
 
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the valid ones.
-
-    Examples
-    --------
+    %(unknown_name_raises)s
     >>> from sklcalib.calibration import calibrator_spec
     >>> calibrator_spec("sigmoid").name
     'platt'
@@ -377,6 +363,7 @@ def available_calibrators(n_classes=None):
     ]
 
 
+@fill_doc
 def get_calibrator(name, **params):
     """A fresh calibrator for a name of :data:`CALIBRATORS`.
 
@@ -393,13 +380,7 @@ def get_calibrator(name, **params):
     calibrator : estimator
         Unfitted.
 
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the valid ones.
-
-    Examples
-    --------
+    %(unknown_name_raises)s
     >>> from sklcalib.calibration import get_calibrator
     >>> get_calibrator("isotonic")
     IsotonicCalibrator()

@@ -52,21 +52,9 @@ class VectorScaler(BaseCalibrator):
         Per-class scale w.
     intercept_ : ndarray of shape (n_classes,)
         Per-class bias b.
-    n_iter_ : int
-        Number of Newton steps (or L-BFGS iterations) taken.
-    %(fitted_score_inputs)s
-
-    Notes
-    -----
-    Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s].
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(logit_scaler_steps_notes_and_examples)s
     >>> from sklcalib.calibration import VectorScaler
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 5 * rng.normal(size=(300, 3))
-    >>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)
+    %(logit_example_data)s
     >>> scaler = VectorScaler().fit(logits, y)
     >>> scaler.predict_proba(logits[:2]).sum(axis=1)
     array([1., 1.])
@@ -121,25 +109,12 @@ class MatrixScaler(BaseCalibrator):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
+    %(matrix_coef)s
     intercept_ : ndarray of shape (n_classes,)
         The bias b.
-    n_iter_ : int
-        Number of Newton steps (or L-BFGS iterations) taken.
-    %(fitted_score_inputs)s
-
-    Notes
-    -----
-    Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s].
-
-    Examples
-    --------
-    >>> import numpy as np
+    %(logit_scaler_steps_notes_and_examples)s
     >>> from sklcalib.calibration import MatrixScaler
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 5 * rng.normal(size=(300, 3))
-    >>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)
+    %(logit_example_data)s
     >>> scaler = MatrixScaler(reg=1e-3).fit(logits, y)
     >>> scaler.coef_.shape
     (3, 3)
@@ -214,9 +189,7 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
     ``sample_weight`` the sum is weighted, so the penalty counts against
     ``sum(w)`` rows, as in scikit-learn.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import PlattScaler
     >>> scores = np.array([-3.0, -1.0, -2.0, 1.0, 2.0, 3.0, 0.5, -0.5])
     >>> y = np.array([0, 0, 0, 1, 1, 1, 0, 1])

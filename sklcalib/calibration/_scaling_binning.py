@@ -57,9 +57,7 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     step is :class:`~sklcalib.calibration.PlattScaler` (maximum likelihood
     with a very weak penalty on the slope).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import ScalingBinningCalibrator
     >>> rng = np.random.default_rng(0)
     >>> p1 = rng.uniform(size=500)

@@ -33,9 +33,10 @@ The rule (:class:`CalibratorSearchCV` documents it for users):
    "passthrough" is kept: a gain that a few rows carry is noise.
 
 A set too small to evaluate any candidate keeps "passthrough" and says why
-(``reason_``); nothing valid raises. Probabilities are floored at the machine
-epsilon (and renormalised) where they are scored and where they are returned,
-so no probability is exactly 0 or 1.
+(``reason_``); nothing valid raises. A row of probabilities with a value
+within the machine epsilon of 0 or 1 is floored at the epsilon (and
+renormalised) where it is scored and where it is returned, so no probability
+is exactly 0 or 1; other rows are left as they are.
 """
 
 import math
@@ -241,10 +242,19 @@ class _Inputs:
 
 
 def floor_probabilities(proba):
-    """Probabilities floored at the machine epsilon and renormalised: no
-    value is exactly 0 or 1, and a log-loss costs at most 36 nats a row."""
-    proba = np.maximum(np.asarray(proba, dtype=np.float64), _EPS)
-    return proba / proba.sum(axis=1, keepdims=True)
+    """Probabilities with no value exactly 0 or 1: a row holding a value
+    within the machine epsilon of 0 or 1 is floored at the epsilon and
+    renormalised (a log-loss costs at most 36 nats a row); the other rows
+    are returned as they are, so that the raw scores kept as "passthrough"
+    are the model's own probabilities (renormalising every row moved a
+    float32 model's probabilities by round-off, which a paired comparison
+    of many rows then called a significant difference)."""
+    proba = np.array(proba, dtype=np.float64)
+    rows = np.any((proba < _EPS) | (proba > 1.0 - _EPS), axis=1)
+    if rows.any():
+        floored = np.maximum(proba[rows], _EPS)
+        proba[rows] = floored / floored.sum(axis=1, keepdims=True)
+    return proba
 
 
 def _row_log_loss(y_idx, proba):
@@ -460,9 +470,11 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
     log-loss of 0 (temperature scaling runs to T ≈ 0), and the first
     misclassified test row would cost the whole gain. A calibration set too
     small for every candidate keeps "passthrough", with the reason in
-    ``reason_``: a valid set never raises. Probabilities are floored at the
-    machine epsilon (renormalised) where they are scored and returned, so
-    none is exactly 0 or 1.
+    ``reason_``: a valid set never raises. A row of probabilities with a
+    value within the machine epsilon of 0 or 1 is floored at the epsilon
+    (renormalised) where it is scored and returned, so none is exactly 0 or
+    1; the other rows are left as they are ("passthrough" returns the raw
+    probabilities).
 
     Parameters
     ----------

@@ -143,27 +143,13 @@ class SMSCalibrator(_StructuredScaler):
     tau : float, default=1.0
         Exponent of the number of samples n in the penalty strengths; with
         the default, each penalty is worth a fixed number of samples.
-    max_iter : int, default=100
-        Maximum number of Newton steps. Above 1000 parameters (more than 30
-        classes for SMS, more than 500 for SVS) the Hessian is too large to
-        form and L-BFGS runs instead, for at most ``20 * max_iter``
-        iterations.
-    tol : float, default=1e-8
-        Stop when the largest entry of the gradient of the penalised mean NLL
-        is at most ``tol``.
+    %(structured_scaler_stopping)s
 
     Attributes
     ----------
-    temperature_ : float
-        Temperature of step 1.
-    epsilon_ : float
-        Weight of the uniform distribution in step 2, ``1 / (n + 1)``.
-    coef_ : ndarray of shape (n_classes, n_classes)
-        The matrix W.
-    intercept_ : ndarray of shape (n_classes,)
-        The intercept b.
-    n_iter_ : int
-        Number of Newton steps (or L-BFGS iterations) taken.
+    %(structured_scaler_steps_1_2)s
+    %(matrix_coef)s
+    %(structured_scaler_intercept_and_steps)s
     %(fitted_score_inputs)s
 
     See Also
@@ -174,12 +160,7 @@ class SMSCalibrator(_StructuredScaler):
 
     Notes
     -----
-    With ``sample_weight``, n is the sum of the weights and the NLL a
-    weighted mean, so integer weights give the fit of repeated rows; weights
-    summing to less than a tenth of the rows with positive weight warn (the
-    mixing weight and the penalties would be those of that few rows: rescale
-    relative weights to mean 1). Binary decision scores s of shape (n,) or
-    (n, 1) are the logits [0, s].
+    %(structured_scaler_weights_note)s
 
     The fit agrees with ``probmetrics.calibrators.SMSCalibrator`` (fed
     ``softmax(z)``) to a few 1e-3 in probability (at most 6e-3 in
@@ -190,12 +171,9 @@ class SMSCalibrator(_StructuredScaler):
 
     References
     ----------
-    E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix
-    scaling for multi-class calibration. AISTATS, 2026.
+    %(sms_reference)s
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SMSCalibrator
     >>> rng = np.random.default_rng(0)
@@ -285,27 +263,14 @@ class SVSCalibrator(_StructuredScaler):
         Exponent of the number of classes in the penalty strengths.
     tau : float, default=1.0
         Exponent of the number of samples n in the penalty strengths.
-    max_iter : int, default=100
-        Maximum number of Newton steps. Above 1000 parameters (more than 30
-        classes for SMS, more than 500 for SVS) the Hessian is too large to
-        form and L-BFGS runs instead, for at most ``20 * max_iter``
-        iterations.
-    tol : float, default=1e-8
-        Stop when the largest entry of the gradient of the penalised mean NLL
-        is at most ``tol``.
+    %(structured_scaler_stopping)s
 
     Attributes
     ----------
-    temperature_ : float
-        Temperature of step 1.
-    epsilon_ : float
-        Weight of the uniform distribution in step 2, ``1 / (n + 1)``.
+    %(structured_scaler_steps_1_2)s
     coef_ : ndarray of shape (n_classes,)
         The per-class scale v.
-    intercept_ : ndarray of shape (n_classes,)
-        The intercept b.
-    n_iter_ : int
-        Number of Newton steps (or L-BFGS iterations) taken.
+    %(structured_scaler_intercept_and_steps)s
     %(fitted_score_inputs)s
 
     See Also
@@ -315,21 +280,13 @@ class SVSCalibrator(_StructuredScaler):
 
     Notes
     -----
-    With ``sample_weight``, n is the sum of the weights and the NLL a
-    weighted mean, so integer weights give the fit of repeated rows; weights
-    summing to less than a tenth of the rows with positive weight warn (the
-    mixing weight and the penalties would be those of that few rows: rescale
-    relative weights to mean 1). Binary decision scores s of shape (n,) or
-    (n, 1) are the logits [0, s].
+    %(structured_scaler_weights_note)s
 
     References
     ----------
-    E. Berta, D. Holzmüller, M. I. Jordan and F. Bach. Structured matrix
-    scaling for multi-class calibration. AISTATS, 2026.
+    %(sms_reference)s
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SVSCalibrator
     >>> rng = np.random.default_rng(0)

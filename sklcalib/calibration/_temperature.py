@@ -6,6 +6,7 @@ from typing import ClassVar
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import InvalidParameterError, StrOptions
 from sklcalib._utils._scores import looks_like_probabilities
 from sklcalib._utils._solvers import bracketed_newton
@@ -30,6 +31,7 @@ _ECE_ON_DASK = (
 )
 
 
+@fill_doc
 class TemperatureScaler(BaseCalibrator):
     """Temperature scaling: ``softmax(logits / T)`` with one scalar T.
 
@@ -74,9 +76,7 @@ class TemperatureScaler(BaseCalibrator):
     (scikit-learn's ``CalibratedClassifierCV(method="temperature")`` uses
     [-s, s] instead, whose temperature is twice this one.)
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.calibration import TemperatureScaler
     >>> logits = np.array([[4.0, 0.0], [0.0, 4.0], [4.0, 0.0], [0.0, 4.0]])
     >>> y = np.array([0, 1, 1, 1])

@@ -8,6 +8,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import Bunch
 
+from sklcalib._utils._docstrings import fill_doc
+
 _VAL_SIZE = 0.2
 _TEST_SIZE = 0.2
 
@@ -44,6 +46,7 @@ def split_indices(y, random_state):
     return train, val, test
 
 
+@fill_doc
 def split_and_scale(X, y, *, random_state=0):
     """Split into stratified train / validation / test and standardise.
 
@@ -63,9 +66,7 @@ def split_and_scale(X, y, *, random_state=0):
         ``float32`` standardised with statistics of the training split only,
         labels ``int64``.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.datasets import split_and_scale
     >>> X = np.arange(200, dtype=float).reshape(100, 2)
     >>> y = np.repeat([0, 1], 50)

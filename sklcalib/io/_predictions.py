@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import softmax
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._memory import data_limit
 from sklcalib._utils._scores import log_floored, looks_like_probabilities
 from sklcalib._utils._validation import check_prob_values
@@ -25,6 +26,7 @@ SUFFIXES = (".csv", ".parquet", ".npz", ".npy")
 
 
 @dataclass
+@fill_doc
 class Predictions:
     """What a file of predictions holds: true classes and one score per class.
 
@@ -46,9 +48,7 @@ class Predictions:
         The segment columns asked for (``read_predictions(..., segments=...)``),
         each of shape (n_samples,): numbers as float64, text as str.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.io import Predictions
     >>> p = Predictions("f.npz", np.array([0, 1]), np.log([[0.8, 0.2], [0.4, 0.6]]),
     ...                 ["a", "b"], "logits")

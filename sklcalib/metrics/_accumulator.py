@@ -12,6 +12,7 @@ from sklcalib._utils._binning import (
     error_from_stats,
     uniform_edges,
 )
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import row_scores
 from sklcalib._utils._validation import (
     any_dask,
@@ -32,6 +33,7 @@ from .binning import BinStatistics
 _PARTS = ("top", "classwise", "scores")
 
 
+@fill_doc
 class CalibrationAccumulator:
     """Mergeable, picklable uniform-bin calibration statistics.
 
@@ -75,9 +77,7 @@ class CalibrationAccumulator:
     expected_calibration_error : The one-shot top-label ECE.
     calibration_report : Every metric of one in-memory input.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import CalibrationAccumulator
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> y_true = np.array([0, 1, 1, 1])

@@ -3,6 +3,7 @@
 import numpy as np
 
 from sklcalib._utils._binning import error_from_stats
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import (
     NORMS,
     STRATEGIES,
@@ -79,6 +80,7 @@ def top_label_statistics(
     return _bin_statistics(conf, correct, n_bins, strategy, w)
 
 
+@fill_doc
 def expected_calibration_error(
     y_true,
     y_prob,
@@ -146,9 +148,7 @@ def expected_calibration_error(
     --------
     bin_statistics : The per-bin sums the error is computed from.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import expected_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> y_true = [0, 1, 1, 1]
@@ -167,6 +167,7 @@ def expected_calibration_error(
     return error_from_stats(stats, norm)
 
 
+@fill_doc
 def adaptive_calibration_error(
     y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, norm="l1"
 ):
@@ -180,13 +181,10 @@ def adaptive_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of groups.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     norm : {"l1", "l2", "max"}, default="l1"
@@ -197,9 +195,7 @@ def adaptive_calibration_error(
     ece : float
         In [0, 1]; lower is better.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import adaptive_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(adaptive_calibration_error([0, 1, 1, 1], y_prob, n_bins=2), 6)
@@ -216,6 +212,7 @@ def adaptive_calibration_error(
     )
 
 
+@fill_doc
 def maximum_calibration_error(
     y_true, y_prob, *, n_bins=15, labels=None, sample_weight=None, strategy="uniform"
 ):
@@ -225,13 +222,10 @@ def maximum_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of bins.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (they weigh the means within a bin).
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -248,9 +242,7 @@ def maximum_calibration_error(
     (uniform bins only), torch tensors read without a copy where possible; see
     :func:`expected_calibration_error`.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import maximum_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(maximum_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)
@@ -267,6 +259,7 @@ def maximum_calibration_error(
     )
 
 
+@fill_doc
 def classwise_calibration_error(
     y_true,
     y_prob,
@@ -289,13 +282,10 @@ def classwise_calibration_error(
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        The labels (n_samples,) and the predicted probabilities (n_samples,
-        n_classes) or (n_samples,), as :func:`expected_calibration_error` takes them.
+    %(inputs_as_ece_takes_them)s
     n_bins : int, default=15
         Number of bins per class.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights.
     strategy : {"uniform", "quantile"}, default="uniform"
@@ -313,9 +303,7 @@ def classwise_calibration_error(
     On dask arrays (uniform bins only) each block adds its rows to the
     per-class bin sums of every column, so the whole input is read once.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import classwise_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(classwise_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)

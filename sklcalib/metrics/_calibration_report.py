@@ -8,6 +8,7 @@ from scipy.special import ndtri
 
 from sklcalib._utils._binning import calibration_gaps, error_from_stats, top_label
 from sklcalib._utils._cumulative import cumulative_statistics
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._metric_display import REPORT_ROWS
 from sklcalib._utils._resampling import stream_seeds
 from sklcalib._utils._score_columns import score_columns
@@ -57,6 +58,7 @@ DASK_MISSING = (
 DIRECTION_SHARE = 0.75
 
 
+@fill_doc
 class CalibrationReport(dict):
     """The result of :func:`calibration_report`: a dict of numbers.
 
@@ -79,9 +81,7 @@ class CalibrationReport(dict):
         The segment audit of a report asked with ``segments`` (its verdict
         and worst segments open the text form), else None.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_report
     >>> rng = np.random.default_rng(0)
     >>> p = rng.dirichlet(np.ones(3), size=300)
@@ -253,6 +253,7 @@ def format_report(report):
     return "\n".join(lines)
 
 
+@fill_doc
 def calibration_report(
     y_true,
     y_prob,
@@ -281,8 +282,7 @@ def calibration_report(
         for every metric of the report.
     n_bins : int, default=15
         Number of bins of the binned metrics.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights; every entry is a weighted mean. A row of weight 0 is
         no row (it moves no equal-mass bin edge, no bandwidth, and is not
@@ -382,9 +382,7 @@ def calibration_report(
         ``report["smooth_ece"]``, raises a ``KeyError`` that says so, and
         ``report.unavailable`` lists them.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_report
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> report = calibration_report([0, 1, 1, 1], y_prob, n_bins=5)

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._resampling import (
     consistency_sums,
     drawn_classes,
@@ -23,6 +24,7 @@ from ._plans import consistency_plan
 from ._registry import resolve_metric
 
 
+@fill_doc
 class CalibrationTestResult(NamedTuple):
     """Result of :func:`calibration_test`.
 
@@ -37,9 +39,7 @@ class CalibrationTestResult(NamedTuple):
     null_distribution : ndarray of shape (n_resamples,)
         The metric on every resample with labels drawn from ``y_prob``.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=200)
@@ -66,6 +66,7 @@ class CalibrationTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def calibration_test(
     y_true,
     y_prob,
@@ -94,10 +95,7 @@ def calibration_test(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities.
+    %(labels_and_probabilities)s
     metric : str or callable, default="ece"
         A metric name or callable, as in
         :func:`~sklcalib.metrics.bootstrap_interval`; larger must mean worse
@@ -121,9 +119,7 @@ def calibration_test(
     J. Vaicenavicius et al. Evaluating model calibration in classification.
     AISTATS 2019.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=300)

@@ -10,6 +10,7 @@ from scipy.special import ndtr
 
 from sklcalib._utils._brownian import brownian_sf
 from sklcalib._utils._cumulative import cumulative_statistics, scaled
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._score_columns import MODES, score_columns
 from sklcalib._utils._validation import (
     check_option,
@@ -55,6 +56,7 @@ def _statistics(columns, w, statistic):
     return np.array(values), np.array(sigmas)
 
 
+@fill_doc
 def cumulative_calibration_error(
     y_true,
     y_prob,
@@ -96,8 +98,7 @@ def cumulative_calibration_error(
         ``[y = labels[1]]`` for a binary problem and the top-label confidence
         against correctness otherwise; ``"classwise"`` averages the
         statistic of every column against ``[y = labels[k]]``.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: weighted sums, normalised by the total weight (a
         constant rescaling changes nothing).
@@ -156,6 +157,7 @@ def cumulative_ks(y_true, y_prob, *, mode="auto", labels=None, sample_weight=Non
     )
 
 
+@fill_doc
 class CumulativeTestResult(NamedTuple):
     """Result of :func:`cumulative_calibration_test`.
 
@@ -186,9 +188,7 @@ class CumulativeTestResult(NamedTuple):
     class_pvalues : ndarray or None
         Per-class unadjusted p-values (classwise only).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -222,6 +222,7 @@ class CumulativeTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def cumulative_calibration_test(
     y_true,
     y_prob,
@@ -246,18 +247,14 @@ def cumulative_calibration_test(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`cumulative_calibration_error`.
+    %(labels_and_cumulative_probabilities)s
     statistic : {"kuiper", "ks"}, default="kuiper"
         The range or the largest absolute value of the cumulative differences.
     mode : {"auto", "top_label", "classwise"}, default="auto"
         Which score, see :func:`cumulative_calibration_error`.
         ``"classwise"`` tests every column and adjusts the smallest p-value
         for their number (Bonferroni: ``min(1, K * min_k p_k)``).
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the weighted sums, with ``sigma`` from the squared
         weights (the variance of a weighted sum of independent rows), so a
@@ -282,9 +279,7 @@ def cumulative_calibration_test(
     rows of 10 classes a calibrated model is rejected at the 5 % level in
     4–6 % of simulations (see the user guide's table).
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
@@ -344,6 +339,7 @@ class SpiegelhalterTestResult(NamedTuple):
         )
 
 
+@fill_doc
 def spiegelhalter_test(
     y_true, y_prob, *, labels=None, sample_weight=None, alternative="two-sided"
 ):
@@ -372,9 +368,7 @@ def spiegelhalter_test(
     result : SpiegelhalterTestResult
         ``statistic`` (z) and ``pvalue``.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import spiegelhalter_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import (
     check_option,
     check_prob_values,
@@ -335,6 +336,7 @@ def _pair_weights(w):
     return w / w.max()
 
 
+@fill_doc
 def kernel_calibration_error(
     y_true,
     y_prob,
@@ -389,8 +391,7 @@ def kernel_calibration_error(
     block_size : int, default=100
         Rows per block of the ``"block"`` estimator (>= 2). A trailing block
         of at least two rows is included, weighted by its number of pairs.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: the pair ``(i, j)`` weighs ``w_i w_j``. At least two
         weights must be positive (an estimator that finds no pair of positive
@@ -411,9 +412,7 @@ def kernel_calibration_error(
     D. Widmann, F. Lindsten and D. Zachariah. Calibration tests in multi-class
     classification: A unifying framework. NeurIPS 2019.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import kernel_calibration_error
     >>> rng = np.random.default_rng(0)
     >>> p = rng.dirichlet(np.ones(3), size=1000)

@@ -5,6 +5,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._score_columns import MODES, score_columns
 from sklcalib._utils._scores import as_columns
 from sklcalib._utils._segment_audit import audit_core, binary_draws, classwise_draws
@@ -41,6 +42,7 @@ TABLE_COLUMNS = (
 )
 
 
+@fill_doc
 class SegmentRow(NamedTuple):
     """One audited segment (and class, for a classwise audit).
 
@@ -78,9 +80,7 @@ class SegmentRow(NamedTuple):
     pvalue_unadjusted : float
         The Brownian limit law of this segment alone.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=600)
@@ -110,6 +110,7 @@ class SegmentRow(NamedTuple):
     pvalue_unadjusted: float
 
 
+@fill_doc
 class MulticalibrationAudit:
     """Result of :func:`multicalibration_audit`.
 
@@ -159,9 +160,7 @@ class MulticalibrationAudit:
     n_resamples : int
         The number of null draws.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -393,6 +392,7 @@ def _result(core, segset, classes, class_index, kind, mode, level):
     )
 
 
+@fill_doc
 def multicalibration_audit(
     y_true,
     y_prob,
@@ -428,10 +428,7 @@ def multicalibration_audit(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see :func:`cumulative_calibration_error`.
+    %(labels_and_cumulative_probabilities)s
     segments : DataFrame, array-like or dict
         Columns to build the segments from: a pandas DataFrame or Series, a
         numpy structured array (its fields are the columns), or an array of
@@ -459,8 +456,7 @@ def multicalibration_audit(
         top-label confidence (multiclass), or every class's column
         (``"classwise"``: one row per segment and class, and the maximum runs
         over both).
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights: weighted sums, variances from the squared weights.
         Rows of weight 0 are no rows (not counted in the segments' sizes nor
@@ -482,9 +478,7 @@ def multicalibration_audit(
     --------
     cumulative_calibration_test : The test on all rows at once.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> n = 4000

@@ -22,6 +22,7 @@ The only departure: convolutions use ``scipy.signal.fftconvolve`` rather than
 import numpy as np
 from scipy.signal import fftconvolve
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import reject_dask
 
 from ._calibration_error import top_label_inputs
@@ -100,6 +101,7 @@ def smooth_ece_fixed_point(f, y, weights=None, eps=0.001):
     return smooth_ece_at(f, y, sigma, weights), sigma
 
 
+@fill_doc
 def smooth_calibration_error(
     y_true, y_prob, *, labels=None, sample_weight=None, return_bandwidth=False
 ):
@@ -115,8 +117,7 @@ def smooth_calibration_error(
         The labels and the predicted probabilities of
         :func:`~sklcalib.metrics.expected_calibration_error`: their top-label
         confidence and correctness are what is smoothed.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (an extension: relplot has none; unit weights give
         relplot's value).
@@ -130,9 +131,7 @@ def smooth_calibration_error(
     sigma : float
         The bandwidth, only if ``return_bandwidth`` is True.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import smooth_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(smooth_calibration_error([0, 1, 1, 1], y_prob), 4)

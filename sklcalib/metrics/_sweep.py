@@ -5,6 +5,7 @@ accuracies monotonic in the confidence."""
 import numpy as np
 
 from sklcalib._utils._binning import error_from_stats
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import check_option
 
 from ._calibration_error import top_label_inputs
@@ -24,22 +25,40 @@ def _group_sums(cum, n_groups, n):
 
 
 def _grid(cum_w, cum_corr, bounds):
-    """Filled flags and accuracies of the groups between consecutive
+    """Filled flags, accuracies and weights of the groups between consecutive
     ``bounds`` (the same float operations as the sweep's own group sums)."""
     counts = np.diff(cum_w[bounds])
     corr = np.diff(cum_corr[bounds])
     filled = counts > 0
     accuracy = np.zeros(counts.shape[0])
     accuracy[filled] = corr[filled] / counts[filled]
-    return filled, accuracy
+    return filled, accuracy, counts
 
 
-def _first_decrease(filled, accuracy):
+def _decreases(acc_before, acc_after, w_before, w_after, total):
+    """Whether the accuracy falls from one group to a later one by more than
+    the round-off of the prefix sums it is read from.
+
+    A group's sums are differences of cumulative sums up to ``total``, so each
+    accuracy carries an absolute error of a few ``eps * total / weight``. With
+    weights that are not integers (a constant rescaling such as 1/120), two
+    groups of equal accuracy could otherwise compare as a decrease and end the
+    sweep early. With integer weights (unweighted rows) the accuracies are
+    correctly rounded fractions: equal ones are equal floats, and distinct ones
+    differ by at least ``1 / (w_before * w_after)``, far above this tolerance
+    for any realistic ``n``, so the sweep is unchanged there.
+    """
+    tol = 16.0 * np.finfo(float).eps * total * (1.0 / w_before + 1.0 / w_after)
+    return acc_after < acc_before - tol
+
+
+def _first_decrease(filled, accuracy, counts, total):
     """Over the filled groups in order, the index (into ``filled``) of the
     second group of the first pair whose accuracy decreases; ``len(filled)``
     if none."""
     idx = np.flatnonzero(filled)
-    drops = np.flatnonzero(np.diff(accuracy[idx]) < 0)
+    a, c = accuracy[idx], counts[idx]
+    drops = np.flatnonzero(_decreases(a[:-1], a[1:], c[:-1], c[1:], total))
     return int(idx[drops[0] + 1]) if drops.shape[0] else filled.shape[0]
 
 
@@ -67,6 +86,7 @@ def _first_failure(cum_w, cum_corr, n):
     across their junction), so the whole sweep is ``O(n log n)`` where checking
     each ``b`` afresh costs ``O(b)`` and the sweep ``O(n^2)`` on monotonic data.
     """
+    total = cum_w[-1]
     b = 2
     while b <= n:
         q = n // b
@@ -76,19 +96,21 @@ def _first_failure(cum_w, cum_corr, n):
         k = bs - extra
         # head grid: groups [g (q+1), (g+1)(q+1)), enough for the largest extra
         m_head = int(extra.max())
-        head_f, head_a = _grid(cum_w, cum_corr, np.arange(m_head + 1) * (q + 1))
+        head_f, head_a, head_c = _grid(cum_w, cum_corr, np.arange(m_head + 1) * (q + 1))
         # tail grid: group t is [n - (t+1) q, n - t q); suffix of k groups
         m_tail = int(k.max())
         tail_bounds = n - np.arange(m_tail, -1, -1) * q  # increasing positions
-        tail_f, tail_a = _grid(cum_w, cum_corr, tail_bounds)
-        tail_f, tail_a = tail_f[::-1], tail_a[::-1]  # index t from the end
+        tail_f, tail_a, tail_c = _grid(cum_w, cum_corr, tail_bounds)
+        # index t from the end
+        tail_f, tail_a, tail_c = tail_f[::-1], tail_a[::-1], tail_c[::-1]
         # a decrease inside the head prefix of ``extra`` groups
-        fail = _first_decrease(head_f, head_a) < extra
+        fail = _first_decrease(head_f, head_a, head_c, total) < extra
         # inside the tail suffix of k groups: in order of position (decreasing
         # t), a pair (t_prev > t_next) lies in the suffix iff t_prev < k
         t_idx = np.flatnonzero(tail_f)[::-1]  # filled, in order of position
         if t_idx.shape[0] > 1:
-            drops = np.flatnonzero(np.diff(tail_a[t_idx]) < 0)
+            a, c = tail_a[t_idx], tail_c[t_idx]
+            drops = np.flatnonzero(_decreases(a[:-1], a[1:], c[:-1], c[1:], total))
             if drops.shape[0]:
                 fail |= int(t_idx[drops].min()) < k
         # across the junction: the last filled head group before ``extra``
@@ -97,7 +119,8 @@ def _first_failure(cum_w, cum_corr, n):
         t = _last_filled_before(tail_f)[k]
         both = (g >= 0) & (t >= 0)
         junction = np.zeros(bs.shape[0], dtype=bool)
-        junction[both] = tail_a[t[both]] - head_a[g[both]] < 0
+        g, t = g[both], t[both]
+        junction[both] = _decreases(head_a[g], tail_a[t], head_c[g], tail_c[t], total)
         fail |= junction
         hits = np.flatnonzero(fail)
         if hits.shape[0]:
@@ -133,13 +156,15 @@ def sweep_groups(conf, correct, weights):
     )
 
 
+@fill_doc
 def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     """Monotonic-sweep ECE of Roelofs et al. (2022).
 
     Samples are sorted by top-label confidence (stable sort). For
     ``b = 2, 3, ...`` they are split into ``b`` equal-mass groups (the sizes of
     ``numpy.array_split``); the sweep stops at the first ``b`` whose group
-    accuracies are not non-decreasing and keeps ``b - 1`` groups (one group if
+    accuracies are not non-decreasing (a fall within the round-off of the
+    weighted sums does not count) and keeps ``b - 1`` groups (one group if
     ``b = 2`` already fails). The result is the calibration error of those
     groups, ``sum_g (n_g/N) |acc_g - conf_g|`` (L1) or the root of the weighted
     mean square gap (L2). Choosing the number of bins from the data reduces
@@ -156,8 +181,7 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
         sorted by their top-label confidence.
     norm : {"l1", "l2"}, default="l1"
         How the group gaps are combined.
-    labels : array-like of shape (n_classes,), default=None
-        The label of every column of ``y_prob``.
+    %(column_labels)s
     sample_weight : array-like of shape (n_samples,), default=None
         Sample weights (groups are formed by count, their means are weighted).
 
@@ -179,9 +203,7 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     R. Roelofs, N. Cain, J. Shlens and M. C. Mozer. Mitigating Bias in
     Calibration Error Estimation. AISTATS 2022.
 
-    Examples
-    --------
-    >>> import numpy as np
+    %(examples_heading_numpy)s
     >>> from sklcalib.metrics import ece_sweep
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(ece_sweep([0, 1, 1, 1], y_prob), 6)  # one group: 0.75 vs 0.75
