@@ -30,10 +30,11 @@ def _labels_and_probabilities(see):
 
 
 def _loader_sections(seed):
+    # the sections of a loader up to the heading of its examples
     return (
         "Parameters\n----------\nrandom_state : int, default=0\n"
         f"    {seed}\n\nReturns\n-------\ndata : sklearn.utils.Bunch\n"
-        "    See :func:`load_dataset`."
+        "    See :func:`load_dataset`.\n\nExamples\n--------"
     )
 
 
@@ -166,6 +167,8 @@ SHARED_ENTRIES = {
     "available_names_sections": (
         "Returns\n-------\nnames : list of str\n\nExamples\n--------"
     ),
+    # the result of the summary's text formatters, and the heading of their examples
+    "text_result_sections": ("Returns\n-------\ntext : str\n\nExamples\n--------"),
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

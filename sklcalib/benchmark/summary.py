@@ -34,12 +34,7 @@ def terminal_summary(
         Longest line. Datasets that do not fit beside each other go into a
         further block of the table.
 
-    Returns
-    -------
-    text : str
-
-    Examples
-    --------
+    %(text_result_sections)s
     >>> from sklcalib.benchmark.summary import terminal_summary
     >>> rows = [
     ...     {"dataset": "moons", "loss": loss, "seed": 0, "ece_pre": pre,
@@ -193,6 +188,7 @@ def _blocks(datasets, widths, room):
 _WIDTH = 100
 
 
+@fill_doc
 def plain_text(markdown, width=_WIDTH):
     """Markdown tables as aligned plain columns, for a terminal.
 
@@ -207,12 +203,7 @@ def plain_text(markdown, width=_WIDTH):
     width : int, default=100
         Longest line of a table.
 
-    Returns
-    -------
-    text : str
-
-    Examples
-    --------
+    %(text_result_sections)s
     >>> from sklcalib.benchmark.summary import plain_text
     >>> print(plain_text("| a | **b** |\\n| --- | --- |\\n| 1 | 22 |"))
     a   b
