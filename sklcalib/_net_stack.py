@@ -235,6 +235,8 @@ class _Stack:
         self.optimizer = torch.optim.Adam(self.leaves(), **hyper)
         self.exact = {}
         self.lean = _lean_adam(hyper)
+        # step's lists of the optimizer's state (rebuilt after keep)
+        self.lists = None
 
     def leaves(self):
         out = []
@@ -314,18 +316,49 @@ class _Stack:
         profiler's record, the compiler's graph breaks, the regrouping of
         the lists), about a tenth of a stacked step of ten small nets. The
         state lives in the optimizer, as its own step keeps it (the stack's
-        ``keep`` reads it). Any other setting takes ``optimizer.step()``.
+        ``keep`` reads it), its step counters as views of one tensor: one
+        addition counts them all up (``_foreach_add_`` over a dozen 0-d
+        tensors costs as much as the Adam kernel). Any other setting takes
+        ``optimizer.step()``.
         """
         leaves = self.leaves()
         if self.lean is None or any(p.grad is None for p in leaves):
             self.optimizer.step()
             return
-        hyper, state = self.hyper, self.optimizer.state
-        amsgrad = hyper["amsgrad"]
+        if self.lists is None:
+            self.lists = self._adam_lists(leaves)
+        counter, avgs, squares, maxima, steps = self.lists
+        hyper = self.hyper
+        beta1, beta2 = hyper["betas"]
+        with torch.no_grad():
+            counter.add_(1)
+            torch._fused_adam_(
+                leaves,
+                [p.grad for p in leaves],
+                avgs,
+                squares,
+                maxima,
+                steps,
+                amsgrad=hyper["amsgrad"],
+                lr=hyper["lr"],
+                beta1=beta1,
+                beta2=beta2,
+                weight_decay=hyper["weight_decay"],
+                eps=hyper["eps"],
+                maximize=hyper["maximize"],
+                grad_scale=None,
+                found_inf=None,
+            )
+
+    def _adam_lists(self, leaves):
+        # the optimizer's state of every leaf (Adam's lazy initialisation, as
+        # its _init_group, where there is none yet) and the step counters
+        # moved into one tensor, each leaf's "step" a view of its element
+        state, amsgrad = self.optimizer.state, self.hyper["amsgrad"]
         avgs, squares, maxima, steps = [], [], [], []
         for p in leaves:
             entry = state[p]
-            if not entry:  # Adam's lazy initialisation, as its _init_group
+            if not entry:
                 entry["step"] = torch.zeros((), dtype=torch.float32)
                 entry["exp_avg"] = torch.zeros_like(
                     p, memory_format=torch.preserve_format
@@ -342,26 +375,11 @@ class _Stack:
             if amsgrad:
                 maxima.append(entry["max_exp_avg_sq"])
             steps.append(entry["step"])
-        beta1, beta2 = hyper["betas"]
-        with torch.no_grad():
-            torch._foreach_add_(steps, 1)
-            torch._fused_adam_(
-                leaves,
-                [p.grad for p in leaves],
-                avgs,
-                squares,
-                maxima,
-                steps,
-                amsgrad=amsgrad,
-                lr=hyper["lr"],
-                beta1=beta1,
-                beta2=beta2,
-                weight_decay=hyper["weight_decay"],
-                eps=hyper["eps"],
-                maximize=hyper["maximize"],
-                grad_scale=None,
-                found_inf=None,
-            )
+        counter = torch.stack(steps)
+        steps = list(counter.unbind(0))
+        for p, view in zip(leaves, steps, strict=True):
+            state[p]["step"] = view
+        return counter, avgs, squares, maxima, steps
 
     def __len__(self):
         entry = self.params[0][0]
@@ -400,6 +418,7 @@ class _Stack:
             params.append(new_entry)
         self.params = params
         self.optimizer = torch.optim.Adam(self.leaves(), **self.hyper)
+        self.lists = None
         for q in self.leaves():
             source, rows = mapping[id(q)]
             state = old.state.get(source)
