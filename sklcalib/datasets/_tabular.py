@@ -339,12 +339,18 @@ _TABULAR_COMMON = """
 
 
 def _tabular_loader(name, doc, example):
+    # ``example`` continues after the loader's import and ``d = load_<name>()``
     def loader(random_state=0):
         return load_tabular(name, random_state)
 
     loader.__name__ = loader.__qualname__ = f"load_{name}"
     loader.__doc__ = (
-        doc + _TABULAR_COMMON + "\n\n    Examples\n    --------\n" + example
+        doc
+        + _TABULAR_COMMON
+        + "\n\n    Examples\n    --------\n"
+        + f"    >>> from sklcalib.datasets import load_{name}\n"
+        + f"    >>> d = load_{name}()\n"
+        + example
     )
     loader.__module__ = __name__
     return loader
@@ -360,9 +366,7 @@ load_diamonds = _tabular_loader(
     categorical colour and clarity. Class balance: Fair 3.0 %, Good 9.1 %,
     Very Good 22.4 %, Premium 25.6 %, Ideal 40.0 %. 32 364 training rows.
 """,
-    """    >>> from sklcalib.datasets import load_diamonds
-    >>> d = load_diamonds()
-    >>> d.X_train.shape, d.n_classes, d.target_names[0]
+    """    >>> d.X_train.shape, d.n_classes, d.target_names[0]
     ((32364, 22), 5, 'Fair')
 """,
 )
@@ -377,9 +381,7 @@ load_hpc = _tabular_loader(
     the number of compounds, input fields and iterations, the pending jobs,
     the hour and the day. Imbalanced: VF 51.1 %, F 31.1 %, M 11.9 %, L 6.0 %.
 """,
-    """    >>> from sklcalib.datasets import load_hpc
-    >>> d = load_hpc()
-    >>> d.target_names, len(d.y_test)
+    """    >>> d.target_names, len(d.y_test)
     (['VF', 'F', 'M', 'L'], 866)
 """,
 )
@@ -395,9 +397,7 @@ load_cells = _tabular_loader(
     35.6 %), from 56 numeric imaging measurements; 2 019 cells. The column
     ``case`` (the original study's own train/test split) is dropped.
 """,
-    """    >>> from sklcalib.datasets import load_cells
-    >>> d = load_cells()
-    >>> d.X_train.shape, d.target_names
+    """    >>> d.X_train.shape, d.target_names
     ((1211, 56), ['PS', 'WS'])
 """,
 )
@@ -413,9 +413,7 @@ load_credit = _tabular_loader(
     the applicant and the loan; 4 454 rows, with missing values in Income,
     Assets, Debt, Home, Marital and Job.
 """,
-    """    >>> from sklcalib.datasets import load_credit
-    >>> d = load_credit()
-    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    """    >>> d.n_classes, round(float(d.y_train.mean()), 3)
     (2, 0.281)
 """,
 )
@@ -431,9 +429,7 @@ load_lending_club = _tabular_loader(
     numeric and 5 categorical columns (term, sub-grade, state, verification,
     employment length).
 """,
-    """    >>> from sklcalib.datasets import load_lending_club
-    >>> d = load_lending_club()
-    >>> d.target_names, int(d.y_test.sum())
+    """    >>> d.target_names, int(d.y_test.sum())
     (['good', 'bad'], 103)
 """,
 )
@@ -448,9 +444,7 @@ load_default = _tabular_loader(
     (class 0, 96.7 %) and Yes (class 1, 3.3 %), from the balance, the income
     and whether the customer is a student.
 """,
-    """    >>> from sklcalib.datasets import load_default
-    >>> d = load_default()
-    >>> d.feature_names
+    """    >>> d.feature_names
     ['balance', 'income', 'student_No', 'student_Yes']
 """,
 )
@@ -466,9 +460,7 @@ load_mlc_churn = _tabular_loader(
     charges by time of day, service calls) and the categorical state, area
     code, international plan and voice-mail plan.
 """,
-    """    >>> from sklcalib.datasets import load_mlc_churn
-    >>> d = load_mlc_churn()
-    >>> d.target_names, len(d.y_test)
+    """    >>> d.target_names, len(d.y_test)
     (['no', 'yes'], 1000)
 """,
 )
@@ -483,9 +475,7 @@ load_wa_churn = _tabular_loader(
     services subscribed to, the contract, the payment method and the charges;
     ``total_charges`` has missing values.
 """,
-    """    >>> from sklcalib.datasets import load_wa_churn
-    >>> d = load_wa_churn()
-    >>> d.n_classes, round(float(d.y_train.mean()), 3)
+    """    >>> d.n_classes, round(float(d.y_train.mean()), 3)
     (2, 0.265)
 """,
 )
@@ -500,9 +490,7 @@ load_caravan = _tabular_loader(
     and Yes (class 1, 6.0 %), from 85 integer-coded socio-demographic and
     product-ownership variables (standardised as numbers, as in the book).
 """,
-    """    >>> from sklcalib.datasets import load_caravan
-    >>> d = load_caravan()
-    >>> d.X_train.shape, d.target_names
+    """    >>> d.X_train.shape, d.target_names
     ((3494, 85), ['No', 'Yes'])
 """,
 )
@@ -517,9 +505,7 @@ load_titanic = _tabular_loader(
     38.2 %), from sex, age (263 missing, imputed with the training median)
     and passenger class. The passengers' names (the row names) are dropped.
 """,
-    """    >>> from sklcalib.datasets import load_titanic
-    >>> d = load_titanic()
-    >>> d.feature_names  # doctest: +NORMALIZE_WHITESPACE
+    """    >>> d.feature_names  # doctest: +NORMALIZE_WHITESPACE
     ['age', 'sex_female', 'sex_male', 'passengerClass_1st',
      'passengerClass_2nd', 'passengerClass_3rd']
 """,
