@@ -154,23 +154,6 @@ def _classification_preset(name, random_state, **sizes):
     )
 
 
-def _bundled_loader(name, summary, example):
-    """The public loader ``load_<name>`` of scikit-learn's bundled data set
-    ``name``: its docstring is ``summary``, the shared sections and
-    ``example`` (the doctest lines after the loader's import)."""
-
-    def loader(random_state=0):
-        return _load_bundled(name, getattr(skdatasets, f"load_{name}"), random_state)
-
-    loader.__name__ = loader.__qualname__ = f"load_{name}"
-    loader.__module__ = __name__
-    loader.__doc__ = (
-        f"{summary}\n\n    %(bundled_loader_sections)s\n"
-        f"    >>> from sklcalib.datasets import load_{name}\n{example}    "
-    )
-    return fill_doc(loader)
-
-
 def _load_bundled(name, loader, random_state=0):
     raw = loader()
     n_classes = len(np.unique(raw.target))
@@ -192,22 +175,37 @@ def _load_bundled(name, loader, random_state=0):
     )
 
 
-load_digits = _bundled_loader(
-    "digits",
-    "Load scikit-learn's bundled 8x8 digits (1 797 images, 64 features, 10 classes).",
-    "    >>> load_digits().X_train.shape\n    (1079, 64)\n",
-)
+@fill_doc
+def load_digits(random_state=0):
+    """Load scikit-learn's bundled 8x8 digits (1 797 images, 64 features, 10 classes).
+
+    %(bundled_loader_sections)s
+    >>> from sklcalib.datasets import load_digits
+    >>> load_digits().X_train.shape
+    (1079, 64)
+    """
+    return _load_bundled("digits", skdatasets.load_digits, random_state)
 
 
-load_breast_cancer = _bundled_loader(
-    "breast_cancer",
-    "Load scikit-learn's bundled Wisconsin breast cancer data (569 samples, binary).",
-    "    >>> load_breast_cancer().n_classes\n    2\n",
-)
+@fill_doc
+def load_breast_cancer(random_state=0):
+    """Load scikit-learn's bundled Wisconsin breast cancer data (569 samples, binary).
+
+    %(bundled_loader_sections)s
+    >>> from sklcalib.datasets import load_breast_cancer
+    >>> load_breast_cancer().n_classes
+    2
+    """
+    return _load_bundled("breast_cancer", skdatasets.load_breast_cancer, random_state)
 
 
-load_wine = _bundled_loader(
-    "wine",
-    "Load scikit-learn's bundled wine data (178 samples, 13 features, 3 classes).",
-    "    >>> load_wine().X_test.shape\n    (36, 13)\n",
-)
+@fill_doc
+def load_wine(random_state=0):
+    """Load scikit-learn's bundled wine data (178 samples, 13 features, 3 classes).
+
+    %(bundled_loader_sections)s
+    >>> from sklcalib.datasets import load_wine
+    >>> load_wine().X_test.shape
+    (36, 13)
+    """
+    return _load_bundled("wine", skdatasets.load_wine, random_state)
