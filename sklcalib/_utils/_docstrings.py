@@ -30,11 +30,11 @@ def _labels_and_probabilities(see):
 
 
 def _loader_sections(seed):
-    # the sections of a loader up to the heading of its examples
+    # the parameters and result of a loader
     return (
         "Parameters\n----------\nrandom_state : int, default=0\n"
         f"    {seed}\n\nReturns\n-------\ndata : sklearn.utils.Bunch\n"
-        "    See :func:`load_dataset`.\n\nExamples\n--------"
+        "    See :func:`load_dataset`."
     )
 
 
@@ -66,12 +66,9 @@ SHARED_ENTRIES = {
         "    The fitted binary netcal models: one for the positive class of a\n"
         "    binary problem, one per class otherwise.\n" + _fitted_inputs("probability")
     ),
-    # the notes of the netcal wrappers, and the heading of their examples
+    # the notes of the netcal wrappers
     "netcal_weights_note": _NETCAL_WEIGHTS_NOTE,
-    "netcal_notes_and_examples": (
-        f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}\n\n"
-        "Examples\n--------\n>>> import numpy as np"
-    ),
+    "netcal_notes": f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}",
     # the data of the binary examples (after ``import numpy as np``):
     # probabilities p1 and labels y drawn from p1**2 (an overconfident model)
     "binary_example_data": (
@@ -79,15 +76,14 @@ SHARED_ENTRIES = {
         ">>> p1 = rng.uniform(size=200)\n"
         ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
     ),
-    # the tail of the vector and matrix scalers: step count, inputs, the note
-    # on binary scores and the heading of their examples
-    "logit_scaler_steps_notes_and_examples": (
+    # the tail of the vector and matrix scalers: step count, inputs and the
+    # note on binary scores
+    "logit_scaler_steps_and_notes": (
         "n_iter_ : int\n"
         "    Number of Newton steps (or L-BFGS iterations) taken.\n"
         + _fitted_inputs("score")
         + "\n\nNotes\n-----\n"
-        "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s].\n"
-        "\nExamples\n--------\n>>> import numpy as np"
+        "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s]."
     ),
     # the data of the multiclass examples (after ``import numpy as np``):
     # 3-class logits and labels drawn from the logits at temperature 5
@@ -96,12 +92,9 @@ SHARED_ENTRIES = {
         ">>> logits = 5 * rng.normal(size=(300, 3))\n"
         ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
     ),
-    # the heading of an Examples section whose first line imports numpy
-    "examples_heading_numpy": "Examples\n--------\n>>> import numpy as np",
-    # the sections of the registry's questions about a number of classes
-    "n_classes_sections": (
-        "Parameters\n----------\nn_classes : int\n"
-        "    Number of classes of the problem.\n\nReturns\n-------"
+    # the parameter of the registry's questions about a number of classes
+    "n_classes_parameter": (
+        "Parameters\n----------\nn_classes : int\n    Number of classes of the problem."
     ),
     # the parameters of the benchmark's run folders
     "run_folder_parameters": (
@@ -110,13 +103,13 @@ SHARED_ENTRIES = {
         "now : datetime, optional\n"
         "    The time stamp of the folder's name (default: now)."
     ),
-    # the sections of the meta-estimators' prediction methods
-    "estimator_samples_sections": (
+    # the parameter of the meta-estimators' prediction methods
+    "estimator_samples_parameter": (
         "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"
-        "    Samples, as the estimator takes them.\n\nReturns\n-------"
+        "    Samples, as the estimator takes them."
     ),
-    # the last parameter, the result and the examples' import of the
-    # alternative constructors of PriorCorrection
+    # the last parameter and the result of the alternative constructors of
+    # PriorCorrection
     "prior_constructor_tail": (
         "**kwargs\n"
         "    Other parameters of the constructor.\n"
@@ -124,21 +117,11 @@ SHARED_ENTRIES = {
         "Returns\n"
         "-------\n"
         "correction : PriorCorrection\n"
-        "    Unfitted.\n"
-        "\n"
-        "Examples\n"
-        "--------\n"
-        ">>> from sklcalib.calibration import PriorCorrection"
+        "    Unfitted."
     ),
-    # the error of the registry's look-ups by name, and the heading of their examples
+    # the error of the registry's look-ups by name
     "unknown_name_raises": (
-        "Raises\n"
-        "------\n"
-        "ValueError\n"
-        "    For an unknown name, listing the valid ones.\n"
-        "\n"
-        "Examples\n"
-        "--------"
+        "Raises\n------\nValueError\n    For an unknown name, listing the valid ones."
     ),
     # the rows of a benchmark run that its summaries and tables read
     "benchmark_rows_parameters": (
@@ -153,22 +136,17 @@ SHARED_ENTRIES = {
     "matrix_coef": (
         "coef_ : ndarray of shape (n_classes, n_classes)\n    The matrix W."
     ),
-    # the input of the tables of the boosting benchmark, and the heading of their result
-    "boosting_rows_sections": (
+    # the input of the tables of the boosting benchmark
+    "boosting_rows_parameter": (
         "Parameters\n"
         "----------\n"
         "rows : list of dict\n"
-        "    Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`.\n"
-        "\n"
-        "Returns\n"
-        "-------"
+        "    Rows of :func:`~sklcalib.benchmark.tabular.run_boosting`."
     ),
-    # the result of the look-ups of installed names, and the heading of their examples
-    "available_names_sections": (
-        "Returns\n-------\nnames : list of str\n\nExamples\n--------"
-    ),
-    # the result of the summary's text formatters, and the heading of their examples
-    "text_result_sections": ("Returns\n-------\ntext : str\n\nExamples\n--------"),
+    # the result of the look-ups of installed names
+    "available_names_returns": "Returns\n-------\nnames : list of str",
+    # the result of the summary's text formatters
+    "text_result_returns": "Returns\n-------\ntext : str",
     # the displays of sklcalib.plotting
     "display_from_estimator_parameters": (
         "estimator : fitted classifier\n"

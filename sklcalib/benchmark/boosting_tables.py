@@ -102,7 +102,10 @@ def chance_cells(rows):
     """``(dataset, model)`` cells whose raw model is at chance (the ⚠ rule,
     :data:`CHANCE_RULE`): no better than predicting the class frequencies.
 
-    %(boosting_rows_sections)s
+    %(boosting_rows_parameter)s
+
+    Returns
+    -------
     cells : list of tuple
         ``(dataset, model)``, in the rows' order.
 
@@ -220,7 +223,10 @@ def calibrator_scores(rows):
     there a calibrator can at best bring the model back to the prior, which
     is no win.
 
-    %(boosting_rows_sections)s
+    %(boosting_rows_parameter)s
+
+    Returns
+    -------
     scores : dict
         Calibrator name (``"none"`` for the raw model) -> dict of the above.
 
@@ -538,7 +544,10 @@ def boosting_summary(rows):
     ``auto``'s). More cells: the calibrators' scores across them
     (:func:`calibrator_scores`). Cells at chance carry ⚠.
 
-    %(boosting_rows_sections)s
+    %(boosting_rows_parameter)s
+
+    Returns
+    -------
     text : str
         Markdown lines (a table), for the terminal after ``plain_text``.
     """

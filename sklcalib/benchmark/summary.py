@@ -34,7 +34,10 @@ def terminal_summary(
         Longest line. Datasets that do not fit beside each other go into a
         further block of the table.
 
-    %(text_result_sections)s
+    %(text_result_returns)s
+
+    Examples
+    --------
     >>> from sklcalib.benchmark.summary import terminal_summary
     >>> rows = [
     ...     {"dataset": "moons", "loss": loss, "seed": 0, "ece_pre": pre,
@@ -203,7 +206,10 @@ def plain_text(markdown, width=_WIDTH):
     width : int, default=100
         Longest line of a table.
 
-    %(text_result_sections)s
+    %(text_result_returns)s
+
+    Examples
+    --------
     >>> from sklcalib.benchmark.summary import plain_text
     >>> print(plain_text("| a | **b** |\\n| --- | --- |\\n| 1 | 22 |"))
     a   b

@@ -82,7 +82,10 @@ def available_calibrators():
     A name is left out when the optional package its calibrator needs (netcal)
     is missing.
 
-    %(available_names_sections)s
+    %(available_names_returns)s
+
+    Examples
+    --------
     >>> from sklcalib.benchmark.tabular import available_calibrators
     >>> available_calibrators()[:3]
     ['temperature', 'isotonic', 'histogram']
@@ -95,7 +98,10 @@ def available_calibrators():
 def available_models():
     """Names of :data:`MODELS` whose packages this installation has.
 
-    %(available_names_sections)s
+    %(available_names_returns)s
+
+    Examples
+    --------
     >>> from sklcalib.benchmark.tabular import available_models
     >>> available_models()[:2]
     ['hgb', 'logreg']

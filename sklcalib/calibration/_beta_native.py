@@ -97,7 +97,9 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     and easily implemented improvement on logistic calibration for binary
     classifiers. AISTATS, 2017.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from scipy.special import expit
     >>> from sklcalib.calibration import BetaScaler
     >>> rng = np.random.default_rng(0)

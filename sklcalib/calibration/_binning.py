@@ -65,7 +65,9 @@ class HistogramBinningCalibrator(OneVsRestCalibrator):
     bins of :func:`sklcalib.metrics.expected_calibration_error`. A multiclass
     row whose calibrated columns are all 0 becomes uniform.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import HistogramBinningCalibrator
     >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
     >>> y = np.array([0, 0, 1, 0, 1, 1])
@@ -166,7 +168,9 @@ class IsotonicCalibrator(OneVsRestCalibrator):
     regression is 0 at that score) becomes uniform instead of 0/0, as in
     scikit-learn's ``CalibratedClassifierCV``.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import IsotonicCalibrator
     >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
     >>> y = np.array([0, 0, 1, 0, 1, 1])

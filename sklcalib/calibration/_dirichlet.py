@@ -100,7 +100,9 @@ class DirichletCalibrator(BaseCalibrator):
     A binary problem given one column of positive-class probabilities p is
     calibrated on ``[1 - p, p]`` (a 2 x 2 map: beta calibration's family).
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import DirichletCalibrator
     >>> rng = np.random.default_rng(0)

@@ -97,7 +97,9 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     the NLL; the NLL is used here, so that the mixture's weights and its
     temperature minimise the same loss.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import EnsembleTemperatureScaler
     %(logit_example_data)s
     >>> ets = EnsembleTemperatureScaler().fit(logits, y)

@@ -927,7 +927,10 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Calibrated probabilities, averaged over the calibrated pairs.
 
-        %(estimator_samples_sections)s
+        %(estimator_samples_parameter)s
+
+        Returns
+        -------
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``. With ``calibrator="auto"``, floored
             at the machine epsilon (renormalised): none is exactly 0 or 1.
@@ -966,7 +969,10 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Predict the class with the largest calibrated probability.
 
-        %(estimator_samples_sections)s
+        %(estimator_samples_parameter)s
+
+        Returns
+        -------
         y_pred : ndarray of shape (n_samples,)
             The label of ``classes_`` with the largest ``predict_proba`` value
             for each sample.

@@ -239,7 +239,11 @@ class BBQCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.binning.BBQ
     %(netcal_fitted_models)s
 
-    %(netcal_notes_and_examples)s
+    %(netcal_notes)s
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import BBQCalibrator
     %(binary_example_data)s
     >>> bbq = BBQCalibrator().fit(p1, y)
@@ -363,7 +367,11 @@ class BetaCalibrator(_NetcalCalibrator):
     calibrators_ : list of netcal.scaling.BetaCalibration
     %(netcal_fitted_models)s
 
-    %(netcal_notes_and_examples)s
+    %(netcal_notes)s
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import BetaCalibrator
     %(binary_example_data)s
     >>> beta = BetaCalibrator().fit(p1, y)

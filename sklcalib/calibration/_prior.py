@@ -170,7 +170,9 @@ class PriorCorrection(BaseCalibrator):
     probabilities, so ``make_pipeline(PriorCorrection(...), IsotonicCalibrator())``
     calibrates after the correction.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import PriorCorrection
     >>> p = np.array([[0.5, 0.5], [0.8, 0.2]])  # trained on balanced classes
     >>> corr = PriorCorrection(train_prior=[0.5, 0.5], target_prior=[0.9, 0.1])
@@ -204,6 +206,10 @@ class PriorCorrection(BaseCalibrator):
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies (the unweighted population).
         %(prior_constructor_tail)s
+
+        Examples
+        --------
+        >>> from sklcalib.calibration import PriorCorrection
         >>> y = [0] * 90 + [1] * 10
         >>> corr = PriorCorrection.from_class_weight("balanced", y)
         >>> corr.train_prior, corr.target_prior
@@ -243,6 +249,10 @@ class PriorCorrection(BaseCalibrator):
         target_prior : array-like, dict, "fit", "em" or None, default=None
             None: the training class frequencies.
         %(prior_constructor_tail)s
+
+        Examples
+        --------
+        >>> from sklcalib.calibration import PriorCorrection
         >>> corr = PriorCorrection.from_scale_pos_weight(9.0, [0] * 90 + [1] * 10)
         >>> corr.train_prior
         [0.5, 0.5]

@@ -83,7 +83,9 @@ class QuadraticScaler(BinaryOnlyMixin, BaseCalibrator):
     1e-3 (its SAGA solver stops at a relative step of 1e-4;
     tests/test_leaders_binary.py).
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from scipy.special import expit
     >>> from sklcalib.calibration import QuadraticScaler
     >>> rng = np.random.default_rng(0)

@@ -110,7 +110,10 @@ class CalibratorSpec:
     def is_candidate(self, n_classes):
         """Tell whether it is a default candidate for ``n_classes`` classes.
 
-        %(n_classes_sections)s
+        %(n_classes_parameter)s
+
+        Returns
+        -------
         candidate : bool
             True when ``calibrator="auto"`` tries it on such a problem.
         """
@@ -122,7 +125,10 @@ class CalibratorSpec:
     def applies_to(self, n_classes):
         """Tell whether it calibrates a problem with ``n_classes`` classes.
 
-        %(n_classes_sections)s
+        %(n_classes_parameter)s
+
+        Returns
+        -------
         applies : bool
             False for a binary-only calibrator and more than two classes.
         """
@@ -324,6 +330,9 @@ def calibrator_spec(name):
         Its entry (``spec.name`` is the registry's name).
 
     %(unknown_name_raises)s
+
+    Examples
+    --------
     >>> from sklcalib.calibration import calibrator_spec
     >>> calibrator_spec("sigmoid").name
     'platt'
@@ -381,6 +390,9 @@ def get_calibrator(name, **params):
         Unfitted.
 
     %(unknown_name_raises)s
+
+    Examples
+    --------
     >>> from sklcalib.calibration import get_calibrator
     >>> get_calibrator("isotonic")
     IsotonicCalibrator()

@@ -52,7 +52,11 @@ class VectorScaler(BaseCalibrator):
         Per-class scale w.
     intercept_ : ndarray of shape (n_classes,)
         Per-class bias b.
-    %(logit_scaler_steps_notes_and_examples)s
+    %(logit_scaler_steps_and_notes)s
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import VectorScaler
     %(logit_example_data)s
     >>> scaler = VectorScaler().fit(logits, y)
@@ -112,7 +116,11 @@ class MatrixScaler(BaseCalibrator):
     %(matrix_coef)s
     intercept_ : ndarray of shape (n_classes,)
         The bias b.
-    %(logit_scaler_steps_notes_and_examples)s
+    %(logit_scaler_steps_and_notes)s
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import MatrixScaler
     %(logit_example_data)s
     >>> scaler = MatrixScaler(reg=1e-3).fit(logits, y)
@@ -186,7 +194,9 @@ class PlattScaler(BinaryOnlyMixin, BaseCalibrator):
     ``sample_weight`` the sum is weighted, so the penalty counts against
     ``sum(w)`` rows, as in scikit-learn.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import PlattScaler
     >>> scores = np.array([-3.0, -1.0, -2.0, 1.0, 2.0, 3.0, 0.5, -0.5])
     >>> y = np.array([0, 0, 0, 1, 1, 1, 0, 1])

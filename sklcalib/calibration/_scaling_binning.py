@@ -57,7 +57,9 @@ class ScalingBinningCalibrator(OneVsRestCalibrator):
     step is :class:`~sklcalib.calibration.PlattScaler` (maximum likelihood
     with a very weak penalty on the slope).
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import ScalingBinningCalibrator
     >>> rng = np.random.default_rng(0)
     >>> p1 = rng.uniform(size=500)

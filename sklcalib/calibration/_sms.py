@@ -173,7 +173,9 @@ class SMSCalibrator(_StructuredScaler):
     ----------
     %(sms_reference)s
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SMSCalibrator
     >>> rng = np.random.default_rng(0)
@@ -286,7 +288,9 @@ class SVSCalibrator(_StructuredScaler):
     ----------
     %(sms_reference)s
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SVSCalibrator
     >>> rng = np.random.default_rng(0)

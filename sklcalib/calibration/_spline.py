@@ -197,7 +197,9 @@ class SplineCalibrator(BaseCalibrator):
     K. Gupta, A. Rahimi, T. Ajanthan, T. Mensink, C. Sminchisescu and
     R. Hartley. Calibration of neural networks using splines. ICLR, 2021.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import SplineCalibrator
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=5000)

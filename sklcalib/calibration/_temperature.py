@@ -76,7 +76,9 @@ class TemperatureScaler(BaseCalibrator):
     (scikit-learn's ``CalibratedClassifierCV(method="temperature")`` uses
     [-s, s] instead, whose temperature is twice this one.)
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import TemperatureScaler
     >>> logits = np.array([[4.0, 0.0], [0.0, 4.0], [4.0, 0.0], [0.0, 4.0]])
     >>> y = np.array([0, 1, 1, 1])

@@ -57,7 +57,9 @@ class VennAbersCalibrator(OneVsRestCalibrator):
     carry weight (normalised to sum to 1, say) make the test point dominate
     the interval, and warn: rescale relative weights to mean 1.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.calibration import VennAbersCalibrator
     >>> rng = np.random.default_rng(0)
     >>> p1 = rng.uniform(size=500)

@@ -32,6 +32,9 @@ def load_moons(random_state=0):
     features so that a 64-64 network can memorise the overlap.
 
     %(synthetic_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_moons
     >>> d = load_moons()
     >>> d.X_train.shape, d.n_classes
@@ -62,6 +65,9 @@ def load_blobs(random_state=0):
     past which cross-entropy keeps growing its logits.
 
     %(synthetic_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_blobs
     >>> load_blobs().n_classes
     5
@@ -91,6 +97,9 @@ def load_classification(random_state=0):
     reassigned at random).
 
     %(synthetic_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_classification
     >>> load_classification().X_test.shape
     (400, 20)
@@ -116,6 +125,9 @@ def load_classification_hard(random_state=0):
     regime where cross-entropy is most over-confident.
 
     %(synthetic_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_classification_hard
     >>> d = load_classification_hard()
     >>> d.X_train.shape, d.n_classes
@@ -180,6 +192,9 @@ def load_digits(random_state=0):
     """Load scikit-learn's bundled 8x8 digits (1 797 images, 64 features, 10 classes).
 
     %(bundled_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_digits
     >>> load_digits().X_train.shape
     (1079, 64)
@@ -192,6 +207,9 @@ def load_breast_cancer(random_state=0):
     """Load scikit-learn's bundled Wisconsin breast cancer data (569 samples, binary).
 
     %(bundled_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_breast_cancer
     >>> load_breast_cancer().n_classes
     2
@@ -204,6 +222,9 @@ def load_wine(random_state=0):
     """Load scikit-learn's bundled wine data (178 samples, 13 features, 3 classes).
 
     %(bundled_loader_sections)s
+
+    Examples
+    --------
     >>> from sklcalib.datasets import load_wine
     >>> load_wine().X_test.shape
     (36, 13)

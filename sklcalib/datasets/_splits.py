@@ -66,7 +66,9 @@ def split_and_scale(X, y, *, random_state=0):
         ``float32`` standardised with statistics of the training split only,
         labels ``int64``.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.datasets import split_and_scale
     >>> X = np.arange(200, dtype=float).reshape(100, 2)
     >>> y = np.repeat([0, 1], 50)

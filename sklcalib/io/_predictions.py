@@ -48,7 +48,9 @@ class Predictions:
         The segment columns asked for (``read_predictions(..., segments=...)``),
         each of shape (n_samples,): numbers as float64, text as str.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.io import Predictions
     >>> p = Predictions("f.npz", np.array([0, 1]), np.log([[0.8, 0.2], [0.4, 0.6]]),
     ...                 ["a", "b"], "logits")

@@ -77,7 +77,9 @@ class CalibrationAccumulator:
     expected_calibration_error : The one-shot top-label ECE.
     calibration_report : Every metric of one in-memory input.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import CalibrationAccumulator
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> y_true = np.array([0, 1, 1, 1])

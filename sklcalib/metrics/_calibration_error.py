@@ -148,7 +148,9 @@ def expected_calibration_error(
     --------
     bin_statistics : The per-bin sums the error is computed from.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import expected_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> y_true = [0, 1, 1, 1]
@@ -195,7 +197,9 @@ def adaptive_calibration_error(
     ece : float
         In [0, 1]; lower is better.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import adaptive_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(adaptive_calibration_error([0, 1, 1, 1], y_prob, n_bins=2), 6)
@@ -242,7 +246,9 @@ def maximum_calibration_error(
     (uniform bins only), torch tensors read without a copy where possible; see
     :func:`expected_calibration_error`.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import maximum_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(maximum_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)
@@ -303,7 +309,9 @@ def classwise_calibration_error(
     On dask arrays (uniform bins only) each block adds its rows to the
     per-class bin sums of every column, so the whole input is read once.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import classwise_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(classwise_calibration_error([0, 1, 1, 1], y_prob, n_bins=5), 6)

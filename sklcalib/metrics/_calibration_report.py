@@ -81,7 +81,9 @@ class CalibrationReport(dict):
         The segment audit of a report asked with ``segments`` (its verdict
         and worst segments open the text form), else None.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import calibration_report
     >>> rng = np.random.default_rng(0)
     >>> p = rng.dirichlet(np.ones(3), size=300)
@@ -382,7 +384,9 @@ def calibration_report(
         ``report["smooth_ece"]``, raises a ``KeyError`` that says so, and
         ``report.unavailable`` lists them.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import calibration_report
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> report = calibration_report([0, 1, 1, 1], y_prob, n_bins=5)

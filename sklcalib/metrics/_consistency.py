@@ -39,7 +39,9 @@ class CalibrationTestResult(NamedTuple):
     null_distribution : ndarray of shape (n_resamples,)
         The metric on every resample with labels drawn from ``y_prob``.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=200)
@@ -119,7 +121,9 @@ def calibration_test(
     J. Vaicenavicius et al. Evaluating model calibration in classification.
     AISTATS 2019.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.5, 1.0, size=300)

@@ -188,7 +188,9 @@ class CumulativeTestResult(NamedTuple):
     class_pvalues : ndarray or None
         Per-class unadjusted p-values (classwise only).
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -279,7 +281,9 @@ def cumulative_calibration_test(
     rows of 10 classes a calibrated model is rejected at the 5 % level in
     4–6 % of simulations (see the user guide's table).
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import cumulative_calibration_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
@@ -368,7 +372,9 @@ def spiegelhalter_test(
     result : SpiegelhalterTestResult
         ``statistic`` (z) and ``pvalue``.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import spiegelhalter_test
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)

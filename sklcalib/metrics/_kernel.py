@@ -412,7 +412,9 @@ def kernel_calibration_error(
     D. Widmann, F. Lindsten and D. Zachariah. Calibration tests in multi-class
     classification: A unifying framework. NeurIPS 2019.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import kernel_calibration_error
     >>> rng = np.random.default_rng(0)
     >>> p = rng.dirichlet(np.ones(3), size=1000)

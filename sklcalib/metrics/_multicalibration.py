@@ -80,7 +80,9 @@ class SegmentRow(NamedTuple):
     pvalue_unadjusted : float
         The Brownian limit law of this segment alone.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=600)
@@ -160,7 +162,9 @@ class MulticalibrationAudit:
     n_resamples : int
         The number of null draws.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=1000)
@@ -478,7 +482,9 @@ def multicalibration_audit(
     --------
     cumulative_calibration_test : The test on all rows at once.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import multicalibration_audit
     >>> rng = np.random.default_rng(0)
     >>> n = 4000

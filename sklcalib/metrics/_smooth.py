@@ -131,7 +131,9 @@ def smooth_calibration_error(
     sigma : float
         The bandwidth, only if ``return_bandwidth`` is True.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import smooth_calibration_error
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(smooth_calibration_error([0, 1, 1, 1], y_prob), 4)

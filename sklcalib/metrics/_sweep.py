@@ -203,7 +203,9 @@ def ece_sweep(y_true, y_prob, *, norm="l1", labels=None, sample_weight=None):
     R. Roelofs, N. Cain, J. Shlens and M. C. Mozer. Mitigating Bias in
     Calibration Error Estimation. AISTATS 2022.
 
-    %(examples_heading_numpy)s
+    Examples
+    --------
+    >>> import numpy as np
     >>> from sklcalib.metrics import ece_sweep
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
     >>> round(ece_sweep([0, 1, 1, 1], y_prob), 6)  # one group: 0.75 vs 0.75
