@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from sklcalib._utils._docstrings import fill_doc
+from sklcalib._utils._docstrings import fill_doc as _fill_doc
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.tabular import RAW
@@ -97,7 +97,7 @@ def _at_chance(cell):
     return vs_prior is not None and vs_prior[2] >= 0
 
 
-@fill_doc
+@_fill_doc
 def chance_cells(rows):
     """``(dataset, model)`` cells whose raw model is at chance (the ⚠ rule,
     :data:`CHANCE_RULE`): no better than predicting the class frequencies.
@@ -204,7 +204,7 @@ def _change_table(stats, datasets, model, calibrators):
     return lines
 
 
-@fill_doc
+@_fill_doc
 def calibrator_scores(rows):
     """Win rates of each calibrator across the (dataset, model) cells.
 
@@ -534,7 +534,7 @@ def boosting_markdown(rows, *, settings=None):
 _SUMMARY_CELLS = 6
 
 
-@fill_doc
+@_fill_doc
 def boosting_summary(rows):
     """A terminal-sized summary of the post-hoc calibration runs.
 

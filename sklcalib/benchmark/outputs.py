@@ -17,7 +17,7 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from sklcalib._utils._docstrings import fill_doc
+from sklcalib._utils._docstrings import fill_doc as _fill_doc
 
 __all__ = ["INCOMPLETE", "LATEST", "discard_run", "new_run_dir", "run_folder"]
 
@@ -27,7 +27,7 @@ LATEST = "latest"
 INCOMPLETE = "-incomplete"
 
 
-@fill_doc
+@_fill_doc
 def new_run_dir(base, *, now=None):
     """Create and return a fresh, empty run folder inside ``base``.
 
@@ -90,7 +90,7 @@ def discard_run(run_dir):
 
 
 @contextlib.contextmanager
-@fill_doc
+@_fill_doc
 def run_folder(base, *, now=None):
     """A new run folder for the block; ``latest`` points at it only if the
     block completes.

@@ -7,7 +7,7 @@ at or near chance, and where the files are.
 
 import textwrap
 
-from sklcalib._utils._docstrings import fill_doc
+from sklcalib._utils._docstrings import fill_doc as _fill_doc
 from sklcalib.benchmark.chance import runs_at_chance as _runs_at_chance
 from sklcalib.benchmark.tables import _best_losses, _edge_counts, _ordered
 from sklcalib.benchmark.tables import aggregate as _aggregate
@@ -19,7 +19,7 @@ __all__ = ["plain_text", "terminal_summary", "where_written"]
 _MAX_LISTED = 8
 
 
-@fill_doc
+@_fill_doc
 def terminal_summary(
     rows, *, datasets=None, losses=None, run_dir=None, files=(), width=100
 ):
@@ -191,7 +191,7 @@ def _blocks(datasets, widths, room):
 _WIDTH = 100
 
 
-@fill_doc
+@_fill_doc
 def plain_text(markdown, width=_WIDTH):
     """Markdown tables as aligned plain columns, for a terminal.
 

@@ -17,7 +17,7 @@ from collections import defaultdict
 import numpy as np
 
 from sklcalib import calibration
-from sklcalib._utils._docstrings import fill_doc
+from sklcalib._utils._docstrings import fill_doc as _fill_doc
 from sklcalib._utils._metric_display import DISPLAY
 from sklcalib.benchmark import _paired
 from sklcalib.benchmark.chance import CHANCE_RULE
@@ -134,7 +134,7 @@ def _ordered(values, order):
     return [v for v in order if v in seen] + [v for v in seen if v not in order]
 
 
-@fill_doc
+@_fill_doc
 def markdown_report(rows, *, datasets=None, losses=None, settings=None):
     """The benchmark's markdown report.
 

@@ -22,7 +22,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.utils.metaestimators import available_if
 
 from sklcalib import calibration, metrics
-from sklcalib._utils._docstrings import fill_doc
+from sklcalib._utils._docstrings import fill_doc as _fill_doc
 from sklcalib.benchmark.runner import METRICS
 from sklcalib.benchmark.runner import PATIENCE as _PATIENCE
 from sklcalib.benchmark.runner import derive_seed as _derive_seed
@@ -75,7 +75,7 @@ MODELS = {
 RAW = "none"
 
 
-@fill_doc
+@_fill_doc
 def available_calibrators():
     """Names of :data:`CALIBRATORS` that this installation can run.
 
@@ -94,7 +94,7 @@ def available_calibrators():
     return [n for n in CALIBRATORS if n == "auto" or n in installed]
 
 
-@fill_doc
+@_fill_doc
 def available_models():
     """Names of :data:`MODELS` whose packages this installation has.
 
