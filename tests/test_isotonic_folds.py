@@ -67,6 +67,19 @@ def test_kernel_leaves_a_split_without_a_class_to_the_calibrator():
     assert isotonic_fold_proba(proba, y, 3, None, splits) is None
 
 
+def test_without_scipys_isotonic_regression_every_split_takes_the_general_path(
+    monkeypatch,
+):
+    # scipy < 1.12 (the declared minimum is older) has no isotonic_regression
+    from sklcalib.calibration import _isotonic_folds
+
+    proba, y, _ = _bed(0, 60, 3, "plain")
+    splits = [(np.arange(30, 60), np.arange(30)), (np.arange(30), np.arange(30, 60))]
+    assert isotonic_fold_proba(proba, y, 3, None, splits) is not None
+    monkeypatch.setattr(_isotonic_folds, "isotonic_regression", None)
+    assert isotonic_fold_proba(proba, y, 3, None, splits) is None
+
+
 def test_search_table_is_the_same_with_and_without_the_kernel(monkeypatch):
     proba, y, rng = _bed(1, 500, 3, "ties")
     w = rng.uniform(0.5, 2.0, size=len(y))

@@ -2,7 +2,11 @@
 folds of the harm check and of the calibrator selection), sharing one sort."""
 
 import numpy as np
-from scipy.optimize import isotonic_regression
+
+try:
+    from scipy.optimize import isotonic_regression
+except ImportError:  # scipy < 1.12: every split takes the general path
+    isotonic_regression = None
 
 from ._base import renormalise, within_unit_interval
 
@@ -22,7 +26,10 @@ def isotonic_fold_proba(proba, y_idx, n_classes, w, splits):
     scikit-learn calls), linear interpolation clipped to the fitted range,
     then one-vs-rest renormalisation. None where a split needs the general
     path (a class missing from its training rows, a training weight sum of
-    zero: the calibrator's own checks say what is wrong)."""
+    zero: the calibrator's own checks say what is wrong), and everywhere with
+    a scipy older than 1.12, which has no ``isotonic_regression``."""
+    if isotonic_regression is None:
+        return None
     n_rows, n_columns = proba.shape
     n_folds = len(splits)
     positive = np.ones(n_rows, dtype=bool) if w is None else w > 0
