@@ -725,53 +725,24 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                         # them beats every simpler map there (on two of the
                         # suite's sighted tables all five folds were fitted
                         # for the raw scores to be kept in the end)
-                        done = [t for _, t in splits[:2]]
-                        blend2 = np.mean(
-                            [
-                                _fold_scores(
-                                    y_idx[t],
-                                    _blend_proba(held[LOGISTIC][t], held[BOOSTING][t]),
-                                    w[t],
-                                    K,
-                                    (),
-                                )["log_loss"]
-                                for t in done
-                            ]
-                        )
-                        mine2 = min(fold_ll[i, :2].mean(), blend2)
-                        simpler = fold_ll[:i, :2].mean(axis=1)
-                        simpler = simpler[np.isfinite(simpler)]
-                        if simpler.size and mine2 >= simpler.min():
-                            status[i] = status[i + 1] = (
-                                "screened out: on the first two folds its mean "
-                                f"log-loss {mine2:.5f} is no lower than a "
-                                f"simpler map's {simpler.min():.5f}"
-                            )
+                        message, _ = _screen(fold_ll, i, held, splits, y_idx, w, K, 2)
+                        if message is not None:
+                            status[i] = status[i + 1] = message
                             fold_ll[i] = np.nan
                             held.pop(BOOSTING, None)
                             break
                     if method == BOOSTING and f == 0 and len(splits) >= 2:
-                        others = fold_ll[:i, 0][np.isfinite(fold_ll[:i, 0])]
-                        mine = [fold_ll[i, 0]]
-                        if LOGISTIC in held:  # the blend's first fold
-                            blend = _blend_proba(held[LOGISTIC][test], proba)
-                            mine.append(
-                                _fold_scores(y_idx[test], blend, w[test], K, ())[
-                                    "log_loss"
-                                ]
-                            )
-                        if others.size and min(mine) >= others.min():
-                            # the screen: boosting and the blend are chosen
-                            # only when they beat every simpler map by more
-                            # than a standard error of the paired fold
-                            # differences; not even better on the first fold,
-                            # they are left out at a fifth of the cost (the
-                            # other folds are not fitted)
-                            status[i] = status[i + 1] = (
-                                "screened out: on the first fold its log-loss "
-                                f"{min(mine):.5f} is no lower than a simpler "
-                                f"map's {others.min():.5f}"
-                            )
+                        # the screen: boosting and the blend are chosen
+                        # only when they beat every simpler map by more than
+                        # a standard error of the paired fold differences;
+                        # not even better on the first fold, they are left
+                        # out at a fifth of the cost (the other folds are not
+                        # fitted)
+                        message, mine = _screen(
+                            fold_ll, i, held, splits, y_idx, w, K, 1
+                        )
+                        if message is not None:
+                            status[i] = status[i + 1] = message
                             fold_ll[i] = np.nan
                             held.pop(BOOSTING, None)
                             break
@@ -804,6 +775,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                             # (below), not by fitting the boosting on every
                             # fold (at 150,000 rows that was four fifths of
                             # auto's fit)
+                            blend = _blend_proba(held[LOGISTIC][test], proba)
                             first = (test, held[LOGISTIC][test], blend)
                             status[i] = status[i + 1] = (
                                 "scored on the first fold only (a large set): "
@@ -989,6 +961,43 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         """
         proba = self.predict_proba(scores, segments=segments)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+_SCREENED_ON = {
+    1: "the first fold its log-loss",
+    2: "the first two folds its mean log-loss",
+}
+
+
+def _screen(fold_ll, i, held, splits, y_idx, w, n_classes, n_done):
+    """Why the boosting (row ``i``) and the blend (row ``i + 1``) are left
+    out after their first ``n_done`` folds: neither has a lower mean fold
+    log-loss there than a simpler map (None while one of them does); and
+    those two means (the blend's only with a logistic map)."""
+    mine = [fold_ll[i, :n_done].mean()]
+    if LOGISTIC in held:
+        mine.append(
+            np.mean(
+                [
+                    _fold_scores(
+                        y_idx[t],
+                        _blend_proba(held[LOGISTIC][t], held[BOOSTING][t]),
+                        w[t],
+                        n_classes,
+                        (),
+                    )["log_loss"]
+                    for _, t in splits[:n_done]
+                ]
+            )
+        )
+    simpler = fold_ll[:i, :n_done].mean(axis=1)
+    simpler = simpler[np.isfinite(simpler)]
+    if not (simpler.size and min(mine) >= simpler.min()):
+        return None, mine
+    return (
+        f"screened out: on {_SCREENED_ON[n_done]} {min(mine):.5f} is no lower "
+        f"than a simpler map's {simpler.min():.5f}"
+    ), mine
 
 
 def _clears(fold_ll, i, status, rule):
