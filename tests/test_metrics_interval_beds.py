@@ -307,3 +307,28 @@ def test_oracle_is_narrowed_by_few_replications():
     # the law's; of 400 draws about 99 %
     assert factor[20] < 0.88
     assert 0.97 < factor[400] < 1.01
+
+
+def test_render_merges_runs_by_replications_then_by_tier(tmp_path):
+    # within a tier a cell keeps its run with the most replications (the
+    # first file on a tie); an earlier tier (the cell's code changed since)
+    # replaces a later one whatever its replications
+    header = "bed,n,error,coverage,reps\n"
+    files = {
+        "new.csv": "a,1,ece,0.97,60\n",
+        "old.csv": "a,1,ece,0.91,200\nb,1,ece,0.95,100\n",
+        "more.csv": "b,1,ece,0.96,100\nb,2,ece,0.94,200\n",
+    }
+    for name, rows in files.items():
+        (tmp_path / name).write_text(header + rows)
+    p = {name: str(tmp_path / name) for name in files}
+    got = {
+        (r["bed"], r["n"]): r["coverage"]
+        for r in bench._merged(f"{p['new.csv']};{p['old.csv']},{p['more.csv']}")
+    }
+    assert got == {("a", "1"): "0.97", ("b", "1"): "0.95", ("b", "2"): "0.94"}
+    flat = {
+        (r["bed"], r["n"]): r["coverage"]
+        for r in bench._merged(f"{p['new.csv']},{p['old.csv']}")
+    }
+    assert flat[("a", "1")] == "0.91"
