@@ -9,8 +9,9 @@ With a frozen estimator (one calibrator on all the data) ``True`` needs
 ``cv`` fold fits of the calibrator; the default ``"auto"`` skips them where
 they cannot warn (a scaling calibrator whose in-sample log-loss plus twice
 its predicted optimism is within the rule's margin), so temperature scaling
-of a frozen model on 5000 rows costs one predict more, isotonic regression
-still its fold fits (by a kernel that sorts each column once for all folds).
+of a frozen model on 5000 rows costs no pass over the scores more (its
+solver's passes give both log-losses), isotonic regression still its fold
+fits (by a kernel that sorts each column once for all folds).
 
 Each repeat times the fit with the check and without it back to back (the order
 alternating), on the same data; the table gives the median ratio and its

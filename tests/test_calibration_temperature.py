@@ -245,6 +245,34 @@ def test_large_inputs_start_from_a_subsample_and_stay_exact():
     )
 
 
+@pytest.mark.parametrize("n, weighted", [(3000, False), (3000, True), (21_000, False)])
+def test_the_solver_reports_the_nll_at_one_and_at_the_fit(n, weighted):
+    # what the harm check of CalibratedClassifier reads instead of two softmax
+    # passes: scikit-learn's log-loss of softmax(z) and of softmax(z / T);
+    # 21 000 rows start from a subsample, so T = 1 takes a pass of its own
+    from sklearn.metrics import log_loss
+
+    from sklcalib.calibration._temperature_nll import fit_temperature_nll
+
+    logits, y = _overconfident_logits(n=n, n_classes=4, scale=2.5, seed=3)
+    w = np.random.default_rng(0).uniform(0, 2, n) if weighted else None
+    temperature, (at_one, at_fit) = fit_temperature_nll(
+        logits, y, sample_weight=w, return_nll=True
+    )
+    assert temperature == fit_temperature_nll(logits, y, sample_weight=w)
+    labels = np.arange(4)
+    np.testing.assert_allclose(
+        at_one, log_loss(y, softmax(logits, axis=1), sample_weight=w, labels=labels)
+    )
+    best = log_loss(
+        y, softmax(logits / temperature, axis=1), sample_weight=w, labels=labels
+    )
+    # the last pass is within 1e-5 relative of the fit: above it by round-off
+    # or the squared step
+    assert best * (1 - 1e-12) <= at_fit <= best * (1 + 1e-9)
+    assert at_fit < at_one  # over-confident logits: the fit gains
+
+
 # ----------------------------------------------------------------------
 # scores a temperature cannot fix are reported, not fitted silently
 # ----------------------------------------------------------------------

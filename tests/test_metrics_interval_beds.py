@@ -206,6 +206,55 @@ def test_classwise_dependence_of_a_few_rows_at_0999(kind, n):
     assert 1.3 < _dependence_scale(cells, ybar, kind, rows) < 1.5
 
 
+def _cell_accuracies(q, p, n_bins=15):
+    """Every cell's true mean accuracy (rows' true probabilities averaged)
+    in the cells' order: class by class, non-empty bins."""
+    from sklcalib._utils._binning import bin_index, uniform_edges
+
+    out = []
+    for k in range(p.shape[1]):
+        idx = bin_index(p[:, k], uniform_edges(n_bins))
+        count = np.bincount(idx, minlength=n_bins)
+        total = np.bincount(idx, weights=q[:, k], minlength=n_bins)
+        out.append(total[count > 0] / count[count > 0])
+    return np.concatenate(out)
+
+
+def test_classwise_l2_law_at_the_shrunk_path_sits_where_the_truths_does():
+    # 100 over-confident classes, 1000 rows: the gaps are S-shaped in the
+    # score (positive below 0.6, negative above) and a one-row cell adds
+    # (1 - 2 pbar)(y - pbar) to the debiased square, so the statistic's mean
+    # follows the gaps' signs. Shrunk to a line, mid-range gaps took the
+    # wrong sign and the simulated law at the path point of the true error
+    # sat 0.8-0.9 of its sd below the law at the true accuracies (coverage
+    # 89.5 %); the cubic target puts it within 0.3
+    from sklcalib.metrics._cells import (
+        CellDraws,
+        _binned_cells,
+        _shrunk_gaps,
+        _statistic,
+        _truth,
+    )
+
+    bed = FAMILY["many_classes_over"]
+    rng = np.random.default_rng(5)
+    shifts = []
+    for r in range(3):
+        y, p, q = bed.sample(rng, 1000, with_truth=True)
+        y_idx, p, _, _ = check_targets(y, p, np.arange(100), None)
+        cells = _binned_cells("classwise_ece", y_idx, p, None, 15)
+        assert cells.n.shape[0] >= 40  # the cubic's domain
+        mu = _cell_accuracies(q, p)
+        truth = _truth(cells, mu, "l2")
+        g = _shrunk_gaps(cells)
+        s = truth / _truth(cells, cells.pbar + g, "l2")
+        draws = CellDraws(cells.n, np.random.default_rng(r), 400)
+        at_truth = _statistic(cells, draws.means(mu), "l2_debiased")
+        on_path = _statistic(cells, draws.means(cells.pbar + s * g), "l2_debiased")
+        shifts.append((at_truth.mean() - on_path.mean()) / at_truth.std())
+    assert abs(np.mean(shifts)) < 0.3, shifts
+
+
 def test_estimate_matches_the_metric():
     rng = np.random.default_rng(9)
     y, p = FAMILY["logistic_over"].sample(rng, 500)

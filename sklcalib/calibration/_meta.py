@@ -667,14 +667,31 @@ class CalibratedClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             method = _response_method(self.estimator, spec)
             scores = _to_calibrator_input(responses[method], method, spec)
             kind = LOGITS if needs_logits(spec) else PROBABILITIES
-            inputs = _Inputs.from_scores(scores, kind)
             calibration_size_warning(spec, y, sample_weight=w)
-            if self.check_calibration == "auto" and self.prior is None:
+            inputs = None
+            if (
+                self.check_calibration == "auto"
+                and self.prior is None
+                and _may_skip_refits(spec, selection_cv)
+            ):
                 # the fit the model needs anyway, and its in-sample log-loss
                 fitted = self._fit_choice(choice, responses, y, w)
-                y_idx = np.searchsorted(self.classes_, y)
-                if _refits_cannot_warn(spec, fitted, inputs, y_idx, w, selection_cv):
+                losses = getattr(fitted, "_fit_nll", None)  # the solver's
+                if losses is None:
+                    inputs = _Inputs.from_scores(scores, kind)
+                    y_idx = np.searchsorted(self.classes_, y)
+                    losses = _in_sample_log_losses(spec, fitted, inputs, y_idx, w)
+                n_parameters = spec_of(spec).n_parameters(len(self.classes_))
+                if _refits_cannot_warn(
+                    losses,
+                    n_parameters * len(self.classes_),
+                    len(y),
+                    w,
+                    selection_cv,
+                ):
                     return choice, fitted
+            if inputs is None:
+                inputs = _Inputs.from_scores(scores, kind)
             harm_check(spec, inputs, y, w, cv=selection_cv, prior=self.prior)
         return choice, fitted
 
@@ -1002,9 +1019,49 @@ _SMOOTH_PARAMETRIC = frozenset(
 )
 
 
-def _refits_cannot_warn(calibrator, fitted, inputs, y_idx, w, cv):
-    """Whether the harm check's fold refits of ``calibrator`` cannot warn,
-    judged from ``fitted`` (the calibrator fitted on all of ``inputs``).
+def _may_skip_refits(calibrator, cv):
+    """Whether :func:`_refits_cannot_warn` may judge ``calibrator``: a map
+    fitted by (regularised) maximum likelihood with the registry's parameter
+    count (not the binning, spline and non-parametric ones, whose flexibility
+    their parameters set), and an integer ``cv`` (its fold sizes known)."""
+    spec = spec_of(calibrator)
+    return (
+        spec is not None
+        and spec.name in _SMOOTH_PARAMETRIC
+        and isinstance(cv, int | np.integer)
+        and cv >= 2
+    )
+
+
+def _in_sample_log_losses(calibrator, fitted, inputs, y_idx, w):
+    """``(raw, calibrated)`` weighted mean log-loss on the fit's own rows,
+    the true class's probability floored at the machine epsilon (the check's
+    rows are renormalised after flooring: a relative difference of at most
+    n_classes * eps, nothing to a 1 % margin); None where they cannot be
+    had (the refits will say what is wrong, or nothing)."""
+    scores = inputs.take(calibrator)
+    try:
+        if isinstance(fitted, BaseCalibrator):  # its fit validated these scores
+            proba = fitted._predict_proba(as_2d(scores))
+        else:
+            proba = np.asarray(fitted.predict_proba(scores), dtype=np.float64)
+    except Exception:
+        return None
+    if proba.shape != inputs.passthrough.shape:
+        return None
+    rows = np.arange(len(y_idx))
+    raw = -np.log(np.maximum(inputs.passthrough[rows, y_idx], _EPS))
+    cal = -np.log(np.maximum(proba[rows, y_idx], _EPS))
+    if not np.all(np.isfinite(cal)):
+        return None
+    return np.average(raw, weights=w), np.average(cal, weights=w)
+
+
+def _refits_cannot_warn(losses, n_parameters, n_rows, w, cv):
+    """Whether the harm check's fold refits of a calibrator with
+    ``n_parameters`` fitted parameters cannot warn, judged from ``losses``,
+    the ``(raw, calibrated)`` mean log-loss on the ``n_rows`` rows (weights
+    ``w``) of the fit on all of them (None: they could not be had).
 
     The check warns when the cross-validated log-loss exceeds the raw one by
     more than 1 % of the raw log-loss (and the fold noise). The
@@ -1013,48 +1070,22 @@ def _refits_cannot_warn(calibrator, fitted, inputs, y_idx, w, cv):
     ``p`` fitted parameters (fold fits on ``n_train`` rows scored on unseen
     rows, against the fit on all ``n`` rows scored on its own rows). When the
     in-sample difference plus twice that optimism stays within the 1 %
-    margin, the refits cannot change the verdict. Only for calibrators with
-    a bounded number of parameters (the registry's count, per class, times
-    the classes: the scaling maps fitted by maximum likelihood, not the
-    binning, spline and non-parametric ones, whose flexibility their
-    parameters set), an integer ``cv`` (its fold sizes known) and raw
-    probabilities to compare with; the effective number of rows is Kish's
-    for weighted rows."""
-    spec = spec_of(calibrator)
-    if (
-        spec is None
-        or spec.name not in _SMOOTH_PARAMETRIC
-        or inputs.passthrough is None
-        or not isinstance(cv, int | np.integer)
-        or cv < 2
-    ):
+    margin, the refits cannot change the verdict. The effective number of
+    rows is Kish's for weighted rows. Temperature scaling's solver gives
+    both log-losses from its own passes: not floored, they differ from the
+    floored ones only on rows whose true class has a probability below the
+    machine epsilon (36 nats), where the floor caps the loss."""
+    if losses is None or not np.all(np.isfinite(losses)):
         return False
-    n_classes = inputs.passthrough.shape[1]
-    weights = np.ones(len(y_idx)) if w is None else np.asarray(w, dtype=np.float64)
-    if not weights.sum() > 0:
-        return False
-    n = weights.sum() ** 2 / np.sum(weights**2)
-    scores = inputs.take(calibrator)
-    try:
-        if isinstance(fitted, BaseCalibrator):  # its fit validated these scores
-            proba = fitted._predict_proba(as_2d(scores))
-        else:
-            proba = np.asarray(fitted.predict_proba(scores), dtype=np.float64)
-    except Exception:  # the refits will say what is wrong, or nothing
-        return False
-    if proba.shape != inputs.passthrough.shape:
-        return False
-    # the log-loss of the true class's probability floored at the machine
-    # epsilon (the check's rows are renormalised after flooring: a relative
-    # difference of at most n_classes * eps, nothing to a 1 % margin)
-    rows = np.arange(len(y_idx))
-    raw = -np.log(np.maximum(inputs.passthrough[rows, y_idx], _EPS))
-    cal = -np.log(np.maximum(proba[rows, y_idx], _EPS))
-    if not np.all(np.isfinite(cal)):
-        return False
-    raw, cal = np.average(raw, weights=weights), np.average(cal, weights=weights)
-    p = spec.n_parameters(n_classes) * n_classes
-    optimism = p / (n * (cv - 1) / cv) + p / n
+    if w is None:
+        n = n_rows
+    else:
+        w = np.asarray(w, dtype=np.float64)
+        if not w.sum() > 0:
+            return False
+        n = w.sum() ** 2 / np.sum(w**2)
+    raw, cal = losses
+    optimism = n_parameters / (n * (cv - 1) / cv) + n_parameters / n
     return bool(cal - raw + 2 * optimism <= 0.01 * raw)
 
 

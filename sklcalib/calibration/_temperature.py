@@ -124,9 +124,12 @@ class TemperatureScaler(BaseCalibrator):
     def _fit(self, scores, y_idx, sample_weight=None):
         _warn_if_probabilities(scores)
         logits = binary_logits(scores)
+        # the solver's NLL of the scores as given and of the fit: the harm
+        # check of CalibratedClassifier reads them instead of two passes more
+        self._fit_nll = None
         if self.objective == "nll":
-            self.temperature_ = fit_temperature_nll(
-                logits, y_idx, sample_weight=sample_weight
+            self.temperature_, self._fit_nll = fit_temperature_nll(
+                logits, y_idx, sample_weight=sample_weight, return_nll=True
             )
             _warn_if_at_bound(self.temperature_)
         else:
@@ -161,6 +164,7 @@ class TemperatureScaler(BaseCalibrator):
 
         beta = bracketed_newton(derivatives, beta, lo, hi, 100)
         self.temperature_ = float(1.0 / min(max(beta, lo), hi))
+        self._fit_nll = None
         _warn_if_at_bound(self.temperature_)
         return self
 
