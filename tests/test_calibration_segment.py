@@ -888,3 +888,69 @@ def test_on_a_large_set_the_blend_replaces_the_logistic_map_by_its_first_fold(
         "passthrough",
         "global",
     )
+
+
+def _shift_bed(n, seed, wave=False):
+    """Logits N(0, 1.5) off by a small intercept shift per level of the first
+    of two four-level columns (or, ``wave``, by a wave of the logit that no
+    segment explains: a global miscalibration Platt scaling cannot repair)."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 4, size=(n, 2))
+    z = rng.normal(0, 1.5, n)
+    true = z + (0.6 * np.sin(2 * z) if wave else 0.12 * (g[:, 0] - 1.5))
+    y = (rng.uniform(size=n) < expit(true)).astype(int)
+    return z, y, g.astype(str)
+
+
+def _statuses(cal):
+    r = cal.cv_results_
+    return dict(zip(r["candidate"], r["status"], strict=True))
+
+
+def test_a_tie_stops_the_boosting_and_the_blend_replaces_the_logistic_map(
+    monkeypatch,
+):
+    # a small shift per segment: on the first two folds neither boosted
+    # candidate beats the logistic map by more than a standard error, so the
+    # other folds are not fitted; the blend, lower there, replaces the chosen
+    # logistic map, the choice of every fold fitted
+    from sklcalib.calibration import _segment
+
+    z, y, g = _shift_bed(3000, 1)
+    quick = SegmentCalibrator().fit(z, y, segments=g)
+    status = _statuses(quick)
+    assert status["boosting"].startswith("screened out: on the first 2 folds")
+    assert quick.method_ == "blend" and "after a tie" in quick.reason_
+    monkeypatch.setattr(_segment, "TIE_FOLDS", np.inf)  # never a tie
+    full = SegmentCalibrator().fit(z, y, segments=g)
+    assert _statuses(full)["boosting"] == "evaluated"
+    assert full.method_ == "blend"
+    np.testing.assert_allclose(
+        quick.predict_proba(z, segments=g), full.predict_proba(z, segments=g)
+    )
+
+
+def test_the_boosting_faces_the_simpler_maps_when_the_logistic_map_loses():
+    # a wave of the logit that no segment explains: the logistic map is no
+    # better than the raw scores, so the blend (half of it) gives way to the
+    # boosting, whose trees follow the wave
+    z, y, g = _shift_bed(3000, 0, wave=True)
+    cal = SegmentCalibrator().fit(z, y, segments=g)
+    r = cal.cv_results_
+    mean = dict(zip(r["candidate"], r["mean_log_loss"], strict=True))
+    assert mean["logistic"] >= min(mean["passthrough"], mean["global (platt)"])
+    assert _statuses(cal)["blend"] == "evaluated"
+    assert cal.method_ == "boosting"
+    assert mean["boosting"] < mean["blend"]
+
+
+def test_a_first_fold_at_round_zero_screens_the_boosting_out():
+    # steps far too long: no round improves the first fold's stopping rows,
+    # so the boosting there is the rescaled logit, and it and the blend are
+    # left out after that fold
+    z, y, g = _shift_bed(6000, 2)
+    cal = SegmentCalibrator(learning_rate=3.0).fit(z, y, segments=g)
+    status = _statuses(cal)
+    assert "stopped at round 0" in status["boosting"]
+    assert "stopped at round 0" in status["blend"]
+    assert cal.method_ == "logistic"

@@ -41,6 +41,8 @@ FAMILY = _beds.family()
         ("point_999", 36, ("ece", "adaptive_ece")),
         # 2 % prevalence: the normal interval of a mean covered 79-89.5 %
         ("rare", 100, ("nll",)),
+        # 2 % prevalence predicted too low: one group's L2 error, studentised
+        ("rare_under", 10_000, ("classwise_ece_l2",)),
     ],
 )
 def test_coverage_does_not_collapse(name, n, labels):
@@ -206,6 +208,55 @@ def test_classwise_dependence_of_a_few_rows_at_0999(kind, n):
     assert 1.3 < _dependence_scale(cells, ybar, kind, rows) < 1.5
 
 
+def _cell_accuracies(q, p, n_bins=15):
+    """Every cell's true mean accuracy (rows' true probabilities averaged)
+    in the cells' order: class by class, non-empty bins."""
+    from sklcalib._utils._binning import bin_index, uniform_edges
+
+    out = []
+    for k in range(p.shape[1]):
+        idx = bin_index(p[:, k], uniform_edges(n_bins))
+        count = np.bincount(idx, minlength=n_bins)
+        total = np.bincount(idx, weights=q[:, k], minlength=n_bins)
+        out.append(total[count > 0] / count[count > 0])
+    return np.concatenate(out)
+
+
+def test_classwise_l2_law_at_the_shrunk_path_sits_where_the_truths_does():
+    # 100 over-confident classes, 1000 rows: the gaps are S-shaped in the
+    # score (positive below 0.6, negative above) and a one-row cell adds
+    # (1 - 2 pbar)(y - pbar) to the debiased square, so the statistic's mean
+    # follows the gaps' signs. Shrunk to a line, mid-range gaps took the
+    # wrong sign and the simulated law at the path point of the true error
+    # sat 0.8-0.9 of its sd below the law at the true accuracies (coverage
+    # 89.5 %); the cubic target puts it within 0.3
+    from sklcalib.metrics._cells import (
+        CellDraws,
+        _binned_cells,
+        _shrunk_gaps,
+        _statistic,
+        _truth,
+    )
+
+    bed = FAMILY["many_classes_over"]
+    rng = np.random.default_rng(5)
+    shifts = []
+    for r in range(3):
+        y, p, q = bed.sample(rng, 1000, with_truth=True)
+        y_idx, p, _, _ = check_targets(y, p, np.arange(100), None)
+        cells = _binned_cells("classwise_ece", y_idx, p, None, 15)
+        assert cells.n.shape[0] >= 40  # the cubic's domain
+        mu = _cell_accuracies(q, p)
+        truth = _truth(cells, mu, "l2")
+        g = _shrunk_gaps(cells)
+        s = truth / _truth(cells, cells.pbar + g, "l2")
+        draws = CellDraws(cells.n, np.random.default_rng(r), 400)
+        at_truth = _statistic(cells, draws.means(mu), "l2_debiased")
+        on_path = _statistic(cells, draws.means(cells.pbar + s * g), "l2_debiased")
+        shifts.append((at_truth.mean() - on_path.mean()) / at_truth.std())
+    assert abs(np.mean(shifts)) < 0.3, shifts
+
+
 def test_estimate_matches_the_metric():
     rng = np.random.default_rng(9)
     y, p = FAMILY["logistic_over"].sample(rng, 500)
@@ -258,3 +309,53 @@ def test_oracle_is_narrowed_by_few_replications():
     # the law's; of 400 draws about 99 %
     assert factor[20] < 0.88
     assert 0.97 < factor[400] < 1.01
+
+
+def test_render_merges_runs_by_replications_then_by_tier(tmp_path):
+    # within a tier a cell keeps its run with the most replications (the
+    # first file on a tie); an earlier tier (the cell's code changed since)
+    # replaces a later one whatever its replications
+    header = "bed,n,error,coverage,reps\n"
+    files = {
+        "new.csv": "a,1,ece,0.97,60\n",
+        "old.csv": "a,1,ece,0.91,200\nb,1,ece,0.95,100\n",
+        "more.csv": "b,1,ece,0.96,100\nb,2,ece,0.94,200\n",
+    }
+    for name, rows in files.items():
+        (tmp_path / name).write_text(header + rows)
+    p = {name: str(tmp_path / name) for name in files}
+    got = {
+        (r["bed"], r["n"]): r["coverage"]
+        for r in bench._merged(f"{p['new.csv']};{p['old.csv']},{p['more.csv']}")
+    }
+    assert got == {("a", "1"): "0.97", ("b", "1"): "0.95", ("b", "2"): "0.94"}
+    flat = {
+        (r["bed"], r["n"]): r["coverage"]
+        for r in bench._merged(f"{p['new.csv']},{p['old.csv']}")
+    }
+    assert flat[("a", "1")] == "0.91"
+
+
+def test_studentised_square_scale_is_the_squares_spread():
+    # one group's debiased square: its plug-in standard error at the cells'
+    # accuracies (linear term 4 sum share^2 gap^2 var, degenerate term
+    # 2 sum share^2 var^2) against the square's spread over binomial draws
+    from sklcalib.metrics._cells import CellDraws, _binned_cells, _square_and_scale
+
+    y, p = FAMILY["logistic_under"].sample(np.random.default_rng(4), 3000)
+    y_idx, q, _, w = check_targets(y, p, np.arange(2), None)
+    cells = _binned_cells("classwise_ece", y_idx, q, w, 15)
+    assert cells.n_groups == 1
+    previous = 0.0
+    for gap in (0.0, 0.05, 0.15):
+        mu = np.clip(cells.pbar + gap * np.sign(cells.pbar - 0.5), 0.0, 1.0)
+        ybar = CellDraws(cells.n, np.random.default_rng(1), 4000).means(mu)
+        spread = _square_and_scale(cells, ybar)[0].std()
+        # the formula at the accuracies themselves (the plug-in of a test
+        # set reads its own means, biased up near a gap of 0, alike in the
+        # simulation and in the observed value)
+        scale = _square_and_scale(cells, mu[None, :])[1][0]
+        assert scale == pytest.approx(spread, rel=0.1), gap
+        # the linear term: the spread grows with the gaps
+        assert spread > 1.5 * previous
+        previous = spread
