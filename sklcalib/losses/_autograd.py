@@ -556,6 +556,47 @@ class FocalNode(torch.autograd.Function):
 
 
 # ---------------------------------------------------------------------------
+# label smoothing
+# ---------------------------------------------------------------------------
+
+
+class LabelSmoothingNode(torch.autograd.Function):
+    """Cross-entropy against the smoothed targets ``(1 - α)·e_t + α/K`` in one
+    node: per row ``-(1 - α)·log p_t - (α/K)·Σ_k log p_k``. The smoothed
+    targets sum to 1, so ``∂L/∂z = G·(p - (1 - α)·e_t - α/K)``; the target's
+    entry is written ``G·((p_t - 1) + α·(1 - 1/K))``, without the difference
+    near p_t = 1.
+
+    ``apply(logits, target, alpha, reference, reduction)``, 0 < α <= 1.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, alpha, reference, reduction):
+        logp = log_softmax(logits)
+        t1 = target.unsqueeze(1)
+        logp_t = logp.gather(1, t1)
+        smooth = alpha / logits.shape[1]
+        rows = logp.sum(1, keepdim=True).mul_(constant(-smooth, logp_t))
+        rows = torch.add(rows, logp_t, alpha=alpha - 1.0)
+        ctx.save_for_backward(logits, target)
+        ctx.reference, ctx.reduction = reference, reduction
+        ctx.logp, ctx.parts = logp, (t1, logp_t)
+        ctx.alpha, ctx.smooth = alpha, smooth
+        return reduce_rows(rows, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if torch.is_grad_enabled():
+            return (reference_gradient(ctx, grad),) + (None,) * 4
+        t1, logp_t = ctx.parts
+        g = row_grad(grad, ctx.reduction, t1.shape[0])
+        out = consume_logp(ctx).sub_(constant(ctx.smooth, logp_t))
+        at_target = torch.expm1(logp_t).add_(constant(ctx.alpha - ctx.smooth, logp_t))
+        out.scatter_(1, t1, at_target)
+        return (out.mul_(g),) + (None,) * 4
+
+
+# ---------------------------------------------------------------------------
 # MbLS and MDCA
 # ---------------------------------------------------------------------------
 
