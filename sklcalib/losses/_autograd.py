@@ -837,8 +837,7 @@ class MMCENode(torch.autograd.Function):
         n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)
         out = consume_logp(ctx)
-        index, src = t1, None
-        if total > 0:
+        if total.item() > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r
             d_total = batch_grad(grad, ctx.reduction, n) * (
                 ctx.lam / 2.0 / torch.sqrt(total)
@@ -848,10 +847,12 @@ class MMCENode(torch.autograd.Function):
             d_conf.sub_(w * signed, alpha=1.0 / ctx.bandwidth)
             a = d_conf.mul_(conf).mul_(2.0 * d_total).unsqueeze(1)
             out.mul_(torch.sub(g, a))
-            index = torch.cat((t1, pred.unsqueeze(1)), 1)
-            src = torch.cat((g.expand(n, 1).neg(), a), 1)
         else:
+            a = None
             out.mul_(g)
-            src = g.expand(n, 1).neg()
-        out.scatter_add_(1, index, src)
+        # -g at the target, then +a at the prediction: per entry the
+        # additions of one scatter over both columns, in its order
+        out.scatter_add_(1, t1, g.neg().expand(n, 1))
+        if a is not None:
+            out.scatter_add_(1, pred.unsqueeze(1), a)
         return (out,) + (None,) * 5
