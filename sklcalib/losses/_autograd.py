@@ -255,7 +255,8 @@ def dual_index(logits, target):
     (:func:`first_one`; an infinite minimum is found as well, with no
     subtraction from it): six passes over the (N, K) key.
     """
-    target = target.reshape(-1, 1)
+    if target.ndim == 1:
+        target = target.reshape(-1, 1)
     logits = logits.detach()
     # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
     # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
@@ -478,7 +479,9 @@ class FocalNode(torch.autograd.Function):
             j, has = dual_index(logits, t1)
             pair = logp.gather(1, torch.cat((t1, j), 1))
             logp_t = pair[:, :1]
-            p_j = pair[:, 1:].exp().mul_(has)
+            # p_j where there is a class below, else 0 (a product with the
+            # boolean would convert it first)
+            p_j = torch.where(has, pair[:, 1:].exp(), constant(0.0, pair))
         else:
             p_j = None
             logp_t = logp.gather(1, t1)
@@ -529,12 +532,12 @@ class FocalNode(torch.autograd.Function):
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
         g = row_grad(grad, ctx.reduction, t1.shape[0])
-        # k (see the module docstring) and the target's entry, times G
+        # k (see the module docstring) and the target's entry; G once, last
         k = y_pj = None
         if plan.focal:
             y, factor = focal_slope(logp_t, base, weight, gamma, sign)
             if factor != 1.0:
-                y.mul_(factor)
+                y.mul_(constant(factor, y))
             k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
             at_target = torch.mul(k, p_t_1)
             if p_j is not None:
@@ -545,20 +548,19 @@ class FocalNode(torch.autograd.Function):
             p, sq, others = ctx.squares
             two_lam = 2.0 * plan.lam
             # 2λ·(p_t - S) = -2λ·(p_t·(1 - p_t) + S_o): written without S
-            shift = torch.addcmul(others, p_t, p_t_1).mul_(-two_lam)
+            shift = torch.addcmul(others, p_t, p_t_1).mul_(constant(-two_lam, p_t))
             k = shift if k is None else k.add_(shift)
-            lam_t = torch.mul(p_t, sq).mul_(-two_lam)
+            lam_t = torch.mul(p_t, sq).mul_(constant(-two_lam, p_t))
             at_target = lam_t if not plan.focal else at_target.add_(lam_t)
-            # G·p ⊙ (2λ·p + k), the (N, K) operand first (a broadcast (N, 1)
+            # p ⊙ (2λ·p + k), the (N, K) operand first (a broadcast (N, 1)
             # first operand takes a slow path)
-            out = torch.mul(p, torch.mul(g, constant(two_lam, p)))
-            out.add_(k.mul_(g)).mul_(p)
+            out = torch.mul(p, constant(two_lam, p)).add_(k).mul_(p)
         else:
-            out = consume_logp(ctx).mul_(k.mul_(g))
-        out.scatter_(1, t1, at_target.mul_(g))
+            out = consume_logp(ctx).mul_(k)
+        out.scatter_(1, t1, at_target)
         if y_pj is not None:
-            out.scatter_add_(1, j, y_pj.mul_(g).neg_())
-        return out, None, None, None, None
+            out.scatter_add_(1, j, y_pj.neg_())
+        return out.mul_(g), None, None, None, None
 
 
 # ---------------------------------------------------------------------------
