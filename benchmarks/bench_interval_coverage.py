@@ -30,7 +30,9 @@ Run (single-threaded BLAS; ``nice``; ``--jobs`` processes)::
 its cells); ``--beds``/``--sizes``/``--errors`` select a subset (a cell's
 draws depend on its bed, ``n`` and ``--seed`` only, so a run split by beds,
 sizes or errors gives the same cells); ``--render MAIN.csv[,MORE.csv]
-BINS.csv[,MORE.csv] SHARE.csv FOLDER`` writes the user guide's tables and the
+BINS.csv[,MORE.csv] SHARE.csv FOLDER`` (each a list of files, in tiers
+separated by ``;`` where a cell's code changed since: see :func:`_merged`)
+writes the user guide's tables and the
 words on them (``docs/_static/interval_coverage``) from the runs' csv files:
 among them every cell's one-sided binomial test against 95 % (one by one and
 with Holm's correction), and how many wide cells stay wider than 1.35 times
@@ -240,13 +242,21 @@ def _write(path, header, rows):
 
 def _merged(paths):
     """The rows of comma-separated csv files; a cell measured in several
-    runs keeps its run with the most replications."""
+    runs keeps its run with the most replications (on a tie, the file listed
+    first). Groups of files separated by ``;`` are tiers: a cell of an
+    earlier tier replaces the same cell of every later tier whatever their
+    replications (the runs of a cell whose code changed since the later
+    tiers were measured)."""
     best = {}
-    for path in paths.split(","):
-        for r in _read(path):
-            key = (r["bed"], r["n"], r["error"])
-            if key not in best or int(r["reps"]) > int(best[key]["reps"]):
-                best[key] = r
+    for tier in paths.split(";"):
+        mine = {}
+        for path in tier.split(","):
+            for r in _read(path):
+                key = (r["bed"], r["n"], r["error"])
+                if key not in mine or int(r["reps"]) > int(mine[key]["reps"]):
+                    mine[key] = r
+        for key, r in mine.items():
+            best.setdefault(key, r)
     return list(best.values())
 
 

@@ -94,6 +94,53 @@ def test_stacked_fit_is_each_nets_own_fit(data, one_thread):
         np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_stacked_last_layer_backward_is_each_nets_own(
+    data, one_thread, batched, monkeypatch
+):
+    # the last layers' node takes each net's logits' gradient in its own
+    # layout (cross-entropy's row-major, the fused criteria's column-major);
+    # batched where its check finds the products each net's own, else each
+    # net's own backward by autograd: the nets' own fits either way
+    from sklcalib import _net_stack
+
+    X, y, _, _ = data
+    monkeypatch.setattr(_net_stack, "_LAST_EXACT", {})
+    if not batched:
+        monkeypatch.setattr(_net_stack, "_last_exact", lambda *args: False)
+    stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+    if batched:
+        # checked once per batch shape and set of layouts: both layouts met
+        layouts = {key[-1] for key in _net_stack._LAST_EXACT}
+        assert any(len({s[0] == 1 for s in strides}) == 2 for strides in layouts), (
+            layouts
+        )
+
+
+def test_last_layer_node_falls_back_on_other_layouts():
+    # a gradient that is a view of something larger takes each net's own
+    # backward (no check, whose random copy would not have its layout)
+    from sklcalib._net_stack import _last_exact, _last_per_net
+
+    gen = torch.Generator().manual_seed(0)
+    z = torch.randn(2, 5, 4, generator=gen)
+    w = torch.randn(2, 3, 4, generator=gen)
+    b = torch.randn(2, 3, generator=gen)
+    wide = torch.randn(5, 6, generator=gen)
+    grads = [wide[:, :3], wide[:, 3:]]
+    assert not _last_exact(z, w, b, grads)
+    gz, gw, gb = _last_per_net(z, w, b, grads)
+    for j in range(2):
+        torch.testing.assert_close(gz[j], grads[j] @ w[j], rtol=0, atol=1e-6)
+        torch.testing.assert_close(gw[j], grads[j].t() @ z[j], rtol=0, atol=1e-6)
+        torch.testing.assert_close(gb[j], grads[j].sum(0), rtol=0, atol=1e-6)
+
+
 def test_stacked_fit_with_own_batches_per_net(data, one_thread):
     # different seeds: different initial weights and batch orders
     X, y, _, _ = data
