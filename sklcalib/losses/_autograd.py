@@ -630,12 +630,12 @@ class MarginNode(torch.autograd.Function):
             # torch's max with indices is a scalar loop: the value here, the
             # index in the backward (as dual_index does)
             top, argmax = logits.amax(1, keepdim=True), None
-        excess = torch.sub(top - margin, logits).relu_()
+        excess = torch.sub(top - constant(margin, top), logits).relu_()
         if class_mean:
             penalty = excess.mean(1, keepdim=True)
         else:
             penalty = excess.sum(1, keepdim=True)
-        rows = penalty.mul_(alpha).sub_(logp_t)
+        rows = penalty.mul_(constant(alpha, penalty)).sub_(logp_t)
         # what the backward needs of the excess: where it is > 0, how often
         above = excess.sign_()
         ctx.save_for_backward(logits, target)
@@ -663,7 +663,7 @@ class MarginNode(torch.autograd.Function):
             # the first largest logit, in the spent mask's memory
             logits = ctx.saved_tensors[0].detach()
             argmax = first_one(torch.eq(logits, top, out=above))
-        out.scatter_add_(1, argmax, torch.mul(count, ctx.alpha))
+        out.scatter_add_(1, argmax, torch.mul(count, constant(ctx.alpha, count)))
         return (out.mul_(g),) + (None,) * 6
 
 
@@ -705,7 +705,7 @@ class MDCANode(torch.autograd.Function):
             rows = logp_t.neg()
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
-        rows = torch.add(rows, value * beta)
+        rows = torch.add(rows, value * constant(beta, value))
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
