@@ -38,7 +38,7 @@ from sklcalib.calibration import TemperatureScaler
 from sklcalib.metrics import calibration_report, expected_calibration_error
 from sklcalib.plotting import ReliabilityDisplay
 
-N_ROWS = int(float(os.environ.get("SKLCALIB_EXAMPLE_ROWS", 1_000_000)))
+N_ROWS = int(float(os.environ.get("SKLCALIB_EXAMPLE_ROWS", 200_000)))
 N_CLASSES = 10
 CHUNK_ROWS = min(1_000_000, max(N_ROWS // 8, 1))
 LABELS = np.arange(N_CLASSES)

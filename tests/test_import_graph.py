@@ -11,6 +11,7 @@ through the package's ``__init__``, which Python resolves fine.
 """
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "sklcalib"
@@ -54,6 +55,7 @@ def _imports(name, path, modules):
     return {t for t in targets if t in modules and t != name}
 
 
+@functools.cache  # read once for the tests below (they do not change it)
 def _graph():
     modules = _modules()
     return {name: _imports(name, path, modules) for name, path in modules.items()}

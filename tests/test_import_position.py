@@ -11,6 +11,7 @@ following sklcalib's own module-level imports.
 """
 
 import ast
+import functools
 
 from test_import_graph import _modules, import_targets
 
@@ -27,6 +28,7 @@ def _top_level(body):
             yield from _top_level(handler.body)
 
 
+@functools.cache  # read once for both tests (they do not change it)
 def _imports():
     """(module, target, line, module-level?, commented?) of every import."""
     modules = _modules()
