@@ -18,7 +18,7 @@ and writes an rst include with:
   reduction and the log-loss change against the best global calibrator.
 
 Run: ``python benchmarks/bench_segment_suite.py [--seeds 3] [--tables cps,hi]
-[--quick] [--out docs/user_guide/segment_suite_table.txt]``
+[--repeats 3] [--quick] [--out docs/user_guide/segment_suite_table.txt]``
 (``--quick``: 2 000 rows a part, the suite's ``--quick``).
 """
 
@@ -166,6 +166,13 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--tables", default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="interleaved timing repeats (every contender once a repeat; the "
+        "medians are reported)",
+    )
     parser.add_argument("--out", default=None)
     parser.add_argument("--csv", default=None, help="write the rows to this file")
     parser.add_argument(
@@ -189,6 +196,7 @@ def main(argv=None):
         tables,
         list(range(args.seeds)),
         rows=segments.QUICK_ROWS if args.quick else segments.DEFAULT_ROWS,
+        repeats=args.repeats,
     )
     if args.csv:
         segments.segment_rows_to_csv(rows, args.csv)

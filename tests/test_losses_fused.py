@@ -36,6 +36,7 @@ from sklcalib.losses import (
     FocalCalibrationLoss,
     FocalLoss,
     InverseFocalLoss,
+    LabelSmoothingLoss,
     MbLSLoss,
     MDCALoss,
     MMCELoss,
@@ -86,6 +87,8 @@ CRITERIA = {
     "mmce": MMCELoss(),
     "mmce kumar": MMCELoss(normalisation="kumar"),
     "mmce unweighted": MMCELoss(lam=0.7, weighted=False),
+    "label smoothing": LabelSmoothingLoss(),
+    "label smoothing 1": LabelSmoothingLoss(alpha=1.0),
 }
 NAMES = list(CRITERIA)
 
@@ -96,6 +99,7 @@ NODES = {
     "MarginNodeBackward": ("mbls",),
     "MDCANodeBackward": ("mdca",),
     "MMCENodeBackward": ("mmce",),
+    "LabelSmoothingNodeBackward": ("label smoothing",),
 }
 
 
@@ -381,7 +385,13 @@ def test_eager_value_and_gradient_are_the_nodes_to_the_last_bit(name):
 
 
 @pytest.mark.parametrize(
-    "criterion", [FocalLoss(0.0), MMCELoss(lam=0.0), DualFocalLoss(dual="mean_all")]
+    "criterion",
+    [
+        FocalLoss(0.0),
+        MMCELoss(lam=0.0),
+        LabelSmoothingLoss(alpha=0.0),
+        DualFocalLoss(dual="mean_all"),
+    ],
 )
 def test_eager_path_defers_to_autograd_without_a_node(criterion):
     # cross-entropy's kernel and the composed ablations: the loss with its

@@ -113,11 +113,17 @@ def apply_node(node, *args):
         return node.apply(*args)
     _EAGER.grads = None  # one node per request
     ctx = _EagerContext()
-    with torch.no_grad():
+    # no_grad as a function call: its context manager's Python costs about
+    # a tenth of a small criterion's call
+    enabled = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    try:
         value = node.forward(ctx, *args)
         # what backward() of a scalar loss seeds its node with: 1 (cached,
         # which row_grad recognises)
         grads.append(node.backward(ctx, constant(1.0, value))[0])
+    finally:
+        torch.set_grad_enabled(enabled)
     return value
 
 
@@ -249,7 +255,8 @@ def dual_index(logits, target):
     (:func:`first_one`; an infinite minimum is found as well, with no
     subtraction from it): six passes over the (N, K) key.
     """
-    target = target.reshape(-1, 1)
+    if target.ndim == 1:
+        target = target.reshape(-1, 1)
     logits = logits.detach()
     # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
     # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
@@ -472,7 +479,9 @@ class FocalNode(torch.autograd.Function):
             j, has = dual_index(logits, t1)
             pair = logp.gather(1, torch.cat((t1, j), 1))
             logp_t = pair[:, :1]
-            p_j = pair[:, 1:].exp().mul_(has)
+            # p_j where there is a class below, else 0 (a product with the
+            # boolean would convert it first)
+            p_j = torch.where(has, pair[:, 1:].exp(), constant(0.0, pair))
         else:
             p_j = None
             logp_t = logp.gather(1, t1)
@@ -523,12 +532,12 @@ class FocalNode(torch.autograd.Function):
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
         g = row_grad(grad, ctx.reduction, t1.shape[0])
-        # k (see the module docstring) and the target's entry, times G
+        # k (see the module docstring) and the target's entry; G once, last
         k = y_pj = None
         if plan.focal:
             y, factor = focal_slope(logp_t, base, weight, gamma, sign)
             if factor != 1.0:
-                y.mul_(factor)
+                y.mul_(constant(factor, y))
             k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
             at_target = torch.mul(k, p_t_1)
             if p_j is not None:
@@ -539,20 +548,60 @@ class FocalNode(torch.autograd.Function):
             p, sq, others = ctx.squares
             two_lam = 2.0 * plan.lam
             # 2λ·(p_t - S) = -2λ·(p_t·(1 - p_t) + S_o): written without S
-            shift = torch.addcmul(others, p_t, p_t_1).mul_(-two_lam)
+            shift = torch.addcmul(others, p_t, p_t_1).mul_(constant(-two_lam, p_t))
             k = shift if k is None else k.add_(shift)
-            lam_t = torch.mul(p_t, sq).mul_(-two_lam)
+            lam_t = torch.mul(p_t, sq).mul_(constant(-two_lam, p_t))
             at_target = lam_t if not plan.focal else at_target.add_(lam_t)
-            # G·p ⊙ (2λ·p + k), the (N, K) operand first (a broadcast (N, 1)
+            # p ⊙ (2λ·p + k), the (N, K) operand first (a broadcast (N, 1)
             # first operand takes a slow path)
-            out = torch.mul(p, torch.mul(g, constant(two_lam, p)))
-            out.add_(k.mul_(g)).mul_(p)
+            out = torch.mul(p, constant(two_lam, p)).add_(k).mul_(p)
         else:
-            out = consume_logp(ctx).mul_(k.mul_(g))
-        out.scatter_(1, t1, at_target.mul_(g))
+            out = consume_logp(ctx).mul_(k)
+        out.scatter_(1, t1, at_target)
         if y_pj is not None:
-            out.scatter_add_(1, j, y_pj.mul_(g).neg_())
-        return out, None, None, None, None
+            out.scatter_add_(1, j, y_pj.neg_())
+        return out.mul_(g), None, None, None, None
+
+
+# ---------------------------------------------------------------------------
+# label smoothing
+# ---------------------------------------------------------------------------
+
+
+class LabelSmoothingNode(torch.autograd.Function):
+    """Cross-entropy against the smoothed targets ``(1 - α)·e_t + α/K`` in one
+    node: per row ``-(1 - α)·log p_t - (α/K)·Σ_k log p_k``. The smoothed
+    targets sum to 1, so ``∂L/∂z = G·(p - (1 - α)·e_t - α/K)``; the target's
+    entry is written ``G·((p_t - 1) + α·(1 - 1/K))``, without the difference
+    near p_t = 1.
+
+    ``apply(logits, target, alpha, reference, reduction)``, 0 < α <= 1.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, alpha, reference, reduction):
+        logp = log_softmax(logits)
+        t1 = target.unsqueeze(1)
+        logp_t = logp.gather(1, t1)
+        smooth = alpha / logits.shape[1]
+        rows = logp.sum(1, keepdim=True).mul_(constant(-smooth, logp_t))
+        rows = torch.add(rows, logp_t, alpha=alpha - 1.0)
+        ctx.save_for_backward(logits, target)
+        ctx.reference, ctx.reduction = reference, reduction
+        ctx.logp, ctx.parts = logp, (t1, logp_t)
+        ctx.alpha, ctx.smooth = alpha, smooth
+        return reduce_rows(rows, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if torch.is_grad_enabled():
+            return (reference_gradient(ctx, grad),) + (None,) * 4
+        t1, logp_t = ctx.parts
+        g = row_grad(grad, ctx.reduction, t1.shape[0])
+        out = consume_logp(ctx).sub_(constant(ctx.smooth, logp_t))
+        at_target = torch.expm1(logp_t).add_(constant(ctx.alpha - ctx.smooth, logp_t))
+        out.scatter_(1, t1, at_target)
+        return (out.mul_(g),) + (None,) * 4
 
 
 # ---------------------------------------------------------------------------
@@ -581,12 +630,12 @@ class MarginNode(torch.autograd.Function):
             # torch's max with indices is a scalar loop: the value here, the
             # index in the backward (as dual_index does)
             top, argmax = logits.amax(1, keepdim=True), None
-        excess = torch.sub(top - margin, logits).relu_()
+        excess = torch.sub(top - constant(margin, top), logits).relu_()
         if class_mean:
             penalty = excess.mean(1, keepdim=True)
         else:
             penalty = excess.sum(1, keepdim=True)
-        rows = penalty.mul_(alpha).sub_(logp_t)
+        rows = penalty.mul_(constant(alpha, penalty)).sub_(logp_t)
         # what the backward needs of the excess: where it is > 0, how often
         above = excess.sign_()
         ctx.save_for_backward(logits, target)
@@ -614,7 +663,7 @@ class MarginNode(torch.autograd.Function):
             # the first largest logit, in the spent mask's memory
             logits = ctx.saved_tensors[0].detach()
             argmax = first_one(torch.eq(logits, top, out=above))
-        out.scatter_add_(1, argmax, torch.mul(count, ctx.alpha))
+        out.scatter_add_(1, argmax, torch.mul(count, constant(ctx.alpha, count)))
         return (out.mul_(g),) + (None,) * 6
 
 
@@ -656,7 +705,7 @@ class MDCANode(torch.autograd.Function):
             rows = logp_t.neg()
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
-        rows = torch.add(rows, value * beta)
+        rows = torch.add(rows, value * constant(beta, value))
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
@@ -790,8 +839,7 @@ class MMCENode(torch.autograd.Function):
         n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)
         out = consume_logp(ctx)
-        index, src = t1, None
-        if total > 0:
+        if total.item() > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r
             d_total = batch_grad(grad, ctx.reduction, n) * (
                 ctx.lam / 2.0 / torch.sqrt(total)
@@ -801,10 +849,12 @@ class MMCENode(torch.autograd.Function):
             d_conf.sub_(w * signed, alpha=1.0 / ctx.bandwidth)
             a = d_conf.mul_(conf).mul_(2.0 * d_total).unsqueeze(1)
             out.mul_(torch.sub(g, a))
-            index = torch.cat((t1, pred.unsqueeze(1)), 1)
-            src = torch.cat((g.expand(n, 1).neg(), a), 1)
         else:
+            a = None
             out.mul_(g)
-            src = g.expand(n, 1).neg()
-        out.scatter_add_(1, index, src)
+        # -g at the target, then +a at the prediction: per entry the
+        # additions of one scatter over both columns, in its order
+        out.scatter_add_(1, t1, g.neg().expand(n, 1))
+        if a is not None:
+            out.scatter_add_(1, pred.unsqueeze(1), a)
         return (out,) + (None,) * 5

@@ -5,6 +5,7 @@ import torch.nn.functional as F
 from sklcalib._utils._validation import check_bool
 from sklcalib.losses._autograd import (
     FocalPlan,
+    LabelSmoothingNode,
     MMCENode,
     SafeSqrt,
     apply_node,
@@ -248,9 +249,12 @@ class MMCELoss(CalibrationLoss):
 class LabelSmoothingLoss(CalibrationLoss):
     """Cross-entropy against smoothed targets ``(1 - α)·e_y + α/K``.
 
-    Per sample, ``-Σ_k ((1 - α)·e_y,k + α/K) · log p_k``. This is PyTorch's own
-    ``cross_entropy(label_smoothing=α)``, which it calls; the class exists to put
-    label smoothing in the registry with a validated, routable ``alpha``.
+    Per sample, ``-Σ_k ((1 - α)·e_y,k + α/K) · log p_k``: PyTorch's own
+    ``cross_entropy(label_smoothing=α)``, which it calls for evaluation and
+    second derivatives; on the training path (logits with a gradient) one
+    fused node computes the same values, and its closed-form gradient
+    ``p - (1 - α)·e_y - α/K``. The class puts label smoothing in the
+    registry with a validated, routable ``alpha``.
 
     Parameters
     ----------
@@ -286,4 +290,17 @@ class LabelSmoothingLoss(CalibrationLoss):
     def _per_sample(self, logits, target):
         return F.cross_entropy(
             logits, target, reduction="none", label_smoothing=float(self.alpha)
+        )
+
+    def _fused(self, logits, target):
+        alpha = float(self.alpha)
+        if alpha == 0.0:
+            return F.cross_entropy(logits, target, reduction=self.reduction)
+        return apply_node(
+            LabelSmoothingNode,
+            logits,
+            target,
+            alpha,
+            self._reference,
+            self.reduction,
         )
