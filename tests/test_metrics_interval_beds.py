@@ -41,8 +41,6 @@ FAMILY = _beds.family()
         ("point_999", 36, ("ece", "adaptive_ece")),
         # 2 % prevalence: the normal interval of a mean covered 79-89.5 %
         ("rare", 100, ("nll",)),
-        # 2 % prevalence predicted too low: one group's L2 error, studentised
-        ("rare_under", 10_000, ("classwise_ece_l2",)),
     ],
 )
 def test_coverage_does_not_collapse(name, n, labels):
@@ -334,28 +332,3 @@ def test_render_merges_runs_by_replications_then_by_tier(tmp_path):
         for r in bench._merged(f"{p['new.csv']},{p['old.csv']}")
     }
     assert flat[("a", "1")] == "0.91"
-
-
-def test_studentised_square_scale_is_the_squares_spread():
-    # one group's debiased square: its plug-in standard error at the cells'
-    # accuracies (linear term 4 sum share^2 gap^2 var, degenerate term
-    # 2 sum share^2 var^2) against the square's spread over binomial draws
-    from sklcalib.metrics._cells import CellDraws, _binned_cells, _square_and_scale
-
-    y, p = FAMILY["logistic_under"].sample(np.random.default_rng(4), 3000)
-    y_idx, q, _, w = check_targets(y, p, np.arange(2), None)
-    cells = _binned_cells("classwise_ece", y_idx, q, w, 15)
-    assert cells.n_groups == 1
-    previous = 0.0
-    for gap in (0.0, 0.05, 0.15):
-        mu = np.clip(cells.pbar + gap * np.sign(cells.pbar - 0.5), 0.0, 1.0)
-        ybar = CellDraws(cells.n, np.random.default_rng(1), 4000).means(mu)
-        spread = _square_and_scale(cells, ybar)[0].std()
-        # the formula at the accuracies themselves (the plug-in of a test
-        # set reads its own means, biased up near a gap of 0, alike in the
-        # simulation and in the observed value)
-        scale = _square_and_scale(cells, mu[None, :])[1][0]
-        assert scale == pytest.approx(spread, rel=0.1), gap
-        # the linear term: the spread grows with the gaps
-        assert spread > 1.5 * previous
-        previous = spread

@@ -502,19 +502,7 @@ def path_interval(cells, kind, observed, alpha, draws):
     the observed gaps on ``g`` lies beyond the ``1 - alpha / 20`` quantile of
     its law at ``s = 0`` (the point of that half most favourable to it). The
     statistic itself, an unsigned sum, cannot tell the halves apart away from
-    calibration; kept, the flipped half widens the interval for nothing.
-
-    The L2 error of one group (a binary model's classwise error, a top-label
-    error with ``norm="l2"``) is tested studentised: its debiased square
-    minus the square's simulated mean at the point, over the plug-in of the
-    square's standard error (:func:`_square_and_scale`), the observed value
-    by its own plug-in. The square's spread grows with the gaps of its
-    noisiest bins, which the shrunk gaps take from the same data: where a
-    test set saw few positives in its upper bins the path's laws were too
-    narrow and the interval ended below the error (2 % prevalence, 10^4
-    rows: 92.2 % coverage over 1600 replications, 93.4 % studentised; on 100
-    rows of the calibrated and under-confident binary models the interval
-    is 15-25 % narrower at the same coverage)."""
+    calibration; kept, the flipped half widens the interval for nothing."""
     stat_kind = STATISTIC_OF[kind]
     truth_kind = kind
     g, prec = _shrunk_gaps(cells, with_precision=True)
@@ -540,21 +528,6 @@ def path_interval(cells, kind, observed, alpha, draws):
 
     null, null_means = law(cells.pbar)
     shrunk, shrunk_means = law(cells.pbar + g)
-    # one group's L2 error: the test is of its debiased square studentised
-    # (below); every other error's of the statistic itself
-    studentise = kind == "l2" and cells.n_groups == 1
-    if studentise:
-        seen_square, seen_scale = _square_and_scale(cells, cells.ybar)
-
-    def tested(stat, ybar):
-        """The values the test compares at one point of the path: its
-        draws and the observed value."""
-        if not studentise:
-            return stat, observed
-        square, scale = _square_and_scale(cells, ybar)
-        centre = square.mean()
-        return (square - centre) / scale, (seen_square - centre) / seen_scale
-
     weight = prec * g
     projection = (null_means - cells.pbar) @ weight
     seen = float((cells.ybar - cells.pbar) @ weight)
@@ -570,23 +543,21 @@ def path_interval(cells, kind, observed, alpha, draws):
                 np.where(direction < 0, -cells.pbar / direction, 0.0),
             )
         s_max = float(reach.max())
-        cache = {0.0: tested(null, null_means)}
+        cache = {0.0: null}
         if sign > 0:
-            cache[1.0] = tested(shrunk, shrunk_means)
+            cache[1.0] = shrunk
         probe = 1.0
 
         def stats(s, direction=direction, cache=cache):
             if s not in cache:
-                cache[s] = tested(*law(cells.pbar + s * direction))
+                cache[s] = law(cells.pbar + s * direction)[0]
             return cache[s]
 
         def kth_low(s):  # the k-th smallest draw, minus the observed value
-            values, seen_s = stats(s)
-            return float(np.partition(values, k - 1)[k - 1]) - seen_s - tol
+            return float(np.partition(stats(s), k - 1)[k - 1]) - observed - tol
 
         def kth_high(s):  # the k-th largest draw, minus the observed value
-            values, seen_s = stats(s)
-            return float(np.partition(values, b - k)[b - k]) - seen_s + tol
+            return float(np.partition(stats(s), b - k)[b - k]) - observed + tol
 
         def value(s, direction=direction):
             return _truth(cells, cells.pbar + s * direction, truth_kind)
@@ -624,21 +595,6 @@ def path_interval(cells, kind, observed, alpha, draws):
     if not lows:
         return PathInterval(0.0, 0.0, null, shrunk_means)
     return PathInterval(min(lows), max(highs), null, shrunk_means)
-
-
-def _square_and_scale(cells, ybar):
-    """One group's debiased square (the L2 statistic's, before its root)
-    from cell means ``ybar`` (..., n_cells), and the plug-in of its standard
-    error: its linear term ``4 sum share^2 gap^2 var`` and degenerate term
-    ``2 sum share^2 var^2``, each cell's variance taken at its mean outcome
-    pulled towards its mean score by one row (never 0)."""
-    d = ybar - cells.pbar
-    square = np.sum(cells.share * (d * d - _noise(cells, ybar, "l2_debiased")), axis=-1)
-    n = np.maximum(cells.n, 1.0)
-    q = (n * ybar + cells.pbar) / (n + 1.0)
-    var = q * (1.0 - q) / n
-    scale = np.sqrt(np.sum(cells.share**2 * var * (4.0 * d * d + 2.0 * var), axis=-1))
-    return square, np.maximum(scale, 1e-300)
 
 
 def _root(f, lo, hi, value, rtol=5e-3, probe=None):

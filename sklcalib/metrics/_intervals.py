@@ -18,10 +18,9 @@ value of the error at the given binning:
   law's central ``confidence_level`` range; the interval runs from the
   smallest to the largest population error of the kept points. At ``s = 0``
   every gap is 0, so the lower bound is 0 exactly when the consistency test
-  (Broecker & Smith 2007) does not reject at level ``(1 - confidence) / 2``
-  (nearly so for one group's L2 error, tested studentised); the noise is
-  everywhere that of the accuracies simulated, not of the mean scores, and
-  a bin whose rows are all right keeps its binomial noise;
+  (Broecker & Smith 2007) does not reject at level ``(1 - confidence) / 2``;
+  the noise is everywhere that of the accuracies simulated, not of the mean
+  scores, and a bin whose rows are all right keeps its binomial noise;
 * for the debiased L2 error the test is that of its unbiased square (Sun,
   Chaudhari, Barnett & Dobriban 2024 give its two variance terms; the
   simulation has both, and the skew at calibration), and the bounds are
@@ -119,11 +118,8 @@ def calibration_error_interval(
     binomial noise: 36 rows at 0.999, all right, give an upper bound near
     0.09, not 0. At ``s = 0`` every gap is 0, so the interval starts at 0
     exactly when the consistency test of the same statistic (Broecker &
-    Smith 2007) does not reject at level ``(1 - confidence_level) / 2``
-    (nearly so for a binary model's classwise L2 error, whose debiased square
-    is tested studentised by its plug-in standard error: its spread grows
-    with the gaps of its noisiest bins, which the path takes from the same
-    data). For ``"debiased_ece"`` the test is that of the unbiased square (with the
+    Smith 2007) does not reject at level ``(1 - confidence_level) / 2``. For
+    ``"debiased_ece"`` the test is that of the unbiased square (with the
     linear and degenerate variance terms of Sun et al. 2024, and its skew),
     and the bounds are rooted. For a classwise error the simulated spread is
     corrected for the dependence of a row's outcomes across classes (exactly
