@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg import lapack
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit, log_softmax
 from sklearn.utils import check_random_state
@@ -191,7 +192,11 @@ class _PatternDesign:
         self._uu = ui[0] * p + ui[1]
         self._ug = ui[0] * p + gi[1]
         self._gg = gi[0] * p + gi[1]
-        self._index = np.r_[self._uu, self._ug, gi[0] * p + ui[1], self._gg]
+        # the g u' block is the transpose of the u g' one: summed once, and
+        # mirrored (u's and g's columns are disjoint, so the blocks are too)
+        self._index = np.r_[self._uu, self._ug, self._gg]
+        self._ug_mask = np.zeros((p, p), dtype=bool)
+        self._ug_mask.flat[self._ug] = True
 
     #: the last design built, by weak references to its ``z`` and ``S``: a
     #: fit builds the design of the same rows for its ridge path, its refit
@@ -262,11 +267,10 @@ class _PatternDesign:
         vz = v * self.z
         A, B, C = self._sums(v), self._sums(vz), self._sums(vz * self.z)
         pat = self._pat
-        Bp = B[pat]
-        values = np.r_[
-            A[pat], Bp * self._gb, Bp * self._ga, C[pat] * self._ga * self._gb
-        ]
-        return np.bincount(self._index, weights=values, minlength=p * p).reshape(p, p)
+        values = np.r_[A[pat], B[pat] * self._gb, C[pat] * self._ga * self._gb]
+        H = np.bincount(self._index, weights=values, minlength=p * p).reshape(p, p)
+        H.T[self._ug_mask] = H[self._ug_mask]
+        return H
 
     def leverages(self, H_inv):
         """``d_i' H_inv d_i`` of every row: ``u'Hu + 2 z_i u'Hg + z_i^2
@@ -305,14 +309,13 @@ def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
 
     def loss_of(theta):
         e = D @ theta
-        return float(
-            np.dot(w, np.logaddexp(0.0, e) - yf * e) + 0.5 * np.dot(pen, theta**2)
-        )
+        loss = np.dot(w, np.logaddexp(0.0, e) - yf * e) + 0.5 * np.dot(pen, theta**2)
+        return float(loss), e
 
     theta = theta0.copy()
-    loss = loss_of(theta)
+    loss, e = loss_of(theta)
     for _ in range(max_iter):
-        p = expit(D @ theta)
+        p = expit(e)  # the margins of theta, kept from its loss
         grad = D.T @ (w * (p - yf)) + pen * theta
         H = _weighted_gram(D, w * p * (1 - p))
         H[np.diag_indices_from(H)] += pen + 1e-12
@@ -323,12 +326,12 @@ def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
         t = 1.0
         while True:
             new = theta - t * step
-            new_loss = loss_of(new)
+            new_loss, new_e = loss_of(new)
             if new_loss <= loss or t < 1e-6:
                 break
             t /= 2
         converged = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
-        theta, loss = new, new_loss
+        theta, loss, e = new, new_loss, new_e
         if converged or np.max(np.abs(grad)) < 1e-10:
             break
     return theta
@@ -420,10 +423,7 @@ def alo_logits(z, S, y, w, fitted, *, design=None):
     # h_i = d_i' H^-1 d_i through the small inverse and one product with the
     # rows: a matrix product is several times faster than a solve with n
     # right-hand sides
-    try:
-        H_inv = np.linalg.inv(H)
-    except np.linalg.LinAlgError:
-        H_inv = np.linalg.pinv(H)
+    H_inv = _inverse(H)
     if isinstance(D, _SparseDesign | _PatternDesign):
         h = D.leverages(H_inv)
     else:
@@ -431,6 +431,22 @@ def alo_logits(z, S, y, w, fitted, *, design=None):
     yf = y.astype(np.float64)
     lev = np.clip(h * w * v, 0.0, 0.99)
     return e + h * w * (p - yf) / (1.0 - lev)
+
+
+def _inverse(H):
+    """The inverse of a symmetric Hessian: by its Cholesky factor (half the
+    time of a general inverse), by a general inverse when it is not positive
+    definite to working precision, by a pseudo-inverse when singular."""
+    factor, info = lapack.dpotrf(H, lower=False, clean=False)
+    if info == 0:
+        inv, info = lapack.dpotri(factor, lower=False)
+        if info == 0:
+            upper = np.triu(inv)
+            return upper + np.triu(inv, 1).T
+    try:
+        return np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(H)
 
 
 def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
