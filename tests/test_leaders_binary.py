@@ -45,7 +45,12 @@ def probmetrics_calibrators():
     pytest.importorskip(
         "probmetrics", reason="probmetrics 1.3 (the test extra) is the reference"
     )
-    return import_probmetrics_calibrators()  # torchmin's warning filtered
+    calibrators = import_probmetrics_calibrators()  # torchmin's warning filtered
+    # Its first RegularizedQuadraticScalingCalibrator compiles the SAGA kernel
+    # for each of four penalties, in every worker (11 CPU-s); the tests fit
+    # ridge alone, whose kernel the first fit compiles (6 CPU-s).
+    calibrators.RegularizedQuadraticScalingCalibrator._warmed_up = True
+    return calibrators
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
