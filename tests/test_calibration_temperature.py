@@ -17,7 +17,9 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
 
+from sklcalib._utils._scores import binary_logits
 from sklcalib.calibration import DEFAULT_GRID, TEMPERATURE_BOUNDS, TemperatureScaler
+from sklcalib.calibration._temperature import ece_over_grid, fit_temperature_ece
 from sklcalib.metrics import expected_calibration_error
 
 
@@ -140,6 +142,64 @@ def test_ece_objective_custom_grid_and_n_bins_and_ties():
     labels = np.arange(60) % 3
     tied = TemperatureScaler(objective="ece", grid=[4.0, 0.7, 2.0]).fit(flat, labels)
     assert tied.temperature_ == 0.7
+
+
+def _grid_cases():
+    """Seeded logits that stress the per-T shortcut: float32, exact and
+    one-ulp ties at the maximum, rounded logits, confidences on bin edges,
+    binary scores, weights with zeros."""
+    for seed in range(24):
+        rng = np.random.default_rng(seed)
+        n, k = int(rng.integers(50, 400)), int(rng.choice([2, 3, 10]))
+        z = rng.normal(size=(n, k)) * rng.choice([0.01, 1.0, 5.0, 60.0])
+        kind = seed % 6
+        if kind == 1:
+            z = z.astype(np.float32)
+        elif kind == 2:  # exact ties and one-ulp gaps at the maximum
+            z[::3, 1] = z[::3, 0] = np.maximum(z[::3, 0], z[::3, 1])
+            z[1::3, 1] = np.nextafter(z[1::3, 0], np.inf)
+        elif kind == 3:  # many ties; flat rows put the confidence on 1 / k
+            z = np.round(z, 0)
+            z[::5] = 0.0
+        elif kind == 4:  # binary decision scores, as the scaler widens them
+            z = binary_logits(z[:, :1].astype(rng.choice([np.float32, np.float64])))
+        y = rng.integers(0, z.shape[1], n)
+        w = None
+        if seed % 4 == 1:
+            w = rng.exponential(size=n)
+            w[rng.uniform(size=n) < 0.2] = 0.0
+        grid = DEFAULT_GRID if seed % 3 else np.sort(rng.uniform(0.05, 20, 37))
+        yield z, y, w, grid, int(rng.choice([5, 10, 15]))
+
+
+def test_ece_grid_shortcut_equals_the_metric_to_the_last_bit():
+    # the grid search computes only the confidences per T: every ECE must be
+    # the metric's own value on softmax(logits / T), bit for bit
+    for z, y, w, grid, n_bins in _grid_cases():
+        labels = np.arange(z.shape[1])
+        reference = [
+            expected_calibration_error(
+                y,
+                softmax(z / t, axis=1),
+                n_bins=n_bins,
+                labels=labels,
+                sample_weight=w,
+            )
+            for t in grid
+        ]
+        fast = ece_over_grid(z, y, grid, n_bins, w)
+        np.testing.assert_array_equal(fast, reference)
+        assert (
+            fit_temperature_ece(z, y, grid=grid, n_bins=n_bins, sample_weight=w)
+            == (grid[int(np.argmin(reference))])
+        )
+
+
+def test_ece_grid_overflowing_logits_fail_as_the_metric_does():
+    z = np.array([[1e308, -1e308], [0.0, 1.0]])
+    # (the same message as before the shortcut; overflow warnings silenced)
+    with np.errstate(all="ignore"), pytest.raises(ValueError, match="y_prob"):
+        ece_over_grid(z, np.array([0, 1]), DEFAULT_GRID, 15)
 
 
 def y_sorted(indices, scaler):

@@ -185,17 +185,51 @@ def plot_reliability(dataset, panels, path, *, n_cols=4):
 
     n_cols = min(n_cols, len(panels))
     n_rows = math.ceil(len(panels) / n_cols)
-    fig = Figure(figsize=(3.6 * n_cols, 3.3 * n_rows + 0.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    fig, axes = _panel_grid(Figure, n_rows, n_cols)
     displays = []
     for ax, (_, y_true, y_prob) in zip(axes, panels, strict=False):
         displays.append(
             plotting.ReliabilityDisplay.from_predictions(y_true, y_prob, ax=ax)
         )
     _tidy_grid(fig, displays, [loss for loss, _, _ in panels], n_cols)
-    fig.suptitle(f"{dataset}: reliability before temperature scaling (test)")
+    _suptitle(fig, f"{dataset}: reliability before temperature scaling (test)")
     fig.savefig(path, dpi=90)
     return fig
+
+
+# The margins of a grid of reliability panels, in inches: what matplotlib's
+# constrained layout finds for them (tick labels and the accuracy label on the
+# left, the histogram's ticks and label on the right, panel titles, the figure
+# title, and the confidence label and legend below), fixed. Constrained layout
+# costs an extra draw of every tick of every panel: about half of the CPU time
+# of a dozen-panel figure.
+_LEFT, _RIGHT, _TOP, _BOTTOM = 0.56, 0.66, 0.50, 0.78
+_COL_GAP, _ROW_GAP = 0.81, 0.53
+
+
+def _panel_grid(Figure, n_rows, n_cols):
+    """A figure of ``n_rows`` x ``n_cols`` reliability panels laid out with the
+    fixed margins above, and its axes (flat)."""
+    width, height = 3.6 * n_cols, 3.3 * n_rows + 0.6
+    fig = Figure(figsize=(width, height))
+    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    panel_w = (width - _LEFT - _RIGHT - (n_cols - 1) * _COL_GAP) / n_cols
+    panel_h = (height - _TOP - _BOTTOM - (n_rows - 1) * _ROW_GAP) / n_rows
+    fig.subplots_adjust(
+        left=_LEFT / width,
+        right=1 - _RIGHT / width,
+        bottom=_BOTTOM / height,
+        top=1 - _TOP / height,
+        wspace=_COL_GAP / panel_w,
+        hspace=_ROW_GAP / panel_h,
+    )
+    return fig, axes
+
+
+def _suptitle(fig, text):
+    """The figure's title, 0.02 in from its top edge (above the panel titles
+    that the fixed top margin leaves room for)."""
+    fig.suptitle(text, y=1 - 0.02 / fig.get_figheight(), va="top")
 
 
 def _tidy_grid(fig, displays, names, n_cols):
@@ -284,8 +318,7 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
     names = [c for c in (calibrators or first) if c in first]
     n_cols = min(4, len(names))
     n_rows = math.ceil(len(names) / n_cols)
-    fig = Figure(figsize=(3.6 * n_cols, 3.3 * n_rows + 0.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(n_rows, n_cols, squeeze=False)).ravel()
+    fig, axes = _panel_grid(Figure, n_rows, n_cols)
     displays = []
     for ax, name in zip(axes, names, strict=False):
         row = first[name]
@@ -299,6 +332,6 @@ def plot_boosting_reliability(dataset, rows, path, *, calibrators=None, dpi=90):
         displays.append(display)
     _tidy_grid(fig, displays, ["raw" if n == RAW else n for n in names], n_cols)
     what = "P(class 1)" if first[names[0]]["proba"].shape[1] == 2 else "top-label"
-    fig.suptitle(f"{dataset}: gradient boosting, {what} reliability (test)")
+    _suptitle(fig, f"{dataset}: gradient boosting, {what} reliability (test)")
     fig.savefig(path, dpi=dpi)
     return fig

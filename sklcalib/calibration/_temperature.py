@@ -6,10 +6,17 @@ from typing import ClassVar
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklcalib._utils._binning import (
+    bin_index,
+    binned_error,
+    uniform_edges,
+    weighted_bin_sums,
+)
 from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import InvalidParameterError, StrOptions
 from sklcalib._utils._scores import looks_like_probabilities
 from sklcalib._utils._solvers import bracketed_newton
+from sklcalib._utils._validation import check_sample_weight
 from sklcalib.metrics import expected_calibration_error
 
 from ._base import LOGITS, N_BINS, BaseCalibrator, binary_logits, softmax_rows
@@ -259,15 +266,65 @@ def fit_temperature_ece(
     temperature : float
     """
     grid = np.sort(np.asarray(grid, dtype=np.float64))
-    labels = np.arange(logits.shape[1])
-    eces = [
-        expected_calibration_error(
-            y_idx,
-            softmax_rows(logits / t),
-            n_bins=n_bins,
-            labels=labels,
-            sample_weight=sample_weight,
-        )
-        for t in grid
-    ]
+    eces = ece_over_grid(logits, y_idx, grid, n_bins, sample_weight)
     return float(grid[int(np.argmin(eces))])  # argmin: first of the ties
+
+
+def ece_over_grid(logits, y_idx, grid, n_bins, sample_weight=None):
+    """``expected_calibration_error(y_idx, softmax_rows(logits / t), ...)`` for
+    every ``t`` of ``grid``, to the last bit, validated once.
+
+    Per T only the confidences are computed, with the operations of
+    ``softmax_rows`` up to its row sums ``s``: the largest probability of a
+    row is ``exp(0) / s = 1 / s`` exactly. Dividing by T > 0 keeps the
+    predicted class, so the correctness is computed once, except in the rows
+    whose two largest logits are so close (relative gap 2**-20 of the logits
+    and the largest T) that rounding might tie them in the probabilities:
+    there it is taken per T from the probabilities as ``softmax_rows`` gives
+    them.
+    """
+    labels = np.arange(logits.shape[1])
+    with np.errstate(over="ignore"):
+        overflow = not np.isfinite(np.max(np.abs(logits)) / grid[0])
+    if overflow:
+        # some logits / T overflow: the full metric reports it as it would
+        return np.array(
+            [
+                expected_calibration_error(
+                    y_idx,
+                    softmax_rows(logits / t),
+                    n_bins=n_bins,
+                    labels=labels,
+                    sample_weight=sample_weight,
+                )
+                for t in grid
+            ]
+        )
+    w = check_sample_weight(sample_weight, y_idx.shape[0])
+    # rows of weight 0 are dropped from the statistics, as the metric drops
+    # them; the softmax runs on all rows, as it does there
+    keep = None if w is None or np.all(w > 0) else w > 0
+    if keep is not None:
+        w = w[keep]
+    top2 = np.partition(logits, logits.shape[1] - 2, axis=1)[:, -2:]
+    top, second = top2[:, 1], top2[:, 0]
+    close = np.flatnonzero(
+        top - second <= 2.0**-20 * (grid[-1] + np.abs(top) + np.abs(second))
+    )
+    correct = np.argmax(logits, axis=1) == y_idx
+    edges = uniform_edges(n_bins)
+    eces = np.empty(grid.shape[0])
+    for i, t in enumerate(grid):
+        # fl(max(z) / t) is the largest fl(z_j / t): rounding is monotone
+        e = np.exp(logits / t - (top / t)[:, None])
+        s = np.sum(e, axis=1)
+        if close.size:
+            p = e[close] / s[close, None]
+            correct[close] = np.argmax(p, axis=1) == y_idx[close]
+        conf = (1.0 / s).astype(np.float64, copy=False)
+        corr = correct.astype(np.float64)
+        if keep is not None:
+            conf, corr = conf[keep], corr[keep]
+        sums = weighted_bin_sums(bin_index(conf, edges), n_bins, w, conf, corr)
+        eces[i] = binned_error(*sums)
+    return eces
