@@ -63,6 +63,16 @@ def _nets(criteria, random_states=None, validation=None, patience=None, epochs=3
     return nets
 
 
+def _assert_stacked_fit_is_own(stacked, alone, X, y):
+    """Fit ``stacked`` in one stacked pass and ``alone`` one by one: the same
+    fits, net by net."""
+    assert fit_stacked(stacked, X, y)
+    for net in alone:
+        net.fit(X, y)
+    for a, b in zip(stacked, alone, strict=True):
+        _assert_same_fit(a, b)
+
+
 def _assert_same_fit(a, b):
     sa, sb = a.module_.state_dict(), b.module_.state_dict()
     assert sa.keys() == sb.keys()
@@ -86,11 +96,8 @@ def one_thread():
 def test_stacked_fit_is_each_nets_own_fit(data, one_thread):
     X, y, _, _ = data
     stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
-    assert fit_stacked(stacked, X, y)
-    for net in alone:
-        net.fit(X, y)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
     for a, b in zip(stacked, alone, strict=True):
-        _assert_same_fit(a, b)
         np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
@@ -109,11 +116,7 @@ def test_stacked_last_layer_backward_is_each_nets_own(
     if not batched:
         monkeypatch.setattr(_net_stack, "_last_exact", lambda *args: False)
     stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
-    assert fit_stacked(stacked, X, y)
-    for net in alone:
-        net.fit(X, y)
-    for a, b in zip(stacked, alone, strict=True):
-        _assert_same_fit(a, b)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
     if batched:
         # checked once per batch shape and set of layouts: both layouts met
         layouts = {key[-1] for key in _net_stack._LAST_EXACT}
@@ -147,11 +150,7 @@ def test_stacked_fit_with_own_batches_per_net(data, one_thread):
     states = [0, 1, 2]
     stacked = _nets(["focal", "ce", "mdca"], random_states=states)
     alone = _nets(["focal", "ce", "mdca"], random_states=states)
-    assert fit_stacked(stacked, X, y)
-    for net in alone:
-        net.fit(X, y)
-    for a, b in zip(stacked, alone, strict=True):
-        _assert_same_fit(a, b)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
 
 
 def test_stacked_fit_stops_each_net_on_its_own(data, one_thread):
@@ -160,11 +159,8 @@ def test_stacked_fit_stops_each_net_on_its_own(data, one_thread):
     X, y, X_val, y_val = data
     kwargs = {"validation": (X_val, y_val), "patience": 2, "epochs": 25}
     stacked, alone = _nets(CRITERIA, **kwargs), _nets(CRITERIA, **kwargs)
-    assert fit_stacked(stacked, X, y)
-    for net in alone:
-        net.fit(X, y)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
     for a, b in zip(stacked, alone, strict=True):
-        _assert_same_fit(a, b)
         sa = dict(a.callbacks_)["early_stopping"]
         sb = dict(b.callbacks_)["early_stopping"]
         assert (sa.best_epoch_, sa.best_score_) == (sb.best_epoch_, sb.best_score_)
@@ -214,11 +210,7 @@ def test_stacked_fit_after_the_first_net_stops(data, one_thread):
     stacked, alone = _nets(CRITERIA[:4], **kwargs), _nets(CRITERIA[:4], **kwargs)
     for net in (stacked[0], alone[0]):
         net.set_params(callbacks__early_stopping__patience=1)
-    assert fit_stacked(stacked, X, y)
-    for net in alone:
-        net.fit(X, y)
-    for a, b in zip(stacked, alone, strict=True):
-        _assert_same_fit(a, b)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
     # the first net left the stack while others trained on
     assert len(alone[0].history) < max(len(net.history) for net in alone[1:])
 
