@@ -103,38 +103,6 @@ def _run(code):
     )
 
 
-def test_core_works_without_any_extra():
-    code = """
-import numpy as np
-from sklcalib.metrics import expected_calibration_error, get_scorer
-from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
-import sklcalib.metrics._statistics as statistics
-import sklcalib.calibration._temperature_nll as te
-statistics._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
-te.FUSED_MIN_SIZE = 0
-rng = np.random.default_rng(0)
-logits = rng.normal(size=(300, 4))
-y = rng.integers(0, 4, 300)
-p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-print(round(expected_calibration_error(y, p), 12))
-print(TemperatureScaler().fit(logits, y).temperature_ > 0)
-print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
-"""
-    out = _run(code)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.split("\n")
-    import numpy as np
-
-    from sklcalib.metrics import expected_calibration_error
-
-    rng = np.random.default_rng(0)
-    logits = rng.normal(size=(300, 4))
-    y = rng.integers(0, 4, 300)
-    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-    assert float(lines[0]) == round(expected_calibration_error(y, p), 12)
-    assert lines[1:3] == ["True", "(300, 4)"]
-
-
 # each case in an interpreter whose optional packages look uninstalled; the
 # extra the failing import names is the last line of its error
 MISSING_EXTRA_CASES = [
@@ -182,18 +150,55 @@ print(json.dumps(errors))
 
 
 @pytest.fixture(scope="module")
-def missing_extra_errors():
+def without_extras():
+    """One interpreter whose optional packages look uninstalled: the error
+    of each case, by its code, then the lines the core's computation printed
+    (one start-up of Python, numpy and scikit-learn for both tests)."""
     import json
 
     codes = [code for code, _ in MISSING_EXTRA_CASES]
-    out = _run(f"CASES = {json.dumps(codes)!r}\n" + _RUN_CASES)
+    out = _run(f"CASES = {json.dumps(codes)!r}\n" + _RUN_CASES + _CORE)
     assert out.returncode == 0, out.stderr
-    return dict(zip(codes, json.loads(out.stdout), strict=True))
+    errors, *lines = out.stdout.splitlines()
+    return dict(zip(codes, json.loads(errors), strict=True)), lines
+
+
+# what the core computes in that interpreter, after the cases above
+_CORE = """
+import numpy as np
+from sklcalib.metrics import expected_calibration_error, get_scorer
+from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
+import sklcalib.metrics._statistics as statistics
+import sklcalib.calibration._temperature_nll as te
+statistics._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
+te.FUSED_MIN_SIZE = 0
+rng = np.random.default_rng(0)
+logits = rng.normal(size=(300, 4))
+y = rng.integers(0, 4, 300)
+p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+print(round(expected_calibration_error(y, p), 12))
+print(TemperatureScaler().fit(logits, y).temperature_ > 0)
+print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
+"""
+
+
+def test_core_works_without_any_extra(without_extras):
+    _, lines = without_extras
+    import numpy as np
+
+    from sklcalib.metrics import expected_calibration_error
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(300, 4))
+    y = rng.integers(0, 4, 300)
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    assert float(lines[0]) == round(expected_calibration_error(y, p), 12)
+    assert lines[1:3] == ["True", "(300, 4)"]
 
 
 @pytest.mark.parametrize(("code", "extra"), MISSING_EXTRA_CASES)
-def test_a_missing_extra_is_named(missing_extra_errors, code, extra):
-    last = missing_extra_errors[code]
+def test_a_missing_extra_is_named(without_extras, code, extra):
+    last = without_extras[0][code]
     assert last is not None, f"{code!r} raised nothing"
     assert last.startswith("ImportError") and f'"sklcalib[{extra}]"' in last, last
 
