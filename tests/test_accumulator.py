@@ -1,6 +1,6 @@
 """CalibrationAccumulator: equal to the one-shot metrics, mergeable in any
-order and grouping, picklable; the fused kernel's sums do not depend on the
-number of threads."""
+order and grouping, picklable (that the fused kernel's sums do not depend on
+the number of threads: tests/test_numba_optional.py)."""
 
 import itertools
 import pickle
