@@ -302,7 +302,12 @@ def _weighted_gram(D, v):
 
 def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
     """Penalised Newton (IRLS) with step halving: a handful of iterations,
-    each one pass over the rows (few columns, so the Hessian is small)."""
+    each one pass over the rows (few columns, so the Hessian is small).
+    Stops where the Newton decrement ``grad' H^-1 grad / 2`` (the decrease
+    the next full step would bring, and near the minimum the gap to it) is
+    within ``tol``: the point returned is then the one whose Hessian was
+    just factored, and ``(margins, probabilities, Cholesky factor)`` there
+    are returned with it for the leave-one-out step (None otherwise)."""
     m = S.shape[1]
     pen = np.r_[0.0, 0.0, np.full(2 * m, lam)]
     yf = y.astype(np.float64)
@@ -319,10 +324,18 @@ def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
         grad = D.T @ (w * (p - yf)) + pen * theta
         H = _weighted_gram(D, w * p * (1 - p))
         H[np.diag_indices_from(H)] += pen + 1e-12
-        try:
-            step = np.linalg.solve(H, grad)
-        except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(H, grad, rcond=None)[0]
+        factor, info = lapack.dpotrf(H, lower=False, clean=False)
+        if info == 0:
+            step, _ = lapack.dpotrs(factor, grad, lower=False)
+        else:
+            factor = None
+            try:
+                step = np.linalg.solve(H, grad)
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(H, grad, rcond=None)[0]
+        tiny = 0.5 * np.dot(grad, step) <= tol * max(1.0, abs(loss))
+        if tiny or np.max(np.abs(grad)) < 1e-10:
+            return theta, (e, p, factor)
         t = 1.0
         while True:
             new = theta - t * step
@@ -330,11 +343,11 @@ def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
             if new_loss <= loss or t < 1e-6:
                 break
             t /= 2
-        converged = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
+        stalled = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
         theta, loss, e = new, new_loss, new_e
-        if converged or np.max(np.abs(grad)) < 1e-10:
+        if stalled:  # a step the line search cut to nothing
             break
-    return theta
+    return theta, None
 
 
 def _z_scale(z, w):
@@ -343,11 +356,25 @@ def _z_scale(z, w):
     return z_scale if z_scale > 0 else 1.0
 
 
-def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, design=None):
+def fit_logistic(
+    z,
+    S,
+    y,
+    w,
+    lam,
+    *,
+    theta0=None,
+    max_iter=200,
+    tol=1e-10,
+    design=None,
+    return_state=False,
+):
     """Minimise the penalised loss; ``z`` (n, K) logits (K = 1: binary with
     the margin), ``y`` class indices (0/1 for K = 1), ``w`` weights summing
     to 1; ``design``: the binary map's columns of these rows and weights,
-    when the caller already built them. Returns ``(LogisticMap, theta)``."""
+    when the caller already built them. Returns ``(LogisticMap, theta)``;
+    with ``return_state`` a third item, the binary fit's state at its
+    solution for :func:`alo_logits` (None when it has none)."""
     K = z.shape[1]
     m = S.shape[1]
     binary = K == 1
@@ -358,9 +385,10 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, desig
         theta0[0] = 1.0
     if binary:
         D = _design(z, S, z_scale) if design is None else design
-        theta = _newton_binary(D, S, y, w, lam, theta0, max_iter, tol)
+        theta, state = _newton_binary(D, S, y, w, lam, theta0, max_iter, tol)
         a, b, c, d = _unpack(theta, K, m)
-        return LogisticMap(a, b, c, d, z_scale, lam), theta
+        fitted = LogisticMap(a, b, c, d, z_scale, lam)
+        return (fitted, theta, state) if return_state else (fitted, theta)
     res = minimize(
         _objective,
         theta0,
@@ -372,7 +400,8 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, desig
         options={"maxiter": 5 * max_iter, "gtol": 1e-6, "ftol": max(tol, 1e-9)},
     )
     a, b, c, d = _unpack(res.x, K, m)
-    return LogisticMap(a, b, c, d, z_scale, lam), res.x
+    fitted = LogisticMap(a, b, c, d, z_scale, lam)
+    return (fitted, res.x, None) if return_state else (fitted, res.x)
 
 
 def log_loss_of(eta, y, w, binary):
@@ -390,10 +419,10 @@ def log_loss_of(eta, y, w, binary):
 ALPHA_ROWS = 20_000
 
 
-def alo_losses(z, S, y, w, fitted, *, design=None):
+def alo_losses(z, S, y, w, fitted, *, design=None, state=None):
     """Per-row approximate leave-one-out log-losses of a fitted binary map,
     from :func:`alo_logits`."""
-    e_loo = alo_logits(z, S, y, w, fitted, design=design)
+    e_loo = alo_logits(z, S, y, w, fitted, design=design, state=state)
     return row_losses(e_loo, y)
 
 
@@ -402,7 +431,7 @@ def row_losses(e, y):
     return np.logaddexp(0.0, e) - y.astype(np.float64) * e
 
 
-def alo_logits(z, S, y, w, fitted, *, design=None):
+def alo_logits(z, S, y, w, fitted, *, design=None, state=None):
     """Per-row approximate leave-one-out margins of a fitted binary map
     (Rad & Maleki 2020): one Newton step from the full fit removes row ``i``,
     ``eta_i + h_i w_i (p_i - y_i) / (1 - h_i w_i p_i (1 - p_i))`` with
@@ -410,20 +439,30 @@ def alo_logits(z, S, y, w, fitted, *, design=None):
     ridge strength is chosen, and the map scored against other maps, from
     one fit per strength instead of one per fold and strength (the error of
     the step is O(1/n) per row for a smooth penalised loss). ``w`` are the
-    fit's weights (summing to 1)."""
+    fit's weights (summing to 1); ``state``: the fit's margins,
+    probabilities and Hessian factor at its solution (``fit_logistic(...,
+    return_state=True)``), not computed again."""
     D = _design(z, S, fitted.z_scale) if design is None else design
-    m = S.shape[1]
-    theta = np.concatenate([[fitted.a], fitted.b, fitted.c.ravel(), fitted.d.ravel()])
-    pen = np.r_[0.0, 0.0, np.full(2 * m, fitted.lam)]
-    e = D @ theta
-    p = expit(e)
-    v = p * (1 - p)
-    H = _weighted_gram(D, w * v)
-    H[np.diag_indices_from(H)] += pen + 1e-12
-    # h_i = d_i' H^-1 d_i through the small inverse and one product with the
-    # rows: a matrix product is several times faster than a solve with n
-    # right-hand sides
-    H_inv = _inverse(H)
+    H_inv = None
+    if state is not None and state[2] is not None:
+        e, p, factor = state
+        v = p * (1 - p)
+        H_inv = _inverse_of_factor(factor)
+    if H_inv is None:
+        m = S.shape[1]
+        theta = np.concatenate(
+            [[fitted.a], fitted.b, fitted.c.ravel(), fitted.d.ravel()]
+        )
+        pen = np.r_[0.0, 0.0, np.full(2 * m, fitted.lam)]
+        e = D @ theta
+        p = expit(e)
+        v = p * (1 - p)
+        H = _weighted_gram(D, w * v)
+        H[np.diag_indices_from(H)] += pen + 1e-12
+        # h_i = d_i' H^-1 d_i through the small inverse and one product with
+        # the rows: a matrix product is several times faster than a solve
+        # with n right-hand sides
+        H_inv = _inverse(H)
     if isinstance(D, _SparseDesign | _PatternDesign):
         h = D.leverages(H_inv)
     else:
@@ -439,14 +478,22 @@ def _inverse(H):
     definite to working precision, by a pseudo-inverse when singular."""
     factor, info = lapack.dpotrf(H, lower=False, clean=False)
     if info == 0:
-        inv, info = lapack.dpotri(factor, lower=False)
-        if info == 0:
-            upper = np.triu(inv)
-            return upper + np.triu(inv, 1).T
+        inv = _inverse_of_factor(factor)
+        if inv is not None:
+            return inv
     try:
         return np.linalg.inv(H)
     except np.linalg.LinAlgError:
         return np.linalg.pinv(H)
+
+
+def _inverse_of_factor(factor):
+    """The symmetric inverse from an upper Cholesky factor (None when
+    LAPACK refuses it)."""
+    inv, info = lapack.dpotri(factor, lower=False)
+    if info != 0:
+        return None
+    return np.triu(inv) + np.triu(inv, 1).T
 
 
 def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
@@ -472,8 +519,10 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
         D = _design(z, S, _z_scale(z, wn))
         mean, theta, fits = np.full(len(alphas), np.nan), None, {}
         for i, lam in enumerate(alphas):
-            fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta, design=D)
-            e_loo = alo_logits(z, S, y, wn, fitted, design=D)
+            fitted, theta, state = fit_logistic(
+                z, S, y, wn, lam, theta0=theta, design=D, return_state=True
+            )
+            e_loo = alo_logits(z, S, y, wn, fitted, design=D, state=state)
             mean[i] = np.dot(wn, row_losses(e_loo, y))
             fits[i] = (fitted, e_loo) if scale == 1.0 else (None, theta)
             if _past_the_best(mean, i):
