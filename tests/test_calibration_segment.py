@@ -566,17 +566,38 @@ def test_pattern_design_is_the_dense_design():
     )
     # the fit's own factor of its Hessian at the solution: the same
     # leave-one-out margins as the Hessian built and inverted again
-    fitted, _, state = fit_logistic(z, S, y, w, 1e-3, return_state=True)
-    assert state is not None and state[2] is not None
+    fitted, theta, state = fit_logistic(z, S, y, w, 1e-3, return_state=True)
+    assert state is not None and state.factor is not None
     np.testing.assert_allclose(
         alo_logits(z, S, y, w, fitted, state=state),
         alo_logits(z, S, y, w, fitted),
         rtol=1e-12,
         atol=1e-12,
     )
+    # the next strength started from this solution: its data term reused,
+    # the same fit as computing it again there
+    _, theta_again = fit_logistic(z, S, y, w, 1e-4, theta0=theta)
+    _, theta_reused = fit_logistic(z, S, y, w, 1e-4, theta0=theta, start=state)
+    np.testing.assert_array_equal(theta_reused, theta_again)
     # not 0/1, or as many patterns as rows: no pattern design
     assert _PatternDesign.of(z, S * 0.5, z_scale) is None
     assert _PatternDesign.of(z, rng.integers(0, 2, (n, 30)).astype(float), 1) is None
+
+
+@pytest.mark.parametrize("width", [1, 7, 8, 12, 17])
+def test_distinct_rows_are_numpys_unique_rows(width):
+    # the pattern design's rows by lexsort of 64-bit words: the same first
+    # rows and inverse, in the same (byte) order, as np.unique of the rows
+    from sklcalib.calibration._segment_logistic import _distinct_rows
+
+    rng = np.random.default_rng(width)
+    rows = rng.integers(0, 4, (500, width)).astype(np.uint8) * 85
+    rows[rng.uniform(size=500) < 0.5] = rows[0]  # many repeats
+    keys = rows.view(np.dtype((np.void, width))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    got_first, got_inverse = _distinct_rows(rows)
+    np.testing.assert_array_equal(got_first, first)
+    np.testing.assert_array_equal(got_inverse, inverse.ravel())
 
 
 @pytest.mark.parametrize("K", [1, 3])
