@@ -683,8 +683,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
                     # exact to O(1/n)), in place of one fit per fold
                     wn = w / w.sum()
                     none = S[:, :0]
-                    platt, _ = fit_logistic(z, none, y_idx, wn, 1.0)
-                    rows = alo_losses(z, none, y_idx, wn, platt)
+                    platt, _, state = fit_logistic(
+                        z, none, y_idx, wn, 1.0, return_state=True
+                    )
+                    rows = alo_losses(z, none, y_idx, wn, platt, state=state)
                     row_ll[i] = rows
                     fold_ll[i] = [
                         np.dot(w[test], rows[test]) / w[test].sum()
@@ -906,10 +908,10 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         fitted, warm = (None, None) if fit is None else fit
         if fitted is None:
             wn = w / w.sum()
-            self._alo_map, _ = fit_logistic(
-                z, S, y_idx, wn, self._alphas[0], theta0=warm
+            self._alo_map, _, state = fit_logistic(
+                z, S, y_idx, wn, self._alphas[0], theta0=warm, return_state=True
             )
-            return alo_logits(z, S, y_idx, wn, self._alo_map)
+            return alo_logits(z, S, y_idx, wn, self._alo_map, state=state)
         # the choice of the ridge strength fitted it already
         self._alo_map = fitted
         return warm
