@@ -668,7 +668,6 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
             return lgb.Dataset(
                 features[rows],
                 label=y[rows],
-                weight=self.w[rows],
                 init_score=z[rows, 0],
                 reference=reference,
                 params=self.params,
@@ -693,6 +692,54 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
     assert got[1] == want[1] > 0
     np.testing.assert_array_equal(got[2], want[2])
     np.testing.assert_array_equal(got[3], want[3])
+
+
+@needs_lightgbm
+def test_lightgbm_datasets_need_no_weights():
+    # the custom objective weighs the gradients and Hessians itself, so the
+    # datasets carry no weights: given them too, LightGBM boosts the same
+    from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    S = (rng.integers(0, 5, n)[:, None] == np.arange(5)).astype(float)
+    z = rng.normal(0, 2, (n, 1))
+    slope = np.where(S[:, 0] > 0, 0.5, 1.2)
+    y = (rng.uniform(size=n) < expit(slope * z[:, 0])).astype(np.int64)
+    w = rng.uniform(0.2, 3.0, n)
+    features = np.hstack([S, z])
+
+    class Weighted(LightGBMData):
+        def dataset(self, rows, reference=None):
+            data = super().dataset(rows, reference)
+            data.set_weight(self.w[rows])
+            return data
+
+    order = rng.permutation(n)
+    kwargs = dict(
+        max_iter=60,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=5,
+        random_state=1,
+        n_jobs=1,
+    )
+    got = boost_lightgbm(
+        LightGBMData(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    want = boost_lightgbm(
+        Weighted(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    assert got[1] == want[1] > 0
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    # and the weights do count: the same rows unweighted boost otherwise
+    ones = boost_lightgbm(
+        LightGBMData(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
+    )
+    assert np.abs(ones[3] - got[3]).max() > 1e-3
 
 
 @pytest.mark.parametrize("K", [1, 3])

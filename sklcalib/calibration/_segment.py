@@ -6,6 +6,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import (
@@ -90,9 +91,11 @@ def _margin_logits(scores, response):
 
 
 def _proba_of(eta):
-    """(n, K) probabilities of corrected logits (a margin column for two)."""
+    """(n, K) probabilities of corrected logits (a margin column for two:
+    the sigmoid of each side, the softmax of ``[0, e]`` without the row
+    maxima and sums)."""
     if eta.shape[1] == 1:
-        return softmax(np.column_stack([np.zeros(eta.shape[0]), eta[:, 0]]))
+        return np.column_stack([expit(-eta[:, 0]), expit(eta[:, 0])])
     return softmax(eta)
 
 
