@@ -419,7 +419,11 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             X, _ = self.encoder_.transform(segments, n_rows, raw=True)
         n_ind, n_main = len(self.feature_names_), self.encoder_.n_main_
         # the logistic map: levels and pairs' cells; the trees: levels and
-        # raw numeric values (they find the pairs themselves)
+        # raw numeric values (they find the pairs themselves; without raw
+        # values, a view of the levels: the trees' features are stacked
+        # with the logits anyway)
+        if n_ind == X.shape[1]:
+            return X[:, :n_ind], X[:, :n_main]
         return X[:, :n_ind], np.hstack([X[:, :n_main], X[:, n_ind:]])
 
     # -- fit ------------------------------------------------------------------
