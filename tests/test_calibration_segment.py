@@ -847,6 +847,37 @@ def test_encoder_fit_transform_is_fit_then_transform():
     assert not enc._fit_codes
 
 
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_encoder_reads_pandas_strings_as_their_text(storage):
+    # the fit factorises a column of pandas' string dtype as pandas' own
+    # array: the same indicators, raw values and names as its object column,
+    # numbers as text binned and missing values included
+    pd = pytest.importorskip("pandas")
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
+    from sklcalib.calibration._segment_encoding import SegmentEncoder
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    dtype = pd.StringDtype(storage)
+    frame = pd.DataFrame(
+        {
+            "num": pd.array([f"{v:.2f}" for v in rng.normal(size=n)], dtype=dtype),
+            "few": pd.array([str(v) for v in rng.integers(0, 4, n)], dtype=dtype),
+            "cat": pd.array(rng.choice(["a", "b", None], n).tolist(), dtype=dtype),
+        }
+    )
+    frame.loc[::11, "num"] = pd.NA
+    enc = SegmentEncoder(50, 5, 20, 32)
+    X, raw = enc.fit_transform(frame, n)
+    ref = SegmentEncoder(50, 5, 20, 32)
+    X_ref, raw_ref = ref.fit_transform(frame.astype(object), n)
+    np.testing.assert_array_equal(X, X_ref)
+    assert raw == raw_ref and enc.feature_names_ == ref.feature_names_
+    assert "num=bin0" in enc.feature_names_ and "cat=missing" in enc.feature_names_
+    np.testing.assert_array_equal(enc.transform(frame, n, raw=True)[0], X)
+
+
 def _pairwise(n, seed):
     """A model off by a shift of its logit that depends on two binary columns
     at once (+1 where they agree, -1 where they differ): each column alone
