@@ -1,6 +1,6 @@
 """CalibrationAccumulator: equal to the one-shot metrics, mergeable in any
-order and grouping, picklable; the fused kernel's sums do not depend on the
-number of threads."""
+order and grouping, picklable (that the fused kernel's sums do not depend on
+the number of threads: tests/test_numba_optional.py)."""
 
 import itertools
 import pickle
@@ -185,43 +185,7 @@ def test_pickle_round_trip_keeps_every_bit(seed, n):
 # deterministic reductions of the fused kernel
 
 
-_THREAD_COUNTS_CHILD = """
-import numba, numpy as np
-from sklcalib.metrics._fused import chunk_rows, fused_uniform_statistics
-n, k = 200_000, 10
-assert n > 4 * chunk_rows(k)  # several chunks per thread
-rng = np.random.default_rng(4)
-p = rng.dirichlet(np.full(k, 0.3), size=n).astype(np.float32)
-p /= p.sum(axis=1, keepdims=True, dtype=np.float32)
-y = rng.integers(0, k, n)
-w = rng.random(n)
-results = []
-for threads in (1, 2):
-    numba.set_num_threads(threads)
-    results.append(fused_uniform_statistics(p, y, 15, w))
-for one, two in zip(*results, strict=True):
-    assert one.tobytes() == two.tobytes()  # the same bits, not just close
-print("same bits")
-"""
-
-
-def test_fused_chunks_do_not_depend_on_the_thread_count():
-    # in a child with a two-thread numba pool (NUMBA_NUM_THREADS is read at
-    # import), so the comparison runs whatever the cores of this machine
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "NUMBA_NUM_THREADS": "2"}
-    out = subprocess.run(
-        [sys.executable, "-c", _THREAD_COUNTS_CHILD],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "same bits"
+# that they do not depend on numba's thread count: tests/test_numba_optional.py
 
 
 def test_chunk_rows_is_a_power_of_two_of_about_a_mebibyte():

@@ -564,9 +564,40 @@ def test_pattern_design_is_the_dense_design():
         alo_logits(z, S, y, w, rows, design=Ds),
         atol=1e-9,
     )
+    # the fit's own factor of its Hessian at the solution: the same
+    # leave-one-out margins as the Hessian built and inverted again
+    fitted, theta, state = fit_logistic(z, S, y, w, 1e-3, return_state=True)
+    assert state is not None and state.factor is not None
+    np.testing.assert_allclose(
+        alo_logits(z, S, y, w, fitted, state=state),
+        alo_logits(z, S, y, w, fitted),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    # the next strength started from this solution: its data term reused,
+    # the same fit as computing it again there
+    _, theta_again = fit_logistic(z, S, y, w, 1e-4, theta0=theta)
+    _, theta_reused = fit_logistic(z, S, y, w, 1e-4, theta0=theta, start=state)
+    np.testing.assert_array_equal(theta_reused, theta_again)
     # not 0/1, or as many patterns as rows: no pattern design
     assert _PatternDesign.of(z, S * 0.5, z_scale) is None
     assert _PatternDesign.of(z, rng.integers(0, 2, (n, 30)).astype(float), 1) is None
+
+
+@pytest.mark.parametrize("width", [1, 7, 8, 12, 17])
+def test_distinct_rows_are_numpys_unique_rows(width):
+    # the pattern design's rows by lexsort of 64-bit words: the same first
+    # rows and inverse, in the same (byte) order, as np.unique of the rows
+    from sklcalib.calibration._segment_logistic import _distinct_rows
+
+    rng = np.random.default_rng(width)
+    rows = rng.integers(0, 4, (500, width)).astype(np.uint8) * 85
+    rows[rng.uniform(size=500) < 0.5] = rows[0]  # many repeats
+    keys = rows.view(np.dtype((np.void, width))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    got_first, got_inverse = _distinct_rows(rows)
+    np.testing.assert_array_equal(got_first, first)
+    np.testing.assert_array_equal(got_inverse, inverse.ravel())
 
 
 @pytest.mark.parametrize("K", [1, 3])
@@ -609,6 +640,108 @@ def test_rescaling_recovers_a_known_temperature(K):
 
 
 @needs_lightgbm
+@needs_lightgbm
+def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
+    # the boosting's datasets are built from CSR rows (LightGBM bins a sparse
+    # matrix by its nonzeros): the same bins and trees as from the dense
+    # rows, missing and zero values of a raw numeric column included
+    import lightgbm as lgb
+
+    from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    codes = rng.integers(-1, 6, n)  # -1: the column's baseline, no indicator
+    S = (codes[:, None] == np.arange(6)).astype(float)
+    raw = np.round(rng.normal(size=n), 1)  # exact zeros among them
+    raw[rng.uniform(size=n) < 0.1] = np.nan
+    z = rng.normal(0, 2, size=(n, 1))
+    slope = np.where(codes == 2, 0.5, 1.0) + 0.3 * np.nan_to_num(raw > 0)
+    y = (rng.uniform(size=n) < expit(slope * z[:, 0])).astype(np.int64)
+    features = np.hstack([S, raw[:, None], z])
+    sparse_data = LightGBMData(features, z, y, np.ones(n))
+    assert sparse_data.X.nnz < features.size / 2
+    np.testing.assert_array_equal(sparse_data.X.toarray(), features)
+
+    class Dense(LightGBMData):
+        def dataset(self, rows, reference=None):
+            return lgb.Dataset(
+                features[rows],
+                label=y[rows],
+                init_score=z[rows, 0],
+                reference=reference,
+                params=self.params,
+                free_raw_data=False,
+            )
+
+    order = rng.permutation(n)
+    kwargs = dict(
+        max_iter=60,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=5,
+        random_state=0,
+        n_jobs=1,
+    )
+    got = boost_lightgbm(sparse_data, order[:2000], order[2000:], **kwargs)
+    want = boost_lightgbm(
+        Dense(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
+    )
+    assert got[1] == want[1] > 0
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+
+
+@needs_lightgbm
+def test_lightgbm_datasets_need_no_weights():
+    # the custom objective weighs the gradients and Hessians itself, so the
+    # datasets carry no weights: given them too, LightGBM boosts the same
+    from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    S = (rng.integers(0, 5, n)[:, None] == np.arange(5)).astype(float)
+    z = rng.normal(0, 2, (n, 1))
+    slope = np.where(S[:, 0] > 0, 0.5, 1.2)
+    y = (rng.uniform(size=n) < expit(slope * z[:, 0])).astype(np.int64)
+    w = rng.uniform(0.2, 3.0, n)
+    features = np.hstack([S, z])
+
+    class Weighted(LightGBMData):
+        def dataset(self, rows, reference=None):
+            data = super().dataset(rows, reference)
+            data.set_weight(self.w[rows])
+            return data
+
+    order = rng.permutation(n)
+    kwargs = dict(
+        max_iter=60,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=5,
+        random_state=1,
+        n_jobs=1,
+    )
+    got = boost_lightgbm(
+        LightGBMData(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    want = boost_lightgbm(
+        Weighted(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    assert got[1] == want[1] > 0
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    # and the weights do count: the same rows unweighted boost otherwise
+    ones = boost_lightgbm(
+        LightGBMData(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
+    )
+    assert np.abs(ones[3] - got[3]).max() > 1e-3
+
+
 @pytest.mark.parametrize("K", [1, 3])
 def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     # the folds and the final fit read the corrected logits of the fitted and
@@ -712,6 +845,37 @@ def test_encoder_fit_transform_is_fit_then_transform():
     assert sum(n.startswith("x3=bin") for n in names) == 5
     # and the fit keeps no reference to the rows it saw
     assert not enc._fit_codes
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_encoder_reads_pandas_strings_as_their_text(storage):
+    # the fit factorises a column of pandas' string dtype as pandas' own
+    # array: the same indicators, raw values and names as its object column,
+    # numbers as text binned and missing values included
+    pd = pytest.importorskip("pandas")
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
+    from sklcalib.calibration._segment_encoding import SegmentEncoder
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    dtype = pd.StringDtype(storage)
+    frame = pd.DataFrame(
+        {
+            "num": pd.array([f"{v:.2f}" for v in rng.normal(size=n)], dtype=dtype),
+            "few": pd.array([str(v) for v in rng.integers(0, 4, n)], dtype=dtype),
+            "cat": pd.array(rng.choice(["a", "b", None], n).tolist(), dtype=dtype),
+        }
+    )
+    frame.loc[::11, "num"] = pd.NA
+    enc = SegmentEncoder(50, 5, 20, 32)
+    X, raw = enc.fit_transform(frame, n)
+    ref = SegmentEncoder(50, 5, 20, 32)
+    X_ref, raw_ref = ref.fit_transform(frame.astype(object), n)
+    np.testing.assert_array_equal(X, X_ref)
+    assert raw == raw_ref and enc.feature_names_ == ref.feature_names_
+    assert "num=bin0" in enc.feature_names_ and "cat=missing" in enc.feature_names_
+    np.testing.assert_array_equal(enc.transform(frame, n, raw=True)[0], X)
 
 
 def _pairwise(n, seed):

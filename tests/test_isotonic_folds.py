@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy.special import softmax
+from sklearn.isotonic import IsotonicRegression
 from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold
 
 import sklcalib.calibration._select as select
@@ -57,6 +58,17 @@ def test_kernel_equals_the_calibrator_fitted_per_split(kind, k, splitter):
                 proba[train], y[train], None if w is None else w[train]
             )
             np.testing.assert_array_equal(held_out, fitted.predict_proba(proba[test]))
+            if k == 2:  # scikit-learn's regression on the positive column
+                reference = IsotonicRegression(
+                    out_of_bounds="clip", y_min=0.0, y_max=1.0
+                ).fit(
+                    proba[train, 1],
+                    y[train] == 1,
+                    sample_weight=None if w is None else w[train],
+                )
+                np.testing.assert_allclose(
+                    held_out[:, 1], reference.predict(proba[test, 1]), atol=1e-12
+                )
 
 
 def test_kernel_leaves_a_split_without_a_class_to_the_calibrator():

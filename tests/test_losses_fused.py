@@ -271,6 +271,47 @@ def test_hessian_vector_product_is_the_compositions():
         torch.testing.assert_close(*hvps, rtol=1e-12, atol=1e-14, msg=name)
 
 
+@pytest.mark.parametrize("ties", [False, True])
+def test_mmce_kernel_node_has_the_compositions_derivatives(ties):
+    # MMCE's reference takes wᵀKw through KernelQuadratic, whose second
+    # derivatives are in closed form: held to autograd through the plain
+    # operations (w depends on r, as in MMCE; ties between confidences and
+    # at 1, where |r_i - r_j| has its kink), first derivatives without a
+    # graph to the last bit
+    from sklcalib.losses._autograd import KernelQuadratic, _kernel_quadratic
+
+    rng = np.random.default_rng(5)
+    n, h = 40, 0.4
+    conf = rng.random(n)
+    if ties:
+        conf[5:12], conf[20:23] = conf[3], 1.0
+    conf, w = torch.tensor(conf), torch.tensor(rng.standard_normal(n))
+    a, b = (torch.tensor(rng.standard_normal(n)) for _ in range(2))
+    found = []
+    for quadratic in (KernelQuadratic.apply, lambda *x: _kernel_quadratic(*x)[-1]):
+        r, v = conf.clone().requires_grad_(), w.clone().requires_grad_()
+        q = quadratic(r, v * (1.0 + r), h)
+        plain = torch.autograd.grad(q, (r, v), retain_graph=True)
+        grads = torch.autograd.grad(q * q, (r, v), create_graph=True)
+        hvps = [
+            torch.autograd.grad((grads[0] * a + grads[1] * b).sum(), (r, v), **k)
+            for k in ({"retain_graph": True}, {})  # twice through one graph
+        ]
+        found.append((q, *plain, *grads, *hvps[0], *hvps[1]))
+    node, reference = found
+    assert torch.equal(node[0], reference[0])
+    for x, y in zip(node[1:3], reference[1:3], strict=True):
+        assert torch.equal(x, y)
+    for x, y in zip(node[3:], reference[3:], strict=True):
+        x, y = x.detach(), y.detach()
+        torch.testing.assert_close(x, y, rtol=1e-12, atol=1e-12 * float(y.abs().max()))
+    if not ties:
+        r, v = conf.clone().requires_grad_(), w.clone().requires_grad_()
+        assert torch.autograd.gradgradcheck(
+            lambda r, v: KernelQuadratic.apply(r, v * (1.0 + r), h) ** 2, (r, v)
+        )
+
+
 def test_parameters_are_checked_once_per_change(monkeypatch):
     # the per-batch work is the loss: parameters (and what derives from them,
     # the fused plan, FLSD's tables) are checked and built once per change

@@ -397,20 +397,6 @@ def test_integer_labels_lookup_and_generic_paths_agree():
         expected_calibration_error(np.r_[small[idx][:-1], 8], p, labels=small)
 
 
-def test_small_inputs_do_not_import_numba():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, numpy as np\n"
-        "from sklcalib.metrics import calibration_report\n"
-        "p = np.random.default_rng(0).dirichlet(np.ones(10), size=5000)\n"
-        "calibration_report(np.arange(5000) % 10, p)\n"
-        "assert 'numba' not in sys.modules, 'numba imported'\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
 @pytest.mark.parametrize(
     "module",
     [

@@ -113,27 +113,44 @@ def test_two_threads_under_the_workqueue_layer_do_not_abort():
     assert out.stdout.strip() == "ok"
 
 
-_TEMPERATURE_THREADS = """
-import numba, numpy as np
+# The fused kernels in one child with a two-thread numba pool (NUMBA_NUM_THREADS
+# is read at import), so the comparison runs whatever the cores of this
+# machine: the metrics' binned statistics over several chunks per thread and
+# temperature scaling's NLL derivatives, each at one and two threads.
+_THREAD_COUNTS = """
+import json, numba, numpy as np
 from sklcalib.calibration._temperature_fused import nll_derivatives
-rng = np.random.default_rng(3)
-n, k = 100_000, 10
-logits = rng.normal(scale=3.0, size=(n, k))
+from sklcalib.metrics._fused import chunk_rows, fused_uniform_statistics
+n, k = 200_000, 10
+assert n > 4 * chunk_rows(k)  # several chunks per thread
+rng = np.random.default_rng(4)
+p = rng.dirichlet(np.full(k, 0.3), size=n).astype(np.float32)
+p /= p.sum(axis=1, keepdims=True, dtype=np.float32)
 y = rng.integers(0, k, n)
-results = []
+w = rng.random(n)
+rng = np.random.default_rng(3)
+logits = rng.normal(scale=3.0, size=(100_000, 10))
+y_logits = rng.integers(0, 10, 100_000)
+bits = {"statistics": [], "temperature": []}
 for threads in (1, 2):
     numba.set_num_threads(threads)
-    results.append(np.array(nll_derivatives(logits, y, 0.7)))
-assert results[0].tobytes() == results[1].tobytes(), results[0] - results[1]
-print("same bits")
+    bits["statistics"].append(
+        [a.tobytes().hex() for a in fused_uniform_statistics(p, y, 15, w)]
+    )
+    bits["temperature"].append(
+        np.array(nll_derivatives(logits, y_logits, 0.7)).tobytes().hex()
+    )
+# the same bits, not just close
+print(json.dumps({kernel: one == two for kernel, (one, two) in bits.items()}))
 """
 
 
-def test_temperature_kernel_does_not_depend_on_the_thread_count():
+def test_fused_kernels_do_not_depend_on_the_thread_count():
     pytest.importorskip("numba")
-    out = _run_child(_TEMPERATURE_THREADS, {"NUMBA_NUM_THREADS": "2"})
+    out = _run_child(_THREAD_COUNTS, {"NUMBA_NUM_THREADS": "2"})
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.strip() == "same bits"
+    same = json.loads(out.stdout.strip().splitlines()[-1])
+    assert same == {"statistics": True, "temperature": True}
 
 
 def test_temperature_kernel_matches_the_numpy_reference():

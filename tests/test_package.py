@@ -11,18 +11,44 @@ def test_version_is_a_string():
     assert sklcalib.__version__.count(".") == 2
 
 
-def test_import_is_lazy():
-    # ``import sklcalib`` must not pull in torch, skorch, numba or netcal.
+# What using the core loads, step after step in one interpreter (one start-up
+# of Python, numpy and scikit-learn for every check): after each step, the
+# optional packages it must not have imported. The steps accumulate, as in a
+# user's session.
+_LAZY_STEPS = [
+    ("import sklcalib", ("torch", "skorch", "numba", "netcal")),
+    ("import sklcalib.calibration", ("netcal", "torch")),
+    (
+        # numpy inputs: no dask (nor torch) to recognise dask arrays
+        "from sklcalib.metrics import calibration_report\n"
+        "calibration_report([0, 1, 1], np.array([[.8, .2], [.3, .7], [.4, .6]]))",
+        ("dask", "torch"),
+    ),
+    (
+        # below the size where the compiled kernels pay for their compilation
+        "p = np.random.default_rng(0).dirichlet(np.ones(10), size=5000)\n"
+        "calibration_report(np.arange(5000) % 10, p)",
+        ("numba",),
+    ),
+]
+
+
+def test_imports_are_lazy():
+    import json
+
     code = (
-        "import sys, sklcalib; "
-        "heavy = [m for m in ('torch', 'skorch', 'numba', 'netcal') "
-        "if m in sys.modules]; "
-        "print(','.join(heavy))"
+        "import json, sys\nimport numpy as np\nloaded = []\n"
+        f"for step, _ in {_LAZY_STEPS!r}:\n"
+        "    exec(step)\n"
+        "    loaded.append(sorted(m for m in sys.modules if '.' not in m))\n"
+        "print(json.dumps(loaded))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert out.stdout.strip() == ""
+    loaded = json.loads(out.stdout.splitlines()[-1])
+    for (step, forbidden), modules in zip(_LAZY_STEPS, loaded, strict=True):
+        assert not set(forbidden) & set(modules), (step, set(forbidden) & set(modules))
 
 
 def test_unknown_attribute_raises():
@@ -56,16 +82,6 @@ def test_no_reference_to_a_file_outside_the_repository():
     assert hits == []
 
 
-def test_command_line_version():
-    out = subprocess.run(
-        [sys.executable, "-m", "sklcalib", "--version"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert out.stdout.strip() == f"sklcalib {sklcalib.__version__}"
-
-
 # -- dependencies: the core install and the extras ------------------------------
 
 # a finder that makes the optional packages look uninstalled (sys.modules[m] =
@@ -85,38 +101,6 @@ def _run(code):
     return subprocess.run(
         [sys.executable, "-c", _BLOCK_EXTRAS + code], capture_output=True, text=True
     )
-
-
-def test_core_works_without_any_extra():
-    code = """
-import numpy as np
-from sklcalib.metrics import expected_calibration_error, get_scorer
-from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
-import sklcalib.metrics._statistics as statistics
-import sklcalib.calibration._temperature_nll as te
-statistics._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
-te.FUSED_MIN_SIZE = 0
-rng = np.random.default_rng(0)
-logits = rng.normal(size=(300, 4))
-y = rng.integers(0, 4, 300)
-p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-print(round(expected_calibration_error(y, p), 12))
-print(TemperatureScaler().fit(logits, y).temperature_ > 0)
-print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
-"""
-    out = _run(code)
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.split("\n")
-    import numpy as np
-
-    from sklcalib.metrics import expected_calibration_error
-
-    rng = np.random.default_rng(0)
-    logits = rng.normal(size=(300, 4))
-    y = rng.integers(0, 4, 300)
-    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-    assert float(lines[0]) == round(expected_calibration_error(y, p), 12)
-    assert lines[1:3] == ["True", "(300, 4)"]
 
 
 # each case in an interpreter whose optional packages look uninstalled; the
@@ -166,18 +150,55 @@ print(json.dumps(errors))
 
 
 @pytest.fixture(scope="module")
-def missing_extra_errors():
+def without_extras():
+    """One interpreter whose optional packages look uninstalled: the error
+    of each case, by its code, then the lines the core's computation printed
+    (one start-up of Python, numpy and scikit-learn for both tests)."""
     import json
 
     codes = [code for code, _ in MISSING_EXTRA_CASES]
-    out = _run(f"CASES = {json.dumps(codes)!r}\n" + _RUN_CASES)
+    out = _run(f"CASES = {json.dumps(codes)!r}\n" + _RUN_CASES + _CORE)
     assert out.returncode == 0, out.stderr
-    return dict(zip(codes, json.loads(out.stdout), strict=True))
+    errors, *lines = out.stdout.splitlines()
+    return dict(zip(codes, json.loads(errors), strict=True)), lines
+
+
+# what the core computes in that interpreter, after the cases above
+_CORE = """
+import numpy as np
+from sklcalib.metrics import expected_calibration_error, get_scorer
+from sklcalib.calibration import TemperatureScaler, IsotonicCalibrator
+import sklcalib.metrics._statistics as statistics
+import sklcalib.calibration._temperature_nll as te
+statistics._FUSED_MIN_SIZE = 0  # large input: the numpy path replaces the numba one
+te.FUSED_MIN_SIZE = 0
+rng = np.random.default_rng(0)
+logits = rng.normal(size=(300, 4))
+y = rng.integers(0, 4, 300)
+p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+print(round(expected_calibration_error(y, p), 12))
+print(TemperatureScaler().fit(logits, y).temperature_ > 0)
+print(IsotonicCalibrator().fit(p, y).predict_proba(p).shape)
+"""
+
+
+def test_core_works_without_any_extra(without_extras):
+    _, lines = without_extras
+    import numpy as np
+
+    from sklcalib.metrics import expected_calibration_error
+
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(300, 4))
+    y = rng.integers(0, 4, 300)
+    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    assert float(lines[0]) == round(expected_calibration_error(y, p), 12)
+    assert lines[1:3] == ["True", "(300, 4)"]
 
 
 @pytest.mark.parametrize(("code", "extra"), MISSING_EXTRA_CASES)
-def test_a_missing_extra_is_named(missing_extra_errors, code, extra):
-    last = missing_extra_errors[code]
+def test_a_missing_extra_is_named(without_extras, code, extra):
+    last = without_extras[0][code]
     assert last is not None, f"{code!r} raised nothing"
     assert last.startswith("ImportError") and f'"sklcalib[{extra}]"' in last, last
 

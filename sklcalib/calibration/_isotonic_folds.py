@@ -119,15 +119,27 @@ def _fold_columns_by_subtraction(
     merge gap: the thresholds are then the distinct scores, and a split's
     per-threshold mass and hits are those of all rows less those of its
     held-out part (integers when unweighted: exact)."""
+    part = part_of[order]
+    weights = None if w is None else w[order]
+    hits = is_k[order].astype(np.float64)
+    if np.all(gaps > 0):
+        # every row its own threshold, its mean target its label: a split's
+        # training rows in score order are the sequence to fit
+        for f in range(n_folds):
+            keep = part != f
+            if weights is not None:
+                keep &= weights > 0
+            fitted = isotonic_regression(
+                hits[keep], weights=None if weights is None else weights[keep]
+            ).x
+            _interpolate(out[f], j, x, x[keep], fitted, part == f, order, place)
+        return
     first = np.concatenate([[True], gaps > 0])
     threshold = np.cumsum(first) - 1
     n_thresholds = threshold[-1] + 1
     knots = x[first]
-    part = part_of[order]
     cell = part * n_thresholds + threshold
     size = n_folds * n_thresholds
-    weights = None if w is None else w[order]
-    hits = is_k[order].astype(np.float64)
     if weights is not None:
         hits *= weights
     mass = np.bincount(cell, weights=weights, minlength=size).astype(np.float64)
@@ -140,14 +152,19 @@ def _fold_columns_by_subtraction(
     for f in range(n_folds):
         keep = kept[f]
         fitted = isotonic_regression(mean[f][keep], weights=mass[f][keep]).x
-        at = np.flatnonzero(part == f)  # the held-out rows, in score order
-        fold_knots = knots[keep]
-        values = np.interp(
-            np.clip(x[at], fold_knots[0], fold_knots[-1]),
-            fold_knots,
-            np.clip(fitted, 0.0, 1.0),
-        )
-        out[f][place[order[at]], j] = values
+        _interpolate(out[f], j, x, knots[keep], fitted, part == f, order, place)
+
+
+def _interpolate(out, j, x, knots, fitted, held, order, place):
+    """Column ``j`` of a split's held-out probabilities: the fitted step
+    function (clipped to [0, 1]) interpolated at its held-out rows, which
+    ``held`` marks among the sorted scores ``x``, clipped to the knots'
+    range (the scores in order make ``np.interp``'s searches short)."""
+    at = np.flatnonzero(held)
+    values = np.interp(
+        np.clip(x[at], knots[0], knots[-1]), knots, np.clip(fitted, 0.0, 1.0)
+    )
+    out[place[order[at]], j] = values
 
 
 def _fold_columns(out, j, x_all, order, is_k, w, in_train, splits, p):

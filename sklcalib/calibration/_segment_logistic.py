@@ -169,9 +169,11 @@ class _PatternDesign:
         factors of ``g``, for the Hessian and the leverages as sums over
         them (``np.bincount``), not products with the dense pattern matrix."""
         U, m, p = self.U, self.m, 2 + 2 * self.m
-        rows, cols = np.nonzero(self.P)
+        # the nonzeros of P in row order (a flat scan: np.nonzero of a 2-D
+        # array is several times slower)
+        rows, cols = np.divmod(np.flatnonzero(self.P.ravel() != 0), m)
         # per pattern its slots: 0 (the intercept of u, the logit of g), then
-        # 1 + each of its indicators; rows of np.nonzero come sorted
+        # 1 + each of its indicators, increasing
         slot_pat = np.r_[np.arange(U), rows]
         slot = np.r_[np.zeros(U, dtype=np.int64), 1 + cols]
         order = np.argsort(slot_pat, kind="stable")
@@ -181,22 +183,33 @@ class _PatternDesign:
         size = count * count
         pat = np.repeat(np.arange(U), size)
         k = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
-        c = count[pat]
-        a = slot[start[pat] + k // c]
-        b = slot[start[pat] + k % c]
-        ui = np.where(a == 0, 1, 1 + a), np.where(b == 0, 1, 1 + b)
-        gi = np.where(a == 0, 0, 1 + m + a), np.where(b == 0, 0, 1 + m + b)
-        self._pat = pat
-        self._ga = np.where(a == 0, 1.0, 1.0 / self.z_scale)
-        self._gb = np.where(b == 0, 1.0, 1.0 / self.z_scale)
-        self._uu = ui[0] * p + ui[1]
-        self._ug = ui[0] * p + gi[1]
-        self._gg = gi[0] * p + gi[1]
-        # the g u' block is the transpose of the u g' one: summed once, and
-        # mirrored (u's and g's columns are disjoint, so the blocks are too)
-        self._index = np.r_[self._uu, self._ug, self._gg]
-        self._ug_mask = np.zeros((p, p), dtype=bool)
-        self._ug_mask.flat[self._ug] = True
+        i, j = np.divmod(k, count[pat])
+        first = start[pat]
+        a = slot[first + i]
+        b = slot[first + j]
+        # the u u' and g g' blocks are symmetric: their upper triangles
+        # (slots increase within a pattern, so i <= j is a <= b); the u g'
+        # block whole (the g u' block is its transpose: u's and g's columns
+        # are disjoint)
+        upper = i <= j
+        a_up, b_up = a[upper], b[upper]
+        inv = 1.0 / self.z_scale
+        self._pat, self._pat_up = pat, pat[upper]
+        self._uu = np.where(a_up == 0, 1, 1 + a_up) * p + np.where(
+            b_up == 0, 1, 1 + b_up
+        )
+        self._gg = np.where(a_up == 0, 0, 1 + m + a_up) * p + np.where(
+            b_up == 0, 0, 1 + m + b_up
+        )
+        self._ug = np.where(a == 0, 1, 1 + a) * p + np.where(b == 0, 0, 1 + m + b)
+        self._gb = np.where(b == 0, 1.0, inv)
+        self._ga_up = np.where(a_up == 0, 1.0, inv)
+        self._gb_up = np.where(b_up == 0, 1.0, inv)
+        # an entry off the diagonal of a symmetric block stands for two
+        self._twice_up = np.where(a_up == b_up, 1.0, 2.0)
+        self._gram_pat = np.r_[self._pat_up, pat, self._pat_up]
+        self._gram_index = np.r_[self._uu, self._ug, self._gg]
+        self._n_upper = self._pat_up.shape[0]
 
     #: the last design built, by weak references to its ``z`` and ``S``: a
     #: fit builds the design of the same rows for its ridge path, its refit
@@ -226,12 +239,10 @@ class _PatternDesign:
         ones = S == 1
         if not np.all(ones | (S == 0)):
             return None
-        packed = np.packbits(ones, axis=1)
-        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-        _, first, pid = np.unique(keys, return_index=True, return_inverse=True)
+        first, pid = _distinct_rows(np.packbits(ones, axis=1))
         if first.shape[0] > cls.MAX_SHARE * n:
             return None
-        return cls(z, ones[first].astype(np.float64), pid.ravel(), z_scale)
+        return cls(z, ones[first].astype(np.float64), pid, z_scale)
 
     def _sums(self, v):
         return np.bincount(self.pid, weights=v, minlength=self.U)
@@ -266,23 +277,55 @@ class _PatternDesign:
         p = 2 + 2 * self.m
         vz = v * self.z
         A, B, C = self._sums(v), self._sums(vz), self._sums(vz * self.z)
-        pat = self._pat
-        values = np.r_[A[pat], B[pat] * self._gb, C[pat] * self._ga * self._gb]
-        H = np.bincount(self._index, weights=values, minlength=p * p).reshape(p, p)
-        H.T[self._ug_mask] = H[self._ug_mask]
+        pat, n_up = self._gram_pat, self._n_upper
+        values = np.concatenate(
+            [
+                A[pat[:n_up]],
+                B[pat[n_up:-n_up]] * self._gb,
+                C[pat[-n_up:]] * self._ga_up * self._gb_up,
+            ]
+        )
+        # the upper triangles and the u g' block, plus their transpose; the
+        # diagonal, doubled, halved (exact in floating point)
+        H = np.bincount(self._gram_index, weights=values, minlength=p * p)
+        H = H.reshape(p, p)
+        H = H + H.T
+        H[np.diag_indices_from(H)] *= 0.5
         return H
 
     def leverages(self, H_inv):
-        """``d_i' H_inv d_i`` of every row: ``u'Hu + 2 z_i u'Hg + z_i^2
-        g'Hg``, three sums per pattern over its nonzeros."""
-        flat, pat, U = H_inv.ravel(), self._pat, self.U
-        q_uu = np.bincount(pat, weights=flat[self._uu], minlength=U)
-        q_ug = np.bincount(pat, weights=flat[self._ug] * self._gb, minlength=U)
+        """``d_i' H_inv d_i`` of every row (``H_inv`` symmetric): ``u'Hu +
+        2 z_i u'Hg + z_i^2 g'Hg``, three sums per pattern over its nonzeros."""
+        flat, up, U = H_inv.ravel(), self._pat_up, self.U
+        twice = self._twice_up  # H_inv is symmetric: an upper entry twice
+        q_uu = np.bincount(up, weights=flat[self._uu] * twice, minlength=U)
+        q_ug = np.bincount(self._pat, weights=flat[self._ug] * self._gb, minlength=U)
         q_gg = np.bincount(
-            pat, weights=flat[self._gg] * self._ga * self._gb, minlength=U
+            up,
+            weights=flat[self._gg] * self._ga_up * self._gb_up * twice,
+            minlength=U,
         )
         z, pid = self.z, self.pid
         return q_uu[pid] + z * (2.0 * q_ug[pid] + z * q_gg[pid])
+
+
+def _distinct_rows(packed):
+    """``(first, inverse)`` of the distinct rows of a uint8 matrix, as
+    ``np.unique`` of its rows as bytes gives them (the same order: by
+    bytes): the rows read as big-endian 64-bit words, whose numeric order
+    is the bytes' order, and sorted by ``np.lexsort``, several times faster
+    than sorting opaque byte strings."""
+    n, width = packed.shape
+    words = -(-width // 8)
+    padded = np.zeros((n, 8 * words), dtype=np.uint8)
+    padded[:, :width] = packed
+    keys = padded.view(">u8").astype(np.uint64)
+    order = np.lexsort(keys.T[::-1])
+    ranked = keys[order]
+    new = np.r_[True, np.any(ranked[1:] != ranked[:-1], axis=1)]
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 class _Transposed:
@@ -300,41 +343,80 @@ def _weighted_gram(D, v):
     return (D * v[:, None]).T @ D
 
 
-def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol):
+class _Solution:
+    """A binary fit's quantities at the point it returned, for the
+    leave-one-out step (the Hessian's Cholesky factor, None when it had
+    none) and for a fit of the next ridge strength started there (the data
+    term's loss, gradient and Hessian: the penalty alone changes)."""
+
+    def __init__(self, e, p, factor, loss, grad, gram):
+        self.e, self.p, self.factor = e, p, factor
+        self.loss, self.grad, self.gram = loss, grad, gram
+
+
+def _newton_binary(D, S, y, w, lam, theta0, max_iter, tol, start=None):
     """Penalised Newton (IRLS) with step halving: a handful of iterations,
-    each one pass over the rows (few columns, so the Hessian is small)."""
+    each one pass over the rows (few columns, so the Hessian is small).
+    Stops where the Newton decrement ``grad' H^-1 grad / 2`` (the decrease
+    the next full step would bring, and near the minimum the gap to it) is
+    within ``tol``: the point returned is then the one whose Hessian was
+    just factored, returned with it as a :class:`_Solution` (None
+    otherwise). ``start``: the :class:`_Solution` of another strength at
+    ``theta0``, whose data term is not computed again."""
     m = S.shape[1]
     pen = np.r_[0.0, 0.0, np.full(2 * m, lam)]
     yf = y.astype(np.float64)
 
+    def data_loss(e):
+        return np.dot(w, np.logaddexp(0.0, e) - yf * e)
+
     def loss_of(theta):
         e = D @ theta
-        loss = np.dot(w, np.logaddexp(0.0, e) - yf * e) + 0.5 * np.dot(pen, theta**2)
-        return float(loss), e
+        return float(data_loss(e) + 0.5 * np.dot(pen, theta**2)), e
 
     theta = theta0.copy()
-    loss, e = loss_of(theta)
+    if start is None:
+        e = D @ theta
+        d_loss = data_loss(e)
+    else:
+        e, d_loss = start.e, start.loss
+    loss = float(d_loss + 0.5 * np.dot(pen, theta**2))
     for _ in range(max_iter):
-        p = expit(e)  # the margins of theta, kept from its loss
-        grad = D.T @ (w * (p - yf)) + pen * theta
-        H = _weighted_gram(D, w * p * (1 - p))
+        if start is None:
+            p = expit(e)  # the margins of theta, kept from its loss
+            d_grad = D.T @ (w * (p - yf))
+            gram = _weighted_gram(D, w * p * (1 - p))
+        else:
+            p, d_grad, gram, start = start.p, start.grad, start.gram, None
+        grad = d_grad + pen * theta
+        H = gram.copy()
         H[np.diag_indices_from(H)] += pen + 1e-12
-        try:
-            step = np.linalg.solve(H, grad)
-        except np.linalg.LinAlgError:
-            step = np.linalg.lstsq(H, grad, rcond=None)[0]
+        factor, info = lapack.dpotrf(H, lower=False, clean=False)
+        if info == 0:
+            step, _ = lapack.dpotrs(factor, grad, lower=False)
+        else:
+            factor = None
+            try:
+                step = np.linalg.solve(H, grad)
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(H, grad, rcond=None)[0]
+        tiny = 0.5 * np.dot(grad, step) <= tol * max(1.0, abs(loss))
+        if tiny or np.max(np.abs(grad)) < 1e-10:
+            return theta, _Solution(e, p, factor, d_loss, d_grad, gram)
         t = 1.0
         while True:
             new = theta - t * step
-            new_loss, new_e = loss_of(new)
+            new_e = D @ new
+            new_d_loss = data_loss(new_e)
+            new_loss = float(new_d_loss + 0.5 * np.dot(pen, new**2))
             if new_loss <= loss or t < 1e-6:
                 break
             t /= 2
-        converged = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
-        theta, loss, e = new, new_loss, new_e
-        if converged or np.max(np.abs(grad)) < 1e-10:
+        stalled = abs(loss - new_loss) <= tol * max(1.0, abs(loss))
+        theta, loss, e, d_loss = new, new_loss, new_e, new_d_loss
+        if stalled:  # a step the line search cut to nothing
             break
-    return theta
+    return theta, None
 
 
 def _z_scale(z, w):
@@ -343,11 +425,28 @@ def _z_scale(z, w):
     return z_scale if z_scale > 0 else 1.0
 
 
-def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, design=None):
+def fit_logistic(
+    z,
+    S,
+    y,
+    w,
+    lam,
+    *,
+    theta0=None,
+    max_iter=200,
+    tol=1e-10,
+    design=None,
+    return_state=False,
+    start=None,
+):
     """Minimise the penalised loss; ``z`` (n, K) logits (K = 1: binary with
     the margin), ``y`` class indices (0/1 for K = 1), ``w`` weights summing
     to 1; ``design``: the binary map's columns of these rows and weights,
-    when the caller already built them. Returns ``(LogisticMap, theta)``."""
+    when the caller already built them. Returns ``(LogisticMap, theta)``;
+    with ``return_state`` a third item, the binary fit's state at its
+    solution for :func:`alo_logits` (None when it has none); ``start``: such
+    a state of another strength on the same rows and design, at
+    ``theta0``."""
     K = z.shape[1]
     m = S.shape[1]
     binary = K == 1
@@ -358,9 +457,12 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, desig
         theta0[0] = 1.0
     if binary:
         D = _design(z, S, z_scale) if design is None else design
-        theta = _newton_binary(D, S, y, w, lam, theta0, max_iter, tol)
+        theta, state = _newton_binary(
+            D, S, y, w, lam, theta0, max_iter, tol, start=start
+        )
         a, b, c, d = _unpack(theta, K, m)
-        return LogisticMap(a, b, c, d, z_scale, lam), theta
+        fitted = LogisticMap(a, b, c, d, z_scale, lam)
+        return (fitted, theta, state) if return_state else (fitted, theta)
     res = minimize(
         _objective,
         theta0,
@@ -372,7 +474,8 @@ def fit_logistic(z, S, y, w, lam, *, theta0=None, max_iter=200, tol=1e-10, desig
         options={"maxiter": 5 * max_iter, "gtol": 1e-6, "ftol": max(tol, 1e-9)},
     )
     a, b, c, d = _unpack(res.x, K, m)
-    return LogisticMap(a, b, c, d, z_scale, lam), res.x
+    fitted = LogisticMap(a, b, c, d, z_scale, lam)
+    return (fitted, res.x, None) if return_state else (fitted, res.x)
 
 
 def log_loss_of(eta, y, w, binary):
@@ -390,10 +493,10 @@ def log_loss_of(eta, y, w, binary):
 ALPHA_ROWS = 20_000
 
 
-def alo_losses(z, S, y, w, fitted, *, design=None):
+def alo_losses(z, S, y, w, fitted, *, design=None, state=None):
     """Per-row approximate leave-one-out log-losses of a fitted binary map,
     from :func:`alo_logits`."""
-    e_loo = alo_logits(z, S, y, w, fitted, design=design)
+    e_loo = alo_logits(z, S, y, w, fitted, design=design, state=state)
     return row_losses(e_loo, y)
 
 
@@ -402,7 +505,7 @@ def row_losses(e, y):
     return np.logaddexp(0.0, e) - y.astype(np.float64) * e
 
 
-def alo_logits(z, S, y, w, fitted, *, design=None):
+def alo_logits(z, S, y, w, fitted, *, design=None, state=None):
     """Per-row approximate leave-one-out margins of a fitted binary map
     (Rad & Maleki 2020): one Newton step from the full fit removes row ``i``,
     ``eta_i + h_i w_i (p_i - y_i) / (1 - h_i w_i p_i (1 - p_i))`` with
@@ -410,20 +513,30 @@ def alo_logits(z, S, y, w, fitted, *, design=None):
     ridge strength is chosen, and the map scored against other maps, from
     one fit per strength instead of one per fold and strength (the error of
     the step is O(1/n) per row for a smooth penalised loss). ``w`` are the
-    fit's weights (summing to 1)."""
+    fit's weights (summing to 1); ``state``: the fit's margins,
+    probabilities and Hessian factor at its solution (``fit_logistic(...,
+    return_state=True)``), not computed again."""
     D = _design(z, S, fitted.z_scale) if design is None else design
-    m = S.shape[1]
-    theta = np.concatenate([[fitted.a], fitted.b, fitted.c.ravel(), fitted.d.ravel()])
-    pen = np.r_[0.0, 0.0, np.full(2 * m, fitted.lam)]
-    e = D @ theta
-    p = expit(e)
-    v = p * (1 - p)
-    H = _weighted_gram(D, w * v)
-    H[np.diag_indices_from(H)] += pen + 1e-12
-    # h_i = d_i' H^-1 d_i through the small inverse and one product with the
-    # rows: a matrix product is several times faster than a solve with n
-    # right-hand sides
-    H_inv = _inverse(H)
+    H_inv = None
+    if state is not None and state.factor is not None:
+        e, p = state.e, state.p
+        v = p * (1 - p)
+        H_inv = _inverse_of_factor(state.factor)
+    if H_inv is None:
+        m = S.shape[1]
+        theta = np.concatenate(
+            [[fitted.a], fitted.b, fitted.c.ravel(), fitted.d.ravel()]
+        )
+        pen = np.r_[0.0, 0.0, np.full(2 * m, fitted.lam)]
+        e = D @ theta
+        p = expit(e)
+        v = p * (1 - p)
+        H = _weighted_gram(D, w * v)
+        H[np.diag_indices_from(H)] += pen + 1e-12
+        # h_i = d_i' H^-1 d_i through the small inverse and one product with
+        # the rows: a matrix product is several times faster than a solve
+        # with n right-hand sides
+        H_inv = _inverse(H)
     if isinstance(D, _SparseDesign | _PatternDesign):
         h = D.leverages(H_inv)
     else:
@@ -439,14 +552,22 @@ def _inverse(H):
     definite to working precision, by a pseudo-inverse when singular."""
     factor, info = lapack.dpotrf(H, lower=False, clean=False)
     if info == 0:
-        inv, info = lapack.dpotri(factor, lower=False)
-        if info == 0:
-            upper = np.triu(inv)
-            return upper + np.triu(inv, 1).T
+        inv = _inverse_of_factor(factor)
+        if inv is not None:
+            return inv
     try:
         return np.linalg.inv(H)
     except np.linalg.LinAlgError:
         return np.linalg.pinv(H)
+
+
+def _inverse_of_factor(factor):
+    """The symmetric inverse from an upper Cholesky factor (None when
+    LAPACK refuses it)."""
+    inv, info = lapack.dpotri(factor, lower=False)
+    if info != 0:
+        return None
+    return np.triu(inv) + np.triu(inv, 1).T
 
 
 def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
@@ -471,9 +592,22 @@ def choose_alpha(z, S, y, w, alphas, cv, random_state, *, return_fit=False):
         # one design for every strength: same rows, same logit scale
         D = _design(z, S, _z_scale(z, wn))
         mean, theta, fits = np.full(len(alphas), np.nan), None, {}
+        state = None
         for i, lam in enumerate(alphas):
-            fitted, theta = fit_logistic(z, S, y, wn, lam, theta0=theta, design=D)
-            e_loo = alo_logits(z, S, y, wn, fitted, design=D)
+            # each strength starts from the last one's solution, whose data
+            # term (loss, gradient, Hessian) is the same there
+            fitted, theta, state = fit_logistic(
+                z,
+                S,
+                y,
+                wn,
+                lam,
+                theta0=theta,
+                design=D,
+                return_state=True,
+                start=state,
+            )
+            e_loo = alo_logits(z, S, y, wn, fitted, design=D, state=state)
             mean[i] = np.dot(wn, row_losses(e_loo, y))
             fits[i] = (fitted, e_loo) if scale == 1.0 else (None, theta)
             if _past_the_best(mean, i):

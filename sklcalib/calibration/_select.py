@@ -39,6 +39,7 @@ renormalised) where it is scored and where it is returned, so no probability
 is exactly 0 or 1; other rows are left as they are.
 """
 
+import functools
 import math
 import warnings
 
@@ -264,9 +265,15 @@ def _row_log_loss(y_idx, proba):
 def _fold_scores(y_idx, proba, w, n_classes, metrics):
     """The fold's weighted log-loss (and Brier score and 15-bin ECE when
     ``metrics`` asks for them) of floored probabilities."""
+    return _fold_and_row_scores(y_idx, proba, w, n_classes, metrics)[0]
+
+
+def _fold_and_row_scores(y_idx, proba, w, n_classes, metrics):
+    """:func:`_fold_scores` and the rows' log-losses, of one flooring."""
     proba = floor_probabilities(proba)
     rows = np.arange(len(y_idx))
-    out = {"log_loss": float(np.average(-np.log(proba[rows, y_idx]), weights=w))}
+    losses = -np.log(proba[rows, y_idx])
+    out = {"log_loss": float(np.average(losses, weights=w))}
     if "brier" in metrics:
         onehot = np.zeros_like(proba)
         onehot[rows, y_idx] = 1.0
@@ -278,7 +285,7 @@ def _fold_scores(y_idx, proba, w, n_classes, metrics):
                 y_idx, proba, labels=np.arange(n_classes), sample_weight=w
             )
         )
-    return out
+    return out, losses
 
 
 def _events(inputs, y_idx, n_classes, w=None):
@@ -333,6 +340,14 @@ def _splits(cv, y_idx, random_state, groups):
 # ----------------------------------------------------------------------------
 # the harm rule
 # ----------------------------------------------------------------------------
+@functools.lru_cache
+def _student_quantile(df):
+    """The two-sided 95 % Student quantile with ``df`` degrees of freedom,
+    computed once per ``df`` (scipy's ``ppf`` costs about half a
+    millisecond, a tenth of a harm check)."""
+    return float(student_t.ppf(0.975, df))
+
+
 def harm_message(what, cal_losses, raw_losses, *, jackknife=False):
     """The message of a CalibrationWarning when ``cal_losses`` (fold
     log-losses of a calibrator) are worse than ``raw_losses`` (those of the
@@ -362,7 +377,7 @@ def harm_message(what, cal_losses, raw_losses, *, jackknife=False):
             f"its log-loss on the {len(d)} held-out parts (each scored by the "
             "calibrators fitted on the other parts)"
         )
-    margin = max(student_t.ppf(0.975, len(d) - 1) * se, 0.01 * raw.mean())
+    margin = max(_student_quantile(len(d) - 1) * se, 0.01 * raw.mean())
     if d.mean() <= margin:
         return None
     return (
@@ -663,56 +678,11 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         """The search on validated inputs; ``metrics`` beyond the log-loss
         that the table computes, and ``refit`` of the chosen candidate (the
         harm check needs neither)."""
-        y = np.ravel(y)
-        self.classes_, y_idx = np.unique(y, return_inverse=True)
-        n_classes = len(self.classes_)
-        candidates = _check_candidates(self.candidates, n_classes)
-        if inputs.passthrough is None:  # no probabilities to pass through
-            candidates = [c for c in candidates if not _is_passthrough(c)]
-        if self.prior is not None:
-            at = 1 if candidates and _is_passthrough(candidates[0]) else 0
-            candidates.insert(at, PRIOR)
+        candidates, status, n_params, table, row_ll, row_w = self._fold_table(
+            inputs, y, w, groups=groups, metrics=metrics
+        )
         names = [_candidate_name(c) for c in candidates]
-        n_cand = len(candidates)
-        events = _events(inputs, y_idx, n_classes, w)
-        n_params = [self._n_parameters(c, n_classes) for c in candidates]
-        status = ["evaluated"] * n_cand
-        for i, m in enumerate(n_params):
-            needed = 0 if np.isnan(m) else math.ceil(self.min_events_per_parameter * m)
-            if events < needed:
-                status[i] = (
-                    f"too few rows: {needed} events needed, {events:g} given (the "
-                    "smallest class, or the rows the raw scores misclassify)"
-                )
-        to_fit = [i for i in range(n_cand) if status[i] == "evaluated"]
-        splits = []
-        if any(not _is_passthrough(candidates[i]) for i in to_fit):
-            splits = _splits(self.cv, y_idx, self.random_state, groups)
-        n_folds = len(splits)
-        table = {m: np.full((n_cand, n_folds), np.nan) for m in ("log_loss", *metrics)}
-        # every held-out row's log-loss, fold after fold: the do-no-harm step
-        # compares a calibrator with the raw scores row by row
-        held = [test for _, test in splits]
-        row_w = np.ones(0) if not held else _held_weights(w, held)
-        row_ll = np.full((n_cand, len(row_w)), np.nan)
-        for i in to_fit:
-            try:
-                probas = self._fold_probas(candidates[i], inputs, y, y_idx, w, splits)
-                at = 0
-                for f, proba in enumerate(probas):
-                    test = splits[f][1]
-                    got = _fold_scores(
-                        y_idx[test], proba, _take(w, test), n_classes, metrics
-                    )
-                    for m, v in got.items():
-                        table[m][i, f] = v
-                    row_ll[i, at : at + len(test)] = _row_log_loss(y_idx[test], proba)
-                    at += len(test)
-            except Exception as exc:  # a candidate that cannot fit these scores
-                status[i] = f"failed: {type(exc).__name__}: {exc}"[:200]
-                for m in table:
-                    table[m][i] = np.nan
-                row_ll[i] = np.nan
+        n_cand, n_folds = table["log_loss"].shape
         evaluated = [
             i for i in range(n_cand) if status[i] == "evaluated" and n_folds >= 2
         ]
@@ -743,6 +713,62 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
                     _PRIOR_ADVICE,
                 )
         return self
+
+    def _fold_table(self, inputs, y, w, *, groups=None, metrics=()):
+        """Every candidate's held-out scores on the folds: ``(candidates,
+        status, parameters per class, fold table of the log-loss and
+        ``metrics``, held-out rows' log-losses, their weights)``; sets
+        ``classes_``. The harm check needs this table alone."""
+        y = np.ravel(y)
+        self.classes_, y_idx = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        candidates = _check_candidates(self.candidates, n_classes)
+        if inputs.passthrough is None:  # no probabilities to pass through
+            candidates = [c for c in candidates if not _is_passthrough(c)]
+        if self.prior is not None:
+            at = 1 if candidates and _is_passthrough(candidates[0]) else 0
+            candidates.insert(at, PRIOR)
+        n_cand = len(candidates)
+        events = _events(inputs, y_idx, n_classes, w)
+        n_params = [self._n_parameters(c, n_classes) for c in candidates]
+        status = ["evaluated"] * n_cand
+        for i, m in enumerate(n_params):
+            needed = 0 if np.isnan(m) else math.ceil(self.min_events_per_parameter * m)
+            if events < needed:
+                status[i] = (
+                    f"too few rows: {needed} events needed, {events:g} given (the "
+                    "smallest class, or the rows the raw scores misclassify)"
+                )
+        to_fit = [i for i in range(n_cand) if status[i] == "evaluated"]
+        splits = []
+        if any(not _is_passthrough(candidates[i]) for i in to_fit):
+            splits = _splits(self.cv, y_idx, self.random_state, groups)
+        n_folds = len(splits)
+        table = {m: np.full((n_cand, n_folds), np.nan) for m in ("log_loss", *metrics)}
+        # every held-out row's log-loss, fold after fold: the do-no-harm step
+        # compares a calibrator with the raw scores row by row
+        held = [test for _, test in splits]
+        row_w = np.ones(0) if not held else _held_weights(w, held)
+        row_ll = np.full((n_cand, len(row_w)), np.nan)
+        for i in to_fit:
+            try:
+                probas = self._fold_probas(candidates[i], inputs, y, y_idx, w, splits)
+                at = 0
+                for f, proba in enumerate(probas):
+                    test = splits[f][1]
+                    got, losses = _fold_and_row_scores(
+                        y_idx[test], proba, _take(w, test), n_classes, metrics
+                    )
+                    for m, v in got.items():
+                        table[m][i, f] = v
+                    row_ll[i, at : at + len(test)] = losses
+                    at += len(test)
+            except Exception as exc:  # a candidate that cannot fit these scores
+                status[i] = f"failed: {type(exc).__name__}: {exc}"[:200]
+                for m in table:
+                    table[m][i] = np.nan
+                row_ll[i] = np.nan
+        return candidates, status, n_params, table, row_ll, row_w
 
     def _n_parameters(self, candidate, n_classes):
         if _is_prior(candidate):
@@ -1298,14 +1324,10 @@ def harm_check(calibrator, inputs, y, w, *, cv=5, prior=None, random_state=0):
         random_state=random_state,
     )
     try:
-        search._fit_inputs(inputs, y, w, metrics=(), refit=False)
+        candidates, _, _, table, _, _ = search._fold_table(inputs, y, w)
     except Exception:
         return None
-    r = search.cv_results_
-    losses = {
-        c: [r[key][i] for key in r if key.startswith("split")]
-        for i, c in enumerate(r["candidate"])
-    }
+    losses = dict(zip(map(_candidate_name, candidates), table["log_loss"], strict=True))
     raw = losses[PASSTHROUGH]
     if prior is not None:
         _warn_harm("PriorCorrection", losses[PRIOR], raw, _PRIOR_ADVICE)

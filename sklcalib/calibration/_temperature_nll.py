@@ -53,8 +53,11 @@ def _nll_derivatives(shifted, shifted_true, beta, buffer, weights=None):
 
     nll = average(np.log(s0) - beta * shifted_true)
     grad = average(mean - shifted_true)
-    hess = average(np.maximum(second - mean**2, 0.0))
-    third = average(s3 / s0 - 3 * mean * second + 2 * mean**3)
+    # the cube as products: every mean is <= 0, and numpy's power of a
+    # negative base takes libm's scalar pow (a hundred times slower)
+    mean_sq = mean * mean
+    hess = average(np.maximum(second - mean_sq, 0.0))
+    third = average(s3 / s0 - 3 * mean * second + 2 * mean_sq * mean)
     return nll, grad, hess, third
 
 

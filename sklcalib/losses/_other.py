@@ -10,7 +10,7 @@ from sklcalib.losses._autograd import (
     SafeSqrt,
     apply_node,
     log_softmax,
-    mmce_parts,
+    mmce_total,
     squared_error,
 )
 from sklcalib.losses._base import (
@@ -138,7 +138,7 @@ def mmce(logits, target, *, weighted=True, bandwidth=0.4, normalisation="mukhoti
     """
     check_normalisation(normalisation)
     logp = log_softmax(logits)
-    total = mmce_parts(logp, target, weighted, bandwidth, normalisation)[-1]
+    total = mmce_total(logp, target, weighted, bandwidth, normalisation)
     return SafeSqrt.apply(total)
 
 
@@ -233,7 +233,7 @@ class MMCELoss(CalibrationLoss):
         if lam == 0.0:
             return -logp_t
         options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
-        term = SafeSqrt.apply(mmce_parts(logp, target, *options)[-1])
+        term = SafeSqrt.apply(mmce_total(logp, target, *options))
         return -logp_t + lam * term
 
     def _fused(self, logits, target):
