@@ -254,8 +254,18 @@ def test_end_to_end_outputs(sequential_run):
 
 @pytest.mark.slow
 def test_same_numbers_with_two_jobs(sequential_run, tmp_path):
+    import psutil
+
     assert main([*TINY, "--n-jobs", "2", "--no-plots", "--out", str(tmp_path)]) == 0
     assert _numbers(tmp_path) == _numbers(sequential_run)
+    # the run stops its workers once their work is in, instead of waiting at
+    # exit for each to tear its interpreter down
+    workers = [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if "popen_loky_posix" in " ".join(child.cmdline())
+    ]
+    assert not [w for w in workers if w.is_running() and w.status() != "zombie"]
 
 
 @pytest.mark.slow

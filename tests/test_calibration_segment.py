@@ -668,7 +668,6 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
             return lgb.Dataset(
                 features[rows],
                 label=y[rows],
-                weight=self.w[rows],
                 init_score=z[rows, 0],
                 reference=reference,
                 params=self.params,
@@ -693,6 +692,54 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
     assert got[1] == want[1] > 0
     np.testing.assert_array_equal(got[2], want[2])
     np.testing.assert_array_equal(got[3], want[3])
+
+
+@needs_lightgbm
+def test_lightgbm_datasets_need_no_weights():
+    # the custom objective weighs the gradients and Hessians itself, so the
+    # datasets carry no weights: given them too, LightGBM boosts the same
+    from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    S = (rng.integers(0, 5, n)[:, None] == np.arange(5)).astype(float)
+    z = rng.normal(0, 2, (n, 1))
+    slope = np.where(S[:, 0] > 0, 0.5, 1.2)
+    y = (rng.uniform(size=n) < expit(slope * z[:, 0])).astype(np.int64)
+    w = rng.uniform(0.2, 3.0, n)
+    features = np.hstack([S, z])
+
+    class Weighted(LightGBMData):
+        def dataset(self, rows, reference=None):
+            data = super().dataset(rows, reference)
+            data.set_weight(self.w[rows])
+            return data
+
+    order = rng.permutation(n)
+    kwargs = dict(
+        max_iter=60,
+        learning_rate=0.1,
+        max_depth=3,
+        min_samples_leaf=50,
+        validation_fraction=0.2,
+        n_iter_no_change=5,
+        random_state=1,
+        n_jobs=1,
+    )
+    got = boost_lightgbm(
+        LightGBMData(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    want = boost_lightgbm(
+        Weighted(features, z, y, w), order[:2000], order[2000:], **kwargs
+    )
+    assert got[1] == want[1] > 0
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_array_equal(got[3], want[3])
+    # and the weights do count: the same rows unweighted boost otherwise
+    ones = boost_lightgbm(
+        LightGBMData(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
+    )
+    assert np.abs(ones[3] - got[3]).max() > 1e-3
 
 
 @pytest.mark.parametrize("K", [1, 3])
@@ -798,6 +845,37 @@ def test_encoder_fit_transform_is_fit_then_transform():
     assert sum(n.startswith("x3=bin") for n in names) == 5
     # and the fit keeps no reference to the rows it saw
     assert not enc._fit_codes
+
+
+@pytest.mark.parametrize("storage", ["pyarrow", "python"])
+def test_encoder_reads_pandas_strings_as_their_text(storage):
+    # the fit factorises a column of pandas' string dtype as pandas' own
+    # array: the same indicators, raw values and names as its object column,
+    # numbers as text binned and missing values included
+    pd = pytest.importorskip("pandas")
+    if storage == "pyarrow":
+        pytest.importorskip("pyarrow")
+    from sklcalib.calibration._segment_encoding import SegmentEncoder
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    dtype = pd.StringDtype(storage)
+    frame = pd.DataFrame(
+        {
+            "num": pd.array([f"{v:.2f}" for v in rng.normal(size=n)], dtype=dtype),
+            "few": pd.array([str(v) for v in rng.integers(0, 4, n)], dtype=dtype),
+            "cat": pd.array(rng.choice(["a", "b", None], n).tolist(), dtype=dtype),
+        }
+    )
+    frame.loc[::11, "num"] = pd.NA
+    enc = SegmentEncoder(50, 5, 20, 32)
+    X, raw = enc.fit_transform(frame, n)
+    ref = SegmentEncoder(50, 5, 20, 32)
+    X_ref, raw_ref = ref.fit_transform(frame.astype(object), n)
+    np.testing.assert_array_equal(X, X_ref)
+    assert raw == raw_ref and enc.feature_names_ == ref.feature_names_
+    assert "num=bin0" in enc.feature_names_ and "cat=missing" in enc.feature_names_
+    np.testing.assert_array_equal(enc.transform(frame, n, raw=True)[0], X)
 
 
 def _pairwise(n, seed):

@@ -6,6 +6,7 @@ import math
 import warnings
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import (
@@ -90,9 +91,11 @@ def _margin_logits(scores, response):
 
 
 def _proba_of(eta):
-    """(n, K) probabilities of corrected logits (a margin column for two)."""
+    """(n, K) probabilities of corrected logits (a margin column for two:
+    the sigmoid of each side, the softmax of ``[0, e]`` without the row
+    maxima and sums)."""
     if eta.shape[1] == 1:
-        return softmax(np.column_stack([np.zeros(eta.shape[0]), eta[:, 0]]))
+        return np.column_stack([expit(-eta[:, 0]), expit(eta[:, 0])])
     return softmax(eta)
 
 
@@ -416,7 +419,11 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             X, _ = self.encoder_.transform(segments, n_rows, raw=True)
         n_ind, n_main = len(self.feature_names_), self.encoder_.n_main_
         # the logistic map: levels and pairs' cells; the trees: levels and
-        # raw numeric values (they find the pairs themselves)
+        # raw numeric values (they find the pairs themselves; without raw
+        # values, a view of the levels: the trees' features are stacked
+        # with the logits anyway)
+        if n_ind == X.shape[1]:
+            return X[:, :n_ind], X[:, :n_main]
         return X[:, :n_ind], np.hstack([X[:, :n_main], X[:, n_ind:]])
 
     # -- fit ------------------------------------------------------------------

@@ -148,10 +148,12 @@ class LightGBMData:
         import lightgbm as lgb
 
         z = self.z[rows]
+        # no weights: the custom objective weighs the gradients and
+        # Hessians itself, and LightGBM reads a dataset's weights only in its
+        # own objectives and metrics (none here)
         return lgb.Dataset(
             self.X[rows],
             label=self.y[rows],
-            weight=self.w[rows],
             init_score=z[:, 0] if self.binary else z.ravel(order="F"),
             reference=reference,
             params=self.params,

@@ -43,12 +43,18 @@ def _missing(values):
     return np.array([v is None or v != v for v in values], dtype=bool)
 
 
-def segment_columns(segments):
+def segment_columns(segments, *, strings=False):
     """``(names, columns)``: the columns of ``segments`` as 1-D numpy arrays
-    and their names (the DataFrame's, or ``x0, x1, ...``)."""
+    and their names (the DataFrame's, or ``x0, x1, ...``). With
+    ``strings``, a column of pandas' string dtype is kept as its pandas
+    array, for the fit's factorisation alone (pandas factorises its own
+    strings without making a Python string of every row first)."""
     if _is_dataframe(segments):
         names = [str(c) for c in segments.columns]
-        columns = [np.asarray(segments.iloc[:, j]) for j in range(segments.shape[1])]
+        columns = [
+            _column_values(segments.iloc[:, j], strings)
+            for j in range(segments.shape[1])
+        ]
         return names, columns
     if hasattr(segments, "iloc") and hasattr(segments, "name"):  # a Series
         return [str(segments.name)], [np.asarray(segments)]
@@ -61,6 +67,13 @@ def segment_columns(segments):
             f"got an array of shape {x.shape}."
         )
     return [f"x{j}" for j in range(x.shape[1])], [x[:, j] for j in range(x.shape[1])]
+
+
+def _column_values(column, strings):
+    pandas = sys.modules.get("pandas")
+    if strings and pandas is not None and isinstance(column.dtype, pandas.StringDtype):
+        return column.array
+    return np.asarray(column)
 
 
 def _factorize(values):
@@ -77,6 +90,7 @@ def _factorize(values):
 def _as_float(values):
     """The column as float64 when it is numeric (or an object column of
     numbers), else None."""
+    values = np.asarray(values)  # a pandas string array of the fit
     if values.dtype.kind in "iufb":
         return values.astype(np.float64)
     if values.dtype.kind == "O":
@@ -258,7 +272,7 @@ class SegmentEncoder:
 
     def fit_transform(self, segments, n_rows):
         """``fit`` then ``transform(raw=True)`` of the same rows."""
-        names, columns = segment_columns(segments)
+        names, columns = segment_columns(segments, strings=True)
         try:
             self._fit_columns(names, columns, n_rows)
             if self.max_pair_cells:

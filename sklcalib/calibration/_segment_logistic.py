@@ -184,28 +184,32 @@ class _PatternDesign:
         pat = np.repeat(np.arange(U), size)
         k = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
         i, j = np.divmod(k, count[pat])
-        a = slot[start[pat] + i]
-        b = slot[start[pat] + j]
-        a0, b0 = a == 0, b == 0
-        ui = np.where(a0, 1, 1 + a), np.where(b0, 1, 1 + b)
-        gi = np.where(a0, 0, 1 + m + a), np.where(b0, 0, 1 + m + b)
-        self._pat = pat
-        self._ga = np.where(a0, 1.0, 1.0 / self.z_scale)
-        self._gb = np.where(b0, 1.0, 1.0 / self.z_scale)
-        self._uu = ui[0] * p + ui[1]
-        self._ug = ui[0] * p + gi[1]
-        self._gg = gi[0] * p + gi[1]
-        # the Hessian sums the upper triangles of the symmetric u u' and
-        # g g' blocks (slots increase within a pattern, so i <= j is a <= b)
-        # and the u g' block, then adds its transpose: the g u' block is the
-        # transpose of the u g' one (u's and g's columns are disjoint), and
-        # the diagonal, doubled, is halved (exact in floating point)
+        first = start[pat]
+        a = slot[first + i]
+        b = slot[first + j]
+        # the u u' and g g' blocks are symmetric: their upper triangles
+        # (slots increase within a pattern, so i <= j is a <= b); the u g'
+        # block whole (the g u' block is its transpose: u's and g's columns
+        # are disjoint)
         upper = i <= j
-        self._gram_pat = np.r_[pat[upper], pat, pat[upper]]
-        self._gram_index = np.r_[self._uu[upper], self._ug, self._gg[upper]]
-        self._gram_gb = self._gb
-        self._gram_ga_gg, self._gram_gb_gg = self._ga[upper], self._gb[upper]
-        self._n_upper = int(upper.sum())
+        a_up, b_up = a[upper], b[upper]
+        inv = 1.0 / self.z_scale
+        self._pat, self._pat_up = pat, pat[upper]
+        self._uu = np.where(a_up == 0, 1, 1 + a_up) * p + np.where(
+            b_up == 0, 1, 1 + b_up
+        )
+        self._gg = np.where(a_up == 0, 0, 1 + m + a_up) * p + np.where(
+            b_up == 0, 0, 1 + m + b_up
+        )
+        self._ug = np.where(a == 0, 1, 1 + a) * p + np.where(b == 0, 0, 1 + m + b)
+        self._gb = np.where(b == 0, 1.0, inv)
+        self._ga_up = np.where(a_up == 0, 1.0, inv)
+        self._gb_up = np.where(b_up == 0, 1.0, inv)
+        # an entry off the diagonal of a symmetric block stands for two
+        self._twice_up = np.where(a_up == b_up, 1.0, 2.0)
+        self._gram_pat = np.r_[self._pat_up, pat, self._pat_up]
+        self._gram_index = np.r_[self._uu, self._ug, self._gg]
+        self._n_upper = self._pat_up.shape[0]
 
     #: the last design built, by weak references to its ``z`` and ``S``: a
     #: fit builds the design of the same rows for its ridge path, its refit
@@ -277,10 +281,12 @@ class _PatternDesign:
         values = np.concatenate(
             [
                 A[pat[:n_up]],
-                B[pat[n_up:-n_up]] * self._gram_gb,
-                C[pat[-n_up:]] * self._gram_ga_gg * self._gram_gb_gg,
+                B[pat[n_up:-n_up]] * self._gb,
+                C[pat[-n_up:]] * self._ga_up * self._gb_up,
             ]
         )
+        # the upper triangles and the u g' block, plus their transpose; the
+        # diagonal, doubled, halved (exact in floating point)
         H = np.bincount(self._gram_index, weights=values, minlength=p * p)
         H = H.reshape(p, p)
         H = H + H.T
@@ -288,13 +294,16 @@ class _PatternDesign:
         return H
 
     def leverages(self, H_inv):
-        """``d_i' H_inv d_i`` of every row: ``u'Hu + 2 z_i u'Hg + z_i^2
-        g'Hg``, three sums per pattern over its nonzeros."""
-        flat, pat, U = H_inv.ravel(), self._pat, self.U
-        q_uu = np.bincount(pat, weights=flat[self._uu], minlength=U)
-        q_ug = np.bincount(pat, weights=flat[self._ug] * self._gb, minlength=U)
+        """``d_i' H_inv d_i`` of every row (``H_inv`` symmetric): ``u'Hu +
+        2 z_i u'Hg + z_i^2 g'Hg``, three sums per pattern over its nonzeros."""
+        flat, up, U = H_inv.ravel(), self._pat_up, self.U
+        twice = self._twice_up  # H_inv is symmetric: an upper entry twice
+        q_uu = np.bincount(up, weights=flat[self._uu] * twice, minlength=U)
+        q_ug = np.bincount(self._pat, weights=flat[self._ug] * self._gb, minlength=U)
         q_gg = np.bincount(
-            pat, weights=flat[self._gg] * self._ga * self._gb, minlength=U
+            up,
+            weights=flat[self._gg] * self._ga_up * self._gb_up * twice,
+            minlength=U,
         )
         z, pid = self.z, self.pid
         return q_uu[pid] + z * (2.0 * q_ug[pid] + z * q_gg[pid])
