@@ -255,6 +255,51 @@ def test_classwise_l2_law_at_the_shrunk_path_sits_where_the_truths_does():
     assert abs(np.mean(shifts)) < 0.3, shifts
 
 
+@pytest.mark.parametrize("name", ["logistic_over", "logistic_under"])
+def test_binary_classwise_law_at_the_shrunk_path_sits_where_the_truths_does(name):
+    # a binary over- or under-confident model's class-1 column: its gap
+    # changes sign at 0.5 (S-shaped), which a line cannot follow, and on
+    # 1000 rows (8-15 cells) shrunk to a line the L1 law at the path point of
+    # the true error sat 0.25 sd (over-confident) below the law at the true
+    # accuracies, the classwise interval covering 90-91.5 %; the cubic target
+    # of a classwise error's columns puts it within 0.05
+    from scipy.optimize import brentq
+
+    from sklcalib._utils._binning import bin_index, uniform_edges
+    from sklcalib.metrics._cells import (
+        CellDraws,
+        _binned_cells,
+        _shrunk_gaps,
+        _statistic,
+        _truth,
+    )
+
+    bed = FAMILY[name]
+    rng = np.random.default_rng(5)
+    shifts = []
+    for r in range(8):
+        y, p, q = bed.sample(rng, 1000, with_truth=True)
+        y_idx, columns, _, _ = check_targets(y, p, np.arange(2), None)
+        cells = _binned_cells("classwise_ece", y_idx, columns, None, 15)
+        assert 8 <= cells.n.shape[0] < 40  # the columns' cubic, not the line
+        idx = bin_index(p, uniform_edges(15))
+        count = np.bincount(idx, minlength=15)
+        mu = np.bincount(idx, weights=q, minlength=15)[count > 0] / count[count > 0]
+        truth = _truth(cells, mu, "l1")
+        g = _shrunk_gaps(cells)
+
+        def gap(s, cells=cells, g=g, truth=truth):
+            return _truth(cells, cells.pbar + s * g, "l1") - truth
+
+        s = brentq(gap, 0.0, 20.0)
+        draws = CellDraws(cells.n, np.random.default_rng(r), 1000)
+        at_truth = _statistic(cells, draws.means(mu), "l1")
+        on_path = _statistic(cells, draws.means(cells.pbar + s * g), "l1")
+        shifts.append((at_truth.mean() - on_path.mean()) / at_truth.std())
+    assert abs(np.mean(shifts)) < 0.1, shifts
+    assert np.mean(np.abs(shifts)) < 0.12, shifts
+
+
 def test_estimate_matches_the_metric():
     rng = np.random.default_rng(9)
     y, p = FAMILY["logistic_over"].sample(rng, 500)
