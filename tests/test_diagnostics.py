@@ -311,6 +311,26 @@ def test_tiny_net_has_a_few_dozen_parameters(tiny):
     assert torch.allclose(H, H.T, atol=1e-10)
 
 
+@pytest.mark.parametrize("y_dtype", [np.int64, np.int32, np.float64])
+def test_full_batch_of_arrays_is_the_loaders(tiny, y_dtype):
+    # a plain dataset of arrays is taken whole, as the DataLoader collates
+    # its rows one by one: the same values and dtypes
+    from torch.utils.data import DataLoader
+
+    from sklcalib.diagnostics._curvature import _full_batch, _whole_arrays
+
+    net, X, y = tiny[:3]
+    dataset = net.get_dataset(X, y.astype(y_dtype))
+    whole = _whole_arrays(dataset)
+    assert whole is not None
+    loaded = next(iter(DataLoader(dataset, batch_size=len(X))))
+    for fast, slow in zip(_full_batch(net, dataset), loaded, strict=True):
+        assert fast.dtype == slow.dtype
+        assert torch.equal(fast, slow)
+    # anything else takes the loader
+    assert _whole_arrays(net.get_dataset(torch.as_tensor(X), y)) is None
+
+
 def test_hessian_trace_close_to_exact(tiny):
     net, X, y, H = tiny
     exact = torch.trace(H).item()
