@@ -19,6 +19,19 @@ from sklcalib.calibration import PlattScaler, SegmentCalibrator
 from sklcalib.metrics import multicalibration_audit
 
 _NO_MCGRAD = "mcgrad 0.1.5 absent: install it with pip install --no-deps mcgrad==0.1.5"
+
+# shallow, early-stopped boosting for the LightGBM kernel tests: a few dozen
+# rounds on 2 000 rows
+_BOOST_SETTINGS = dict(
+    max_iter=60,
+    learning_rate=0.1,
+    max_depth=3,
+    min_samples_leaf=50,
+    validation_fraction=0.2,
+    n_iter_no_change=5,
+    random_state=0,
+    n_jobs=1,
+)
 try:
     from mcgrad.methods import MCGrad
     from mcgrad.metrics import MulticalibrationError
@@ -675,16 +688,7 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
             )
 
     order = rng.permutation(n)
-    kwargs = dict(
-        max_iter=60,
-        learning_rate=0.1,
-        max_depth=3,
-        min_samples_leaf=50,
-        validation_fraction=0.2,
-        n_iter_no_change=5,
-        random_state=0,
-        n_jobs=1,
-    )
+    kwargs = dict(_BOOST_SETTINGS)
     got = boost_lightgbm(sparse_data, order[:2000], order[2000:], **kwargs)
     want = boost_lightgbm(
         Dense(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
@@ -716,16 +720,7 @@ def test_lightgbm_datasets_need_no_weights():
             return data
 
     order = rng.permutation(n)
-    kwargs = dict(
-        max_iter=60,
-        learning_rate=0.1,
-        max_depth=3,
-        min_samples_leaf=50,
-        validation_fraction=0.2,
-        n_iter_no_change=5,
-        random_state=1,
-        n_jobs=1,
-    )
+    kwargs = dict(_BOOST_SETTINGS, random_state=1)
     got = boost_lightgbm(
         LightGBMData(features, z, y, w), order[:2000], order[2000:], **kwargs
     )
@@ -764,16 +759,7 @@ def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     data = LightGBMData(features, z, y, np.ones(n))
     order = rng.permutation(n)
     fit_rows, eval_rows = order[:2000], order[2000:]
-    kwargs = dict(
-        max_iter=60,
-        learning_rate=0.1,
-        max_depth=3,
-        min_samples_leaf=50,
-        validation_fraction=0.2,
-        n_iter_no_change=5,
-        random_state=0,
-        n_jobs=1,
-    )
+    kwargs = dict(_BOOST_SETTINGS)
     for fraction in (0.2, 0.0):  # early-stopped, and all the rounds
         kwargs["validation_fraction"] = fraction
         boost, rounds, eta_fit, eta_eval = boost_lightgbm(
