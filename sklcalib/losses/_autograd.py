@@ -69,7 +69,7 @@ def log_softmax(logits):
     formula, ``z - max - log Σ exp(z - max)``; the result is a transposed
     view, which every operation here takes as it is.
     """
-    if logits.device.type == "cpu" and logits.shape[1] < _float_lanes():
+    if logits.is_cpu and logits.shape[1] < _float_lanes():
         return torch.log_softmax(logits.t(), 0).t()
     return torch.log_softmax(logits, 1)
 
@@ -98,33 +98,36 @@ class _EagerContext:
 _EAGER = threading.local()
 
 
-def apply_node(node, *args):
-    """``node.apply(*args)``: the criteria's training path through a fused node.
+def apply_node(node, logits, *args):
+    """``node.apply(logits, *args)``: the criteria's training path through a
+    fused node.
 
     Inside :func:`eager_gradient`, the node's forward and closed-form backward
-    are called directly instead, under ``no_grad`` as autograd calls them, and
-    the logits' gradient is handed to the caller: the same operations on the
-    same values, without the autograd node, its saved tensors and the
-    engine's call back into Python (on the small batches of tabular
-    training about half of a criterion's cost per step).
+    are called directly instead, on the logits detached (so that no operation
+    records a graph, as under the ``no_grad`` autograd calls them in; switching
+    the grad mode off and on costs more than the detach), and the logits'
+    gradient is handed to the caller: the same operations on the same values,
+    without the autograd node, its saved tensors and the engine's call back
+    into Python (on the small batches of tabular training about half of a
+    criterion's cost per step).
     """
     grads = getattr(_EAGER, "grads", None)
     if grads is None:
-        return node.apply(*args)
+        return node.apply(logits, *args)
     _EAGER.grads = None  # one node per request
     ctx = _EagerContext()
-    # no_grad as a function call: its context manager's Python costs about
-    # a tenth of a small criterion's call
-    enabled = torch.is_grad_enabled()
-    torch.set_grad_enabled(False)
-    try:
-        value = node.forward(ctx, *args)
-        # what backward() of a scalar loss seeds its node with: 1 (cached,
-        # which row_grad recognises)
-        grads.append(node.backward(ctx, constant(1.0, value))[0])
-    finally:
-        torch.set_grad_enabled(enabled)
+    value = node.forward(ctx, logits.detach(), *args)
+    # what backward() of a scalar loss seeds its node with: 1 (cached, which
+    # row_grad recognises)
+    grads.append(node.backward(ctx, constant(1.0, value))[0])
     return value
+
+
+def builds_graph(ctx):
+    """Whether a node's backward must build a graph: autograd runs it with the
+    grad mode on for ``create_graph=True`` (second derivatives), never for an
+    eager call (:func:`apply_node`)."""
+    return torch.is_grad_enabled() and type(ctx) is not _EagerContext
 
 
 def eager_gradient(loss_fn, logits, *args):
@@ -162,7 +165,8 @@ def constant(value, like):
     on the small batches of tabular training that costs as much as the
     operation itself.
     """
-    key = (value, like.dtype, like.device)
+    # a CPU tensor's key without its device: reading ``device`` makes an object
+    key = (value, like.dtype) if like.is_cpu else (value, like.dtype, like.device)
     tensor = _CONSTANTS.get(key)
     if tensor is None:
         if len(_CONSTANTS) > 256:
@@ -187,7 +191,7 @@ def reduce_rows(rows, reduction, sign=1.0):
 def row_grad(grad, reduction, n):
     """The upstream gradient of each row: a 0-d tensor (mean, sum) or (N, 1)."""
     if reduction == "mean":
-        if grad is _CONSTANTS.get((1.0, grad.dtype, grad.device)):
+        if grad is constant(1.0, grad):
             # the seed of an eager call (apply_node): 1·(1/N) is 1/N exactly
             return constant(1.0 / n, grad)
         return torch.mul(grad, constant(1.0 / n, grad))
@@ -446,7 +450,7 @@ class FocalFastNode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         t1, logp_t, p_t_1, base, weight = ctx.parts
         y, factor = focal_slope(logp_t, base, weight, ctx.gamma, ctx.sign)
@@ -527,7 +531,7 @@ class FocalNode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return reference_gradient(ctx, grad), None, None, None, None
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
@@ -594,7 +598,7 @@ class LabelSmoothingNode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 4
         t1, logp_t = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -648,7 +652,7 @@ class MarginNode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 6
         t1, logp_t, top, argmax, count = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -714,7 +718,7 @@ class MDCANode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         p, t1, logp_t, p_t_1, gap, base, weight = ctx.parts
         n, n_classes = p.shape
@@ -962,7 +966,7 @@ class MMCENode(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if torch.is_grad_enabled():
+        if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         t1, pred, correct, conf, scale, w, diff, kernel, kw, total = ctx.parts
         n = t1.shape[0]

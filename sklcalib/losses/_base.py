@@ -193,9 +193,12 @@ class CalibrationLoss(nn.Module):
         fused node (cross-entropy's own kernel, a composed graph) or the
         reduction is ``"none"``. The training loops call it; second
         derivatives go through :meth:`_loss`."""
-        if self.reduction == "none":
+        self._refresh_params()
+        if self.reduction == "none" or not (
+            logits.requires_grad and torch.is_grad_enabled()
+        ):
             return self._loss(logits, target), None
-        return eager_gradient(self._loss, logits, target)
+        return eager_gradient(self._fused, logits, target)
 
     def _rows(self, logits, target):
         """The (N,) per-row losses of :meth:`_loss`'s input, without a gradient:
@@ -248,10 +251,11 @@ class CalibrationLoss(nn.Module):
     # about 4 % of a small network's step.
     def _params_unchanged(self):
         last = self.__dict__.get("_checked_params")
-        if last is None:
-            return False
-        values = self._param_values()
-        return len(values) == len(last) and all(map(operator.is_, values, last))
+        # last is None, or the values of the same names (map of two
+        # iterables of one length)
+        return last is not None and all(
+            map(operator.is_, map(self.__dict__.get, _init_params(type(self))), last)
+        )
 
     def _remember_params(self):
         values = self._param_values()
