@@ -683,6 +683,17 @@ def mdca_value(p, fractions):
     return gap.abs().mean(), gap
 
 
+def mdca_batches(p, target, size):
+    """:func:`mdca_value` of each consecutive batch of ``size`` rows of ``p``
+    (a multiple of ``size`` rows), without a gradient: (B,)."""
+    n_classes = p.shape[1]
+    groups = target.reshape(-1, size)
+    counts = torch.zeros(len(groups), n_classes, dtype=torch.int64, device=p.device)
+    counts.scatter_add_(1, groups, torch.ones_like(groups))
+    gap = p.reshape(-1, size, n_classes).mean(1) - counts.to(p.dtype) / size
+    return gap.abs_().mean(1)
+
+
 class MDCANode(torch.autograd.Function):
     """Cross-entropy (or focal loss) plus β·MDCA of the batch in one node.
 
@@ -786,6 +797,34 @@ def mmce_parts(logp, target, weighted, bandwidth, normalisation):
     kernel = torch.abs(diff).div_(-bandwidth).exp_()
     kw = kernel @ w
     return pred, correct, conf, scale, w, diff, kernel, kw, w @ kw
+
+
+def mmce_batches(logp, target, size, weighted, bandwidth, normalisation):
+    """``wᵀ K w`` of :func:`mmce_parts` for each consecutive batch of ``size``
+    rows of ``logp`` (a multiple of ``size`` rows), without a gradient: (B,).
+    The same weights and kernel, batched (the counts per batch, the kernel
+    matrices as one (B, size, size) tensor)."""
+    log_conf, pred = logp.max(1)
+    conf = log_conf.exp().reshape(-1, size)
+    correct = (pred == target).reshape(-1, size)
+    if weighted:
+        # mmce_scale's factors, batch by batch (in float64, as its Python floats)
+        m_c = correct.sum(1, keepdim=True).to(torch.float64)
+        m_w = size - m_c
+        power = 2 if normalisation == "mukhoti" else 1
+        scale = torch.where(
+            correct, 1.0 / m_c.clamp(min=1) ** power, -1.0 / m_w.clamp(min=1) ** power
+        )
+        if power == 2:  # 0 unless both groups are present
+            scale = scale * ((m_c > 0) & (m_w > 0))
+        scale = scale.to(conf.dtype)
+    else:
+        scale = torch.where(correct, 1.0 / size, -1.0 / size).to(conf.dtype)
+    w = torch.where(correct, 1.0 - conf, conf) * scale
+    diff = conf.unsqueeze(2) - conf.unsqueeze(1)
+    kernel = diff.abs_().div_(-bandwidth).exp_()
+    kw = torch.bmm(kernel, w.unsqueeze(2)).squeeze(2)
+    return (w * kw).sum(1)
 
 
 def mmce_total(logp, target, weighted, bandwidth, normalisation):

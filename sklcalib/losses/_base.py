@@ -208,6 +208,29 @@ class CalibrationLoss(nn.Module):
         self._refresh_params()
         return self._reference(logits, target, "none")
 
+    #: whether :meth:`_batches` gives the losses of many batches in one call
+    batched = False
+
+    def _batch_losses(self, logits, target, size):
+        """The loss of each consecutive batch of ``size`` rows of :meth:`_loss`'s
+        input (the last one possibly shorter), without a gradient: (B,), for a
+        :attr:`batched` criterion whose reduction is the mean or the sum. For
+        a criterion whose batch term couples the rows (not :attr:`rowwise`),
+        what NetClassifier's validation pass takes instead of one call per
+        batch: equal to the batch-by-batch losses to rounding (the batched
+        operations sum in another order)."""
+        self._refresh_params()
+        full = logits.shape[0] // size * size
+        losses = [self._batches(logits[:full], target[:full], size)]
+        if full < logits.shape[0]:
+            tail = self._reference(logits[full:], target[full:], self.reduction)
+            losses.append(tail.reshape(1))
+        return torch.cat(losses)
+
+    def _batches(self, logits, target, size):  # pragma: no cover - abstract
+        """:meth:`_batch_losses` of a multiple of ``size`` rows."""
+        raise NotImplementedError
+
     def _refresh_params(self):
         if not self._params_unchanged():
             self._check_params()
