@@ -451,6 +451,25 @@ def summary(rows, family):
         f"would have fallen below it by chance alone (a cell of 200 replications "
         f"at 95 % shows below 93 % with probability {_chance_below(200):.2f})."
     ]
+    counts = dict(zip(*np.unique(reps, return_counts=True), strict=True))
+    most = [r for r in rows if int(r["reps"]) >= 1000]
+    parts.append(
+        "Replications per cell: "
+        + ", ".join(
+            f"{int(k)} in {int(v)} cell{'s' if v > 1 else ''}"
+            for k, v in sorted(counts.items())
+        )
+        + "."
+        + (
+            " The cells of 1000 or more: "
+            + "; ".join(
+                f"{r['bed']}, n = {r['n']}, {r['error']} ({r['reps']})" for r in most
+            )
+            + "."
+            if most
+            else ""
+        )
+    )
     if below:
         listed = "; ".join(
             f"{r['bed']}, n = {r['n']}, {r['error']}: "
