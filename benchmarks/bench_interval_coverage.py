@@ -420,6 +420,12 @@ def oracle_noise(reps, draws=20_000, seed=0):
     return out
 
 
+def _p(value):
+    """A p-value as the words print it: three decimals, or two significant
+    digits below 0.001 (a cell of 4000 replications reaches 1e-6)."""
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
 def _wrap(text, width=79):
     import textwrap
 
@@ -487,11 +493,11 @@ def summary(rows, family):
         f"where chance alone gives {chance05:.1f} had every interval covered "
         f"exactly 95 %; {int(np.sum(pvalues <= 0.01))} at the 1 % level; "
         f"{int(holm.sum())} after Holm's correction for the {len(rows)} cells "
-        f"(smallest p-value {pvalues.min():.3f}). "
+        f"(smallest p-value {_p(pvalues.min())}). "
         + (
             "Those at the 5 % level: "
             + "; ".join(
-                f"{r['bed']}, n = {r['n']}, {r['error']} (p = {p:.3f})"
+                f"{r['bed']}, n = {r['n']}, {r['error']} (p = {_p(p)})"
                 for r, p in zip(rows, pvalues, strict=True)
                 if p <= 0.05
             )
