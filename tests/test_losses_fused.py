@@ -446,3 +446,30 @@ def test_eager_path_defers_to_autograd_without_a_node(criterion):
     criterion = FocalLoss(2.0, reduction="none")
     value, grad = criterion._value_and_grad(logits, target)
     assert grad is None and value.shape == (8,) and value.requires_grad
+
+
+@pytest.mark.parametrize(
+    "name", ["mmce", "mmce kumar", "mmce unweighted", "mdca", "mdca γ=1", "mdca γ<1"]
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batched_losses_are_the_batch_by_batch_losses(name, dtype):
+    # NetClassifier's validation pass takes the losses of a chunk's batches
+    # in one call (_batch_losses) for the criteria with a batch term: each
+    # the loss of its batch alone, to rounding (float32 1e-6, float64 1e-12)
+    rng = np.random.default_rng(3)
+    z = torch.tensor(3 * rng.standard_normal((300, 5)), dtype=dtype)
+    target = torch.from_numpy(rng.integers(0, 5, 300))
+    z[:32] = 1.0  # a batch of ties, every sample wrong but one class
+    target[32:64] = z[32:64].argmax(1)  # a batch with every sample correct
+    target[64:96] = (z[64:96].argmax(1) + 1) % 5  # every sample wrong
+    tolerance = 1e-6 if dtype == torch.float32 else 1e-12
+    for reduction in ("mean", "sum"):
+        criterion = copy.deepcopy(CRITERIA[name])
+        criterion.reduction = reduction
+        assert criterion.batched and not criterion.rowwise
+        got = criterion._batch_losses(z, target, 32)  # 9 batches and 12 rows
+        want = torch.stack(
+            [criterion(z[i : i + 32], target[i : i + 32]) for i in range(0, 300, 32)]
+        )
+        assert got.shape == (10,) and got.dtype == dtype
+        torch.testing.assert_close(got, want, rtol=tolerance, atol=0)
