@@ -261,7 +261,8 @@ def dual_index(logits, target):
     """
     if target.ndim == 1:
         target = target.reshape(-1, 1)
-    logits = logits.detach()
+    if logits.requires_grad:  # the reference composition's call
+        logits = logits.detach()
     # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
     # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
     # logit -0.0 "strictly below" a target's +0.0 (1 / -0.0 = -inf)
@@ -481,11 +482,10 @@ class FocalNode(torch.autograd.Function):
         j = None
         if plan.dual:
             j, has = dual_index(logits, t1)
-            pair = logp.gather(1, torch.cat((t1, j), 1))
-            logp_t = pair[:, :1]
+            logp_t = logp.gather(1, t1)
             # p_j where there is a class below, else 0 (a product with the
             # boolean would convert it first)
-            p_j = torch.where(has, pair[:, 1:].exp(), constant(0.0, pair))
+            p_j = torch.where(has, logp.gather(1, j).exp_(), constant(0.0, logp_t))
         else:
             p_j = None
             logp_t = logp.gather(1, t1)
@@ -995,11 +995,11 @@ class MMCENode(torch.autograd.Function):
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         parts = mmce_parts(logp, target, *options)
-        total = parts[-1]
-        rows = logp.gather(1, t1).neg_().add_(torch.sqrt(total.clamp(min=0.0)) * lam)
+        root = torch.sqrt(parts[-1].clamp(min=0.0))  # MMCE; sqrt(S) where S > 0
+        rows = logp.gather(1, t1).neg_().add_(root * lam)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.logp, ctx.parts = logp, (t1, *parts)
+        ctx.logp, ctx.parts = logp, (t1, *parts, root)
         ctx.lam, ctx.bandwidth = lam, options[1]
         return reduce_rows(rows, reduction)
 
@@ -1007,15 +1007,13 @@ class MMCENode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
-        t1, pred, correct, conf, scale, w, diff, kernel, kw, total = ctx.parts
+        t1, pred, correct, conf, scale, w, diff, kernel, kw, total, root = ctx.parts
         n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)
         out = consume_logp(ctx)
         if total.item() > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r
-            d_total = batch_grad(grad, ctx.reduction, n) * (
-                ctx.lam / 2.0 / torch.sqrt(total)
-            )
+            d_total = batch_grad(grad, ctx.reduction, n) * (ctx.lam / 2.0 / root)
             signed = (kernel * diff.sign()) @ w
             d_conf = torch.where(correct, -scale, scale).mul_(kw)
             d_conf.sub_(w * signed, alpha=1.0 / ctx.bandwidth)
