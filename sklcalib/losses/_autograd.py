@@ -94,33 +94,43 @@ class _EagerContext:
         self.saved_tensors = tensors
 
 
-#: the gradient list of a pending :func:`eager_gradient` call, per thread
+#: the result list of a pending :func:`eager_gradient` call, per thread
 _EAGER = threading.local()
 
 
-def apply_node(node, logits, *args):
-    """``node.apply(logits, *args)``: the criteria's training path through a
-    fused node.
+def apply_node(node, logits, target, *args):
+    """``node.apply(logits, target, *args)``: the criteria's training path
+    through a fused node (every node takes the logits, the targets, then
+    constants).
 
     Inside :func:`eager_gradient`, the node's forward and closed-form backward
-    are called directly instead, on the logits detached (so that no operation
-    records a graph, as under the ``no_grad`` autograd calls them in; switching
-    the grad mode off and on costs more than the detach), and the logits'
-    gradient is handed to the caller: the same operations on the same values,
-    without the autograd node, its saved tensors and the engine's call back
-    into Python (on the small batches of tabular training about half of a
+    are called directly instead (:func:`eager_node`), and the logits'
+    gradient is handed to the caller with the node and its constants (which
+    a criterion whose path depends on its parameters alone calls directly
+    for the next batches): the same operations on the same values, without
+    the autograd node, its saved tensors and the engine's call back into
+    Python (on the small batches of tabular training about half of a
     criterion's cost per step).
     """
-    grads = getattr(_EAGER, "grads", None)
-    if grads is None:
-        return node.apply(logits, *args)
-    _EAGER.grads = None  # one node per request
-    ctx = _EagerContext()
-    value = node.forward(ctx, logits.detach(), *args)
-    # what backward() of a scalar loss seeds its node with: 1 (cached, which
-    # row_grad recognises)
-    grads.append(node.backward(ctx, constant(1.0, value))[0])
+    request = getattr(_EAGER, "request", None)
+    if request is None:
+        return node.apply(logits, target, *args)
+    _EAGER.request = None  # one node per request
+    value, grad = eager_node(node, logits, target, args)
+    request.extend((grad, (node, args)))
     return value
+
+
+def eager_node(node, logits, target, args):
+    """``(value, grad)`` of ``node.apply(logits, target, *args)`` for a scalar
+    loss, its forward and closed-form backward called directly: on the logits
+    detached (so that no operation records a graph, as under the ``no_grad``
+    autograd runs a node in; switching the grad mode off and on costs more
+    than the detach), the backward seeded with 1 as ``backward()`` of a
+    scalar loss seeds it (cached, which :func:`row_grad` recognises)."""
+    ctx = _EagerContext()
+    value = node.forward(ctx, logits.detach(), target, *args)
+    return value, node.backward(ctx, constant(1.0, value))[0]
 
 
 def builds_graph(ctx):
@@ -130,20 +140,22 @@ def builds_graph(ctx):
     return torch.is_grad_enabled() and type(ctx) is not _EagerContext
 
 
-def eager_gradient(loss_fn, logits, *args):
-    """``(value, grad)``: ``loss_fn(logits, *args)``, a scalar loss, and its
+def eager_gradient(loss_fn, logits, target):
+    """``(value, grad, step)``: ``loss_fn(logits, target)``, a scalar loss, its
     gradient with respect to ``logits``, as ``value.backward()`` would
-    propagate it to them; ``grad`` is None (and ``value`` has its graph, to
-    call ``backward`` on) where the loss took no fused node."""
-    grads = []
-    _EAGER.grads = grads
+    propagate it to them, and ``(node, constants)``, the fused node the loss
+    took (:func:`eager_node` calls it again); ``grad`` and ``step`` are None
+    (and ``value`` has its graph, to call ``backward`` on) where the loss took
+    no fused node."""
+    request = []
+    _EAGER.request = request
     try:
-        value = loss_fn(logits, *args)
+        value = loss_fn(logits, target)
     finally:
-        _EAGER.grads = None
-    if not grads:
-        return value, None
-    return value, grads[0]
+        _EAGER.request = None
+    if not request:
+        return value, None, None
+    return value, *request
 
 
 def reduce(rows, reduction):
