@@ -420,6 +420,12 @@ def oracle_noise(reps, draws=20_000, seed=0):
     return out
 
 
+def _p(value):
+    """A p-value as the words print it: three decimals, or two significant
+    digits below 0.001 (a cell of 4000 replications reaches 1e-6)."""
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
 def _wrap(text, width=79):
     import textwrap
 
@@ -446,11 +452,31 @@ def summary(rows, family):
         f"cover the truth in {100 * cover.min():.1f}-{100 * cover.max():.1f} % "
         f"of the replications ({reps.min()}-{reps.max()} per cell), "
         f"{100 * pooled:.1f} % of all {reps.sum()} intervals pooled. "
-        f"{len(below)} cells fall below the {100 * TARGET:.0f} % target; had "
+        f"{len(below)} {'cell falls' if len(below) == 1 else 'cells fall'} "
+        f"below the {100 * TARGET:.0f} % target; had "
         f"every interval covered exactly {100 * LEVEL:.0f} %, {chance:.1f} cells "
         f"would have fallen below it by chance alone (a cell of 200 replications "
         f"at 95 % shows below 93 % with probability {_chance_below(200):.2f})."
     ]
+    counts = dict(zip(*np.unique(reps, return_counts=True), strict=True))
+    most = [r for r in rows if int(r["reps"]) >= 1000]
+    parts.append(
+        "Replications per cell: "
+        + ", ".join(
+            f"{int(k)} in {int(v)} cell{'s' if v > 1 else ''}"
+            for k, v in sorted(counts.items())
+        )
+        + "."
+        + (
+            " The cells of 1000 or more: "
+            + "; ".join(
+                f"{r['bed']}, n = {r['n']}, {r['error']} ({r['reps']})" for r in most
+            )
+            + "."
+            if most
+            else ""
+        )
+    )
     if below:
         listed = "; ".join(
             f"{r['bed']}, n = {r['n']}, {r['error']}: "
@@ -467,11 +493,11 @@ def summary(rows, family):
         f"where chance alone gives {chance05:.1f} had every interval covered "
         f"exactly 95 %; {int(np.sum(pvalues <= 0.01))} at the 1 % level; "
         f"{int(holm.sum())} after Holm's correction for the {len(rows)} cells "
-        f"(smallest p-value {pvalues.min():.3f}). "
+        f"(smallest p-value {_p(pvalues.min())}). "
         + (
             "Those at the 5 % level: "
             + "; ".join(
-                f"{r['bed']}, n = {r['n']}, {r['error']} (p = {p:.3f})"
+                f"{r['bed']}, n = {r['n']}, {r['error']} (p = {_p(p)})"
                 for r, p in zip(rows, pvalues, strict=True)
                 if p <= 0.05
             )

@@ -181,3 +181,28 @@ def test_prose_quotes_the_width_anatomy():
     ratios = sorted(float(r["ratio"]) for r in small)
     assert f"only {slopes[0]:.2f}-{slopes[-1]:.2f} of the error's change" in text
     assert f"{ratios[0]:.2f}-{ratios[-1]:.2f} times the oracle's" in text
+
+
+def test_prose_quotes_the_direction_and_few_events_tables():
+    # the guide's words on the one real shortfall and on the widest cells
+    # follow the committed runs of bench_interval_direction.py and
+    # bench_interval_width.py --few-events
+    import csv
+
+    text = " ".join(GUIDE.read_text().split())
+    for name in ("direction", "few_events"):
+        assert f"_static/interval_coverage/{name}.csv" in text
+    with open(INTERVAL_TABLES / "direction.csv", newline="") as f:
+        rows = {(r["bed"], r["n"], r["error"]): r for r in csv.DictReader(f)}
+    cell = rows["rare_under", "10000", "classwise_ece_l2"]
+    path = _percent(cell["path below"]) + _percent(cell["path above"])
+    true = _percent(cell["true below"]) + _percent(cell["true above"])
+    assert f"the first misses {path:.1f} % of the time, the second {true:.1f} %" in (
+        text
+    )
+    assert f"below the law's 2.5 % quantile {cell['path below'][:-1]} %" in text
+    with open(INTERVAL_TABLES / "few_events.csv", newline="") as f:
+        few = {(r["n"], r["rate"]): r for r in csv.DictReader(f)}
+    tiny = few["36", "0.02"]
+    assert f"{float(tiny['bound 95 % / oracle']):.1f} times on 36 rows at 2 %" in text
+    assert f"({float(tiny['bound 93 % / oracle']):.1f} times even at the 93 %" in text

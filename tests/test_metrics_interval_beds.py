@@ -377,3 +377,51 @@ def test_render_merges_runs_by_replications_then_by_tier(tmp_path):
         for r in bench._merged(f"{p['new.csv']},{p['old.csv']}")
     }
     assert flat[("a", "1")] == "0.91"
+
+
+def test_few_events_bound_against_the_normal_case_and_clopper_pearson():
+    # Pratt's bound where the count is near normal: the shortest mean width
+    # at the truth of any set covering 95 % everywhere inverts one-sided
+    # 5 % tests, 2 sd (1.645 Phi(1.645) + phi(1.645)) / (2 * 1.96 sd) = 0.85
+    # of the two-sided normal interval; on a few events it exceeds the
+    # oracle, and no valid interval (Clopper-Pearson among them) is shorter
+    import bench_interval_width as width
+    from scipy.stats import norm
+
+    z = norm.ppf(0.95)
+    normal = 2.0 * (z * norm.cdf(z) + norm.pdf(z)) / (2.0 * norm.ppf(0.975))
+    n, p = 2000, 0.5
+    sd = np.sqrt(p * (1.0 - p) / n)
+    bound = width.pratt_bound(n, p, 0.95, grid=2001)
+    assert bound / (2.0 * norm.ppf(0.975) * sd) == pytest.approx(normal, abs=0.02)
+    for n, p in ((36, 0.02), (100, 0.02)):
+        b95, b93 = width.pratt_bound(n, p, 0.95), width.pratt_bound(n, p, 0.93)
+        assert b93 < b95 < width.clopper_pearson_width(n, p)
+        assert b95 > 1.2 * width.oracle_count_width(n, p)
+
+
+def test_direction_diagnosis_places_the_statistic_as_the_interval_does():
+    # the fast variant of bench_interval_direction.py: on the coverage
+    # table's replications and the interval's own draws, the observed
+    # statistic lies outside the law at the path point of the true error
+    # exactly when the interval misses the truth (up to the bounds' root
+    # tolerance), on the side the interval misses
+    import bench_interval_direction as direction
+
+    bed, n, label = FAMILY["logistic_over"], 300, "ece"
+    path, true = direction.sides(bed, n, label, reps=24, seed=0)
+    truth = bench._truth(bed, "ece", {})
+    rng = np.random.default_rng([0, n, sum(map(ord, bed.name))])
+    missed = []
+    for r in range(24):
+        y, p = bed.sample(rng, n)
+        ci = calibration_error_interval(y, p, random_state=r)
+        missed.append(-1.0 if ci.high < truth else 1.0 if ci.low > truth else 0.0)
+    assert np.sum(path != np.array(missed)) <= 1, (path, missed)
+    assert np.all(np.isin(true, (-1.0, 0.0, 1.0)))
+    # the interval's quantile rule: outside the central range exactly when
+    # the k-th smallest (largest) draw lies above (below) the observed value
+    law = np.arange(2000.0)
+    assert direction._side(law, -1.0, 0.05) == -1.0
+    assert direction._side(law, 1000.0, 0.05) == 0.0
+    assert direction._side(law, 1999.5, 0.05) == 1.0
