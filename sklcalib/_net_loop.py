@@ -15,6 +15,7 @@ each checked by ``tests/test_private_apis.py``, so that a skorch release that
 changes one fails a test that names it.
 """
 
+import functools
 import math
 import numbers
 
@@ -448,7 +449,11 @@ class FastLoop:
                 forward,
                 loss_of,
                 bool(begin),
-                None if begin or forward is not self.module_ else self._rows_of(),
+                *(
+                    (None, None)
+                    if begin or forward is not self.module_
+                    else (self._rows_of(), self._batch_losses_of())
+                ),
                 **fit_params,
             )
         loss_key, size_key = prefix + "_loss", prefix + "_batch_size"
@@ -626,8 +631,22 @@ class FastLoop:
             return rows_of
         return None
 
+    def _batch_losses_of(self):
+        # (logits, targets, size) -> the loss of each batch of ``size`` rows,
+        # for a sklcalib criterion whose batch term couples the rows (MDCA,
+        # MMCE) and has a batched form; else None
+        criterion = self.criterion_
+        if (
+            getattr(self, "label_encoder_", None) is not None
+            and takes_encoded_batches(criterion)
+            and criterion.batched
+            and criterion.reduction in ("mean", "sum")
+        ):
+            return criterion._batch_losses
+        return None
+
     def _validation_batches(
-        self, batches, forward, loss_of, per_batch, rows_of, **fit_params
+        self, batches, forward, loss_of, per_batch, rows_of, batches_of, **fit_params
     ):
         # (X, y, step, chunk) per validation batch, ``chunk`` the (X, y,
         # output) of the whole chunk at its first batch, else None: the
@@ -636,9 +655,14 @@ class FastLoop:
         # callback acts before each batch), the loss per batch as skorch
         # takes it, without autograd; with ``rows_of`` (a criterion of
         # independent rows, reduced by the mean) the rows' losses of a whole
-        # chunk in one call, each batch's loss their mean over its rows
+        # chunk in one call, each batch's loss their mean over its rows; with
+        # ``batches_of`` (a criterion with a batch term) the losses of a whole
+        # chunk's batches in one call
         X, size = batches.X, batches.batch_size
         chunk = size if per_batch else -(-self._inference_rows(size) // size) * size
+        batched = rows_of is None and batches_of is not None
+        if batched:
+            rows_of = functools.partial(batches_of, size=size)
         n_classes = len(self.label_encoder_.classes_) if rows_of else 0
         for start in range(0, len(X), chunk):
             rows = slice(start, start + chunk)
@@ -663,7 +687,8 @@ class FastLoop:
                 batch = slice(offset, offset + size)
                 y_pred = _slice_output(output, batch)
                 if losses is not None:
-                    loss = losses[batch].mean()
+                    # a batch's loss: its rows' mean, or its entry
+                    loss = losses[offset // size] if batched else losses[batch].mean()
                 else:
                     with torch.no_grad():
                         loss = loss_of(y_pred, yi, Xi, False)

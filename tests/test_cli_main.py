@@ -11,7 +11,7 @@ import pytest
 
 import sklcalib
 from sklcalib.cli import main
-from sklcalib.cli.main import build_parser, missing_extra_message
+from sklcalib.cli.main import COMMANDS, build_parser, missing_extra_message
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +21,9 @@ def test_console_script_and_python_dash_m_point_at_the_cli_package():
     assert scripts == {"sklcalib": "sklcalib.cli:main"}
     module, _, name = scripts["sklcalib"].partition(":")
     assert getattr(__import__(module, fromlist=[name]), name) is main
+    # -X importtime: stderr names every module the process imported
     out = subprocess.run(
-        [sys.executable, "-m", "sklcalib", "--version"],
+        [sys.executable, "-X", "importtime", "-m", "sklcalib", "--version"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -30,18 +31,37 @@ def test_console_script_and_python_dash_m_point_at_the_cli_package():
     assert (
         out.returncode == 0 and out.stdout.strip() == f"sklcalib {sklcalib.__version__}"
     )
+    # no command runs, so no command's module (nor scikit-learn) is imported
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
+    assert "sklcalib.cli.main" in imported
+    assert not imported & {module for module, _, _ in COMMANDS.values()}
+    assert "sklearn" not in imported
+
+
+def _subparsers(parser):
+    return next(a for a in parser._actions if a.dest == "command").choices
 
 
 def test_each_command_has_its_module():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
     handlers = {
-        name: p.get_default("handler").__module__ for name, p in sub.choices.items()
+        name: p.get_default("handler").__module__
+        for name, p in _subparsers(build_parser()).items()
     }
     assert handlers == {
         "benchmark": "sklcalib.cli.benchmark_command",
         "report": "sklcalib.cli.report_command",
     }
+
+
+def test_a_parser_for_one_command_lists_the_others_by_their_summary(capsys):
+    parser = build_parser("report")
+    commands = _subparsers(parser)
+    assert commands["report"].get_default("handler").__name__ == "run_report"
+    assert commands["benchmark"].get_default("handler") is None
+    parser.print_help()
+    out = " ".join(capsys.readouterr().out.split())
+    for _, _, summary in COMMANDS.values():
+        assert summary in out
 
 
 def _imports_of(path):

@@ -107,7 +107,7 @@ def test_in_memory_data_takes_the_fast_path_and_datasets_the_general_one(data):
         assert isinstance(loader, torch.utils.data.DataLoader)
 
 
-@pytest.mark.parametrize("criterion", ["ce", "focal", "mmce"])
+@pytest.mark.parametrize("criterion", ["ce", "focal", "mmce", "mdca"])
 @pytest.mark.parametrize("shuffle", [True, False])
 def test_fast_path_equals_skorchs_path(data, shuffle, criterion):
     # sklcalib's criteria get the encoded batches without the input check

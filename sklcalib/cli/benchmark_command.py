@@ -125,13 +125,14 @@ def _parse_seeds(tokens):
     return list(dict.fromkeys(values))
 
 
-def add_benchmark_parser(sub):
-    """Add the ``benchmark`` subcommand to the ``sklcalib`` parser."""
+def add_benchmark_parser(sub, summary):
+    """Add the ``benchmark`` subcommand to the ``sklcalib`` parser, listed
+    there with the one line ``summary``."""
 
     default_epochs = ", ".join(f"{k} {v}" for k, v in DEFAULT_EPOCHS.items())
     bench = sub.add_parser(
         "benchmark",
-        help="train nets with calibration losses and compare their calibration",
+        help=summary,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Train NetClassifier (MLP 64-64, Adam, lr 1e-3, batch 128) with each "

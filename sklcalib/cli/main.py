@@ -6,17 +6,34 @@ usage errors (argparse), bad files (the handlers return 2 themselves), a
 missing optional dependency (named with the extra that installs it) and an
 operating-system error such as a full disk. A closed pipe ends quietly with
 141, as a command killed by SIGPIPE does.
+
+Only the module of the command being run is imported: each pulls in
+scikit-learn, scipy and the calibrators (the benchmark also its runner), which
+``sklcalib --version`` and ``sklcalib --help`` need none of.
 """
 
 import argparse
 import errno
 import os
 import sys
+from importlib import import_module
 
-from sklcalib.cli.benchmark_command import add_benchmark_parser
-from sklcalib.cli.report_command import add_report_parser
+__all__ = ["COMMANDS", "build_parser", "main"]
 
-__all__ = ["build_parser", "main"]
+#: command -> (its module, the function there that adds its options to the
+#: parser, the one line ``sklcalib --help`` lists it with)
+COMMANDS = {
+    "benchmark": (
+        "sklcalib.cli.benchmark_command",
+        "add_benchmark_parser",
+        "train nets with calibration losses and compare their calibration",
+    ),
+    "report": (
+        "sklcalib.cli.report_command",
+        "add_report_parser",
+        "calibration report of predictions in a file (csv, parquet, npz, npy)",
+    ),
+}
 
 # module -> the extra of sklcalib that installs it, for the commands' own
 # imports (tqdm arrives with skorch, hence with the torch extra)
@@ -35,8 +52,13 @@ COMMAND_EXTRAS = {
 }
 
 
-def build_parser():
-    """The argument parser of the ``sklcalib`` command."""
+def build_parser(command=None):
+    """The argument parser of the ``sklcalib`` command.
+
+    ``command``: the options of that command only (its module alone is
+    imported; the others are listed with their summary line); None: of every
+    command.
+    """
     from sklcalib import __version__
 
     parser = argparse.ArgumentParser(
@@ -50,9 +72,18 @@ def build_parser():
         "--version", action="version", version=f"%(prog)s {__version__}"
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_benchmark_parser(sub)
-    add_report_parser(sub)
+    for name, (module, add_parser, summary) in COMMANDS.items():
+        if command in (None, name):
+            getattr(import_module(module), add_parser)(sub, summary)
+        else:
+            sub.add_parser(name, help=summary)
     return parser
+
+
+def _command_of(argv):
+    """The command ``argv`` names: its first word that is not an option (the
+    top-level options, ``--help`` and ``--version``, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 def missing_extra_message(exc):
@@ -98,14 +129,14 @@ def main(argv=None):
     >>> main(["benchmark", "--datasets", "no_such_data"])
     2
     """
-    parser = build_parser()
-    command = "(none)"
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_of(argv) or "(none)"
     try:
+        parser = build_parser(command)
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 2
-        command = args.command
         status = args.handler(args, args.command_parser)
         sys.stdout.flush()  # a closed pipe raises here, not at interpreter exit
         return status

@@ -465,13 +465,14 @@ def _max_bytes(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_report_parser(subparsers):
-    """Add the ``report`` subcommand to the ``sklcalib`` parser."""
+def add_report_parser(subparsers, summary):
+    """Add the ``report`` subcommand to the ``sklcalib`` parser, listed there
+    with the one line ``summary``."""
     import argparse
 
     parser = subparsers.add_parser(
         "report",
-        help="calibration report of predictions in a file (csv, parquet, npz, npy)",
+        help=summary,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="\n\n".join(
             textwrap.fill(paragraph, 79)

@@ -9,7 +9,12 @@ import torch
 from torch import nn
 
 from sklcalib._utils._validation import check_option, check_scalar
-from sklcalib.losses._autograd import eager_gradient, log_softmax, reduce
+from sklcalib.losses._autograd import (
+    eager_gradient,
+    eager_node,
+    log_softmax,
+    reduce,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -128,6 +133,12 @@ class CalibrationLoss(nn.Module):
     #: whether a row's loss depends on that row alone, not on the rest of the
     #: batch (MMCE's and MDCA's batch terms do)
     rowwise = False
+    #: whether ``_fused`` takes the same fused node with the same constants for
+    #: every batch while the parameters are unchanged (so that the training
+    #: loop's eager call, :meth:`_value_and_grad`, may call that node directly
+    #: for the next batches); a subclass whose ``_fused`` depends on the batch
+    #: sets it False
+    _fixed_node = False
 
     def __init__(self):
         # no constructor arguments of its own (torch's Module takes none either);
@@ -193,9 +204,25 @@ class CalibrationLoss(nn.Module):
         fused node (cross-entropy's own kernel, a composed graph) or the
         reduction is ``"none"``. The training loops call it; second
         derivatives go through :meth:`_loss`."""
-        if self.reduction == "none":
+        cache = self.__dict__.get("_derived_cache")
+        step = cache.get("eager") if cache else None
+        if (
+            step is not None
+            and logits.requires_grad
+            and torch.is_grad_enabled()
+            and self._params_unchanged()
+        ):
+            return eager_node(step[0], logits, target, step[1])
+        self._refresh_params()
+        if self.reduction == "none" or not (
+            logits.requires_grad and torch.is_grad_enabled()
+        ):
             return self._loss(logits, target), None
-        return eager_gradient(self._loss, logits, target)
+        value, grad, step = eager_gradient(self._fused, logits, target)
+        if step is not None and self._fixed_node:
+            # the node and constants of these parameters, for the next batches
+            self._derived("eager", lambda: step)
+        return value, grad
 
     def _rows(self, logits, target):
         """The (N,) per-row losses of :meth:`_loss`'s input, without a gradient:
@@ -204,6 +231,29 @@ class CalibrationLoss(nn.Module):
         many batches in one call)."""
         self._refresh_params()
         return self._reference(logits, target, "none")
+
+    #: whether :meth:`_batches` gives the losses of many batches in one call
+    batched = False
+
+    def _batch_losses(self, logits, target, size):
+        """The loss of each consecutive batch of ``size`` rows of :meth:`_loss`'s
+        input (the last one possibly shorter), without a gradient: (B,), for a
+        :attr:`batched` criterion whose reduction is the mean or the sum. For
+        a criterion whose batch term couples the rows (not :attr:`rowwise`),
+        what NetClassifier's validation pass takes instead of one call per
+        batch: equal to the batch-by-batch losses to rounding (the batched
+        operations sum in another order)."""
+        self._refresh_params()
+        full = logits.shape[0] // size * size
+        losses = [self._batches(logits[:full], target[:full], size)]
+        if full < logits.shape[0]:
+            tail = self._reference(logits[full:], target[full:], self.reduction)
+            losses.append(tail.reshape(1))
+        return torch.cat(losses)
+
+    def _batches(self, logits, target, size):  # pragma: no cover - abstract
+        """:meth:`_batch_losses` of a multiple of ``size`` rows."""
+        raise NotImplementedError
 
     def _refresh_params(self):
         if not self._params_unchanged():
@@ -248,10 +298,11 @@ class CalibrationLoss(nn.Module):
     # about 4 % of a small network's step.
     def _params_unchanged(self):
         last = self.__dict__.get("_checked_params")
-        if last is None:
-            return False
-        values = self._param_values()
-        return len(values) == len(last) and all(map(operator.is_, values, last))
+        # last is None, or the values of the same names (map of two
+        # iterables of one length)
+        return last is not None and all(
+            map(operator.is_, map(self.__dict__.get, _init_params(type(self))), last)
+        )
 
     def _remember_params(self):
         values = self._param_values()

@@ -13,6 +13,7 @@ from sklcalib.losses._autograd import (
     class_fractions,
     focal_term,
     log_softmax,
+    mdca_batches,
     mdca_value,
 )
 from sklcalib.losses._base import (
@@ -92,6 +93,7 @@ class MbLSLoss(CalibrationLoss):
     """
 
     name = "mbls"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("margin", "alpha", "class_reduction", "reduction")
 
@@ -234,6 +236,7 @@ class MDCALoss(CalibrationLoss):
     """
 
     name = "mdca"
+    _fixed_node = True
     _repr_params = ("beta", "gamma", "reduction")
 
     def __init__(self, beta=1.0, gamma=0.0, reduction="mean"):
@@ -256,6 +259,21 @@ class MDCALoss(CalibrationLoss):
         if beta == 0.0:
             return base
         return base + beta * mdca(logits, target)
+
+    batched = True
+
+    def _batches(self, logits, target, size):
+        logp, logp_t = target_logp(logits, target)
+        gamma = float(self.gamma)
+        base = -logp_t if gamma == 0.0 else focal_term(logp_t, gamma)
+        rows = base.reshape(-1, size)
+        loss = rows.mean(1) if self.reduction == "mean" else rows.sum(1)
+        beta = float(self.beta)
+        if beta == 0.0:
+            return loss
+        if self.reduction == "sum":
+            beta *= size
+        return loss.add_(mdca_batches(logp.exp(), target, size), alpha=beta)
 
     def _fused(self, logits, target):
         gamma, beta = float(self.gamma), float(self.beta)

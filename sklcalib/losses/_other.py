@@ -10,6 +10,7 @@ from sklcalib.losses._autograd import (
     SafeSqrt,
     apply_node,
     log_softmax,
+    mmce_batches,
     mmce_total,
     squared_error,
 )
@@ -44,6 +45,7 @@ class BrierLoss(CalibrationLoss):
     """
 
     name = "brier"
+    _fixed_node = True
     rowwise = True
 
     def __init__(self, reduction="mean"):
@@ -202,6 +204,7 @@ class MMCELoss(CalibrationLoss):
     """
 
     name = "mmce"
+    _fixed_node = True
     _repr_params = ("lam", "weighted", "bandwidth", "normalisation", "reduction")
 
     def __init__(
@@ -235,6 +238,22 @@ class MMCELoss(CalibrationLoss):
         options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
         term = SafeSqrt.apply(mmce_total(logp, target, *options))
         return -logp_t + lam * term
+
+    batched = True
+
+    def _batches(self, logits, target, size):
+        logp, logp_t = target_logp(logits, target)
+        rows = logp_t.reshape(-1, size)
+        lam = float(self.lam)
+        ce = rows.mean(1) if self.reduction == "mean" else rows.sum(1)
+        ce = ce.neg_()
+        if lam == 0.0:
+            return ce
+        options = (bool(self.weighted), float(self.bandwidth), self.normalisation)
+        term = mmce_batches(logp, target, size, *options).clamp_(min=0.0).sqrt_()
+        if self.reduction == "sum":
+            lam *= size
+        return ce.add_(term, alpha=lam)
 
     def _fused(self, logits, target):
         lam = float(self.lam)
@@ -274,6 +293,7 @@ class LabelSmoothingLoss(CalibrationLoss):
     """
 
     name = "label_smoothing"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("alpha", "reduction")
 
