@@ -552,9 +552,14 @@ class FocalNode(torch.autograd.Function):
         k = y_pj = None
         if plan.focal:
             y, factor = focal_slope(logp_t, base, weight, gamma, sign)
-            if factor != 1.0:
-                y.mul_(constant(factor, y))
-            k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
+            if p_j is None:
+                # m_f = w - y·p_t with y's float factor in addcmul's: the same
+                # product, y·factor·p_t (addcmul multiplies value·y first)
+                k = torch.addcmul(weight, y, p_t, value=-factor)
+            else:
+                if factor != 1.0:
+                    y.mul_(constant(factor, y))
+                k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
             at_target = torch.mul(k, p_t_1)
             if p_j is not None:
                 y_pj = y.mul_(p_j)
@@ -727,12 +732,13 @@ class MDCANode(torch.autograd.Function):
         if gamma:
             base = p_t_1.neg()
             weight = base.pow(gamma)
-            rows = torch.mul(weight, logp_t).neg_()
+            rows = torch.mul(weight, logp_t)
         else:
-            rows = logp_t.neg()
+            rows = logp_t
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
-        rows = torch.add(rows, value * constant(beta, value))
+        # β·MDCA - (the base loss without its sign): -base + β·MDCA exactly
+        rows = torch.sub(value * constant(beta, value), rows)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
@@ -754,7 +760,13 @@ class MDCANode(torch.autograd.Function):
         else:
             gm = g
         scale = ctx.beta / n / n_classes
-        v = gap.sign().mul_(batch_grad(grad, ctx.reduction, n) * scale)
+        batch = batch_grad(grad, ctx.reduction, n)
+        # an eager call's seed 1: 1·scale is scale exactly
+        if batch is constant(1.0, batch):
+            batch = constant(scale, batch)
+        else:
+            batch = batch * scale
+        v = gap.sign().mul_(batch)
         # ∂L/∂z = p ⊙ (v + G·m - p·v), and the target's entry in closed form
         # G·m·(p_t - 1) + p_t·(v_t - p·v), without the difference near p_t = 1
         out = torch.mul(p, v)
