@@ -592,8 +592,13 @@ def test_pattern_design_is_the_dense_design():
     _, theta_again = fit_logistic(z, S, y, w, 1e-4, theta0=theta)
     _, theta_reused = fit_logistic(z, S, y, w, 1e-4, theta0=theta, start=state)
     np.testing.assert_array_equal(theta_reused, theta_again)
-    # not 0/1, or as many patterns as rows: no pattern design
+    # not 0/1 (halves, a 2 or a NaN among the indicators), or as many
+    # patterns as rows: no pattern design
     assert _PatternDesign.of(z, S * 0.5, z_scale) is None
+    for bad in (2.0, np.nan):
+        S_bad = S.copy()
+        S_bad[3, 0] = bad
+        assert _PatternDesign.of(z, S_bad, z_scale) is None
     assert _PatternDesign.of(z, rng.integers(0, 2, (n, 30)).astype(float), 1) is None
 
 
@@ -653,7 +658,6 @@ def test_rescaling_recovers_a_known_temperature(K):
 
 
 @needs_lightgbm
-@needs_lightgbm
 def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
     # the boosting's datasets are built from CSR rows (LightGBM bins a sparse
     # matrix by its nonzeros): the same bins and trees as from the dense
@@ -699,44 +703,74 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
 
 
 @needs_lightgbm
-def test_lightgbm_datasets_need_no_weights():
-    # the custom objective weighs the gradients and Hessians itself, so the
-    # datasets carry no weights: given them too, LightGBM boosts the same
+@pytest.mark.parametrize("K", [1, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lightgbm_boosting_is_lightgbms_own_log_loss_boosting(K, weighted):
+    # the custom objective (the weighted log-loss's gradients and Hessians,
+    # labels and weights read from the data object: the datasets carry
+    # neither; a shortcut for unit weights) boosts as LightGBM's own binary /
+    # multiclass objective given the labels, the weights and the logits as
+    # init_score, the reference here
+    import lightgbm as lgb
+
     from sklcalib.calibration._segment_boosting import LightGBMData, boost_lightgbm
 
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(4 + K)
     n = 3000
     S = (rng.integers(0, 5, n)[:, None] == np.arange(5)).astype(float)
-    z = rng.normal(0, 2, (n, 1))
-    slope = np.where(S[:, 0] > 0, 0.5, 1.2)
-    y = (rng.uniform(size=n) < expit(slope * z[:, 0])).astype(np.int64)
-    w = rng.uniform(0.2, 3.0, n)
+    z = rng.normal(0, 2, (n, K))
+    scale = np.where(S[:, 0] > 0, 0.5, 1.2)[:, None]
+    if K == 1:
+        y = (rng.uniform(size=n) < expit(scale[:, 0] * z[:, 0])).astype(np.int64)
+    else:
+        P = softmax(scale * z, axis=1)
+        y = (P.cumsum(axis=1) < rng.uniform(size=n)[:, None]).sum(axis=1)
+    w = rng.uniform(0.2, 3.0, n) if weighted else np.ones(n)
     features = np.hstack([S, z])
-
-    class Weighted(LightGBMData):
-        def dataset(self, rows, reference=None):
-            data = super().dataset(rows, reference)
-            data.set_weight(self.w[rows])
-            return data
-
-    order = rng.permutation(n)
-    kwargs = dict(_BOOST_SETTINGS, random_state=1)
-    got = boost_lightgbm(
-        LightGBMData(features, z, y, w), order[:2000], order[2000:], **kwargs
+    rows = rng.permutation(n)[:2000]
+    settings = dict(_BOOST_SETTINGS, validation_fraction=0.0, max_iter=15)
+    _, rounds, eta_fit, _ = boost_lightgbm(
+        LightGBMData(features, z, y, w), rows, **settings
     )
-    want = boost_lightgbm(
-        Weighted(features, z, y, w), order[:2000], order[2000:], **kwargs
+    assert rounds == 15
+    tr = np.sort(rows)  # the rows' order of the datasets
+    params = {
+        "objective": "binary" if K == 1 else "multiclass",
+        "learning_rate": 0.1,
+        "max_depth": 3,
+        "num_leaves": 8,
+        "min_data_in_leaf": 50,
+        "lambda_l2": 1.0,
+        "min_sum_hessian_in_leaf": 1.0,
+        "force_col_wise": True,
+        "deterministic": True,
+        "num_threads": 1,
+        "verbosity": -1,
+    }
+    if K > 1:
+        params["num_class"] = K
+    reference = lgb.train(
+        params,
+        lgb.Dataset(
+            features[tr],
+            label=y[tr],
+            weight=w[tr],
+            init_score=z[tr].ravel(order="F"),
+            params={"verbosity": -1},
+        ),
+        num_boost_round=15,
     )
-    assert got[1] == want[1] > 0
-    np.testing.assert_array_equal(got[2], want[2])
-    np.testing.assert_array_equal(got[3], want[3])
-    # and the weights do count: the same rows unweighted boost otherwise
-    ones = boost_lightgbm(
-        LightGBMData(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
-    )
-    assert np.abs(ones[3] - got[3]).max() > 1e-3
+    want = z[rows] + reference.predict(features[rows], raw_score=True).reshape(-1, K)
+    np.testing.assert_allclose(eta_fit, want, rtol=1e-6, atol=1e-6)
+    assert np.abs(eta_fit - z[rows]).max() > 0.1  # the rounds moved the logits
+    if weighted:  # and the weights count: the same rows unweighted boost otherwise
+        _, _, ones, _ = boost_lightgbm(
+            LightGBMData(features, z, y, np.ones(n)), rows, **settings
+        )
+        assert np.abs(ones - eta_fit).max() > 1e-3
 
 
+@needs_lightgbm
 @pytest.mark.parametrize("K", [1, 3])
 def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     # the folds and the final fit read the corrected logits of the fitted and

@@ -473,3 +473,49 @@ def test_batched_losses_are_the_batch_by_batch_losses(name, dtype):
         )
         assert got.shape == (10,) and got.dtype == dtype
         torch.testing.assert_close(got, want, rtol=tolerance, atol=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_later_eager_calls_are_the_nodes_to_the_last_bit(name):
+    # after its first batch a criterion calls the node its parameters chose
+    # directly (_value_and_grad's shortcut): still the node's values and
+    # gradient, bit for bit, on every batch
+    criterion = copy.deepcopy(CRITERIA[name])
+    for input_name, z, y in INPUTS[:3]:
+        logits = torch.tensor(z, dtype=torch.float32, requires_grad=True)
+        target = torch.from_numpy(y)
+        for _ in range(2):
+            (want,) = torch.autograd.grad(criterion._loss(logits, target), logits)
+            value, grad = criterion._value_and_grad(logits, target)
+            assert grad is not None, f"{name}, {input_name}"
+            assert torch.equal(value, criterion._loss(logits, target).detach())
+            assert torch.equal(grad, want), f"{name}, {input_name}"
+
+
+def test_a_parameter_changed_between_eager_calls_is_taken():
+    logits, target = _tie_free(9, n=16, k=4)
+    criterion = FocalLoss(gamma=3.0)
+    for _ in range(2):
+        criterion._value_and_grad(logits, target)
+    criterion.gamma = 1.0  # as a schedule would, between two batches
+    value, grad = criterion._value_and_grad(logits, target)
+    expected = FocalLoss(gamma=1.0)(logits, target)
+    assert torch.equal(value, expected.detach())
+    assert torch.equal(grad, torch.autograd.grad(expected, logits)[0])
+    criterion.gamma = 0.0  # cross-entropy's kernel: no node, autograd's graph
+    value, grad = criterion._value_and_grad(logits, target)
+    assert grad is None and value.requires_grad
+    criterion.gamma, criterion.reduction = 2.0, "none"  # a vector: autograd's
+    value, grad = criterion._value_and_grad(logits, target)
+    assert grad is None and value.shape == (16,) and value.requires_grad
+    # an AdaFocal bin's γ updated in place (the updater's epoch-end update)
+    # reaches the next batch too
+    ada = AdaFocalLoss(n_bins=4)
+    ada._value_and_grad(logits, target)
+    with torch.no_grad():
+        ada.gammas.fill_(2.0)
+    value, _ = ada._value_and_grad(logits, target)
+    twin = AdaFocalLoss(n_bins=4)
+    with torch.no_grad():
+        twin.gammas.fill_(2.0)
+    assert torch.equal(value, twin(logits, target).detach())

@@ -148,12 +148,11 @@ class LightGBMData:
         import lightgbm as lgb
 
         z = self.z[rows]
-        # no weights: the custom objective weighs the gradients and
-        # Hessians itself, and LightGBM reads a dataset's weights only in its
-        # own objectives and metrics (none here)
+        # no labels and no weights: the custom objective reads both from
+        # this object, and LightGBM reads a dataset's only in its own
+        # objectives and metrics (none here)
         return lgb.Dataset(
             self.X[rows],
-            label=self.y[rows],
             init_score=z[:, 0] if self.binary else z.ravel(order="F"),
             reference=reference,
             params=self.params,
@@ -241,34 +240,54 @@ def boost_lightgbm(
         booster.add_valid(valid, "held")
     n_va = va.shape[0]
     y_tr, w_tr = data.y[tr], data.w[tr]
+    unit = bool(np.all(w_tr == 1.0))  # the gradients need no weighing
     # LightGBM's multiclass Hessian factor K / (K - 1)
     factor = 1.0 if binary else K / (K - 1.0)
 
     def objective(preds, _):
         if binary:
             p = expit(preds)
-            return w_tr * (p - y_tr), w_tr * np.maximum(p * (1 - p), 1e-16)
+            h = p * (1 - p)
+            np.maximum(h, 1e-16, out=h)
+            p -= y_tr
+            if unit:
+                return p, h
+            return w_tr * p, w_tr * h
         p = softmax(preds, axis=1)
-        g = p.copy()
-        g[np.arange(len(y_tr)), y_tr] -= 1.0
-        return g * w_tr[:, None], factor * w_tr[:, None] * np.maximum(
-            p * (1 - p), 1e-16
-        )
+        h = p * (1 - p)
+        np.maximum(h, 1e-16, out=h)
+        h *= factor
+        p[np.arange(len(y_tr)), y_tr] -= 1.0
+        if unit:
+            return p, h
+        return p * w_tr[:, None], h * w_tr[:, None]
 
-    grabbed = {}
+    y_va, w_va = data.y[va], data.w[va]
+    w_va_sum = w_va.sum()
+    best = {"tr": data.z[tr].copy(), "va": data.z[va].copy()}
+    if ev is not None:
+        best["ev"] = data.z[ev].copy()
+    running = {}
 
-    def grab(preds, dataset):
-        grabbed[id(dataset)] = np.array(preds, dtype=np.float64).reshape(-1, K)
+    def read_held(preds, _):
+        # LightGBM's running scores of the held-out rows, in its own buffer
+        # (copied only for a round better than the best so far)
+        running["eta"] = preds.reshape(-1, K)
         return "none", 0.0, False
 
-    def eta_of(rows):
-        return data.z[rows].copy()
+    def read_train(preds, _):
+        best["tr"] = np.array(preds, dtype=np.float64).reshape(-1, K)
+        return "none", 0.0, False
 
-    best = {"tr": eta_of(tr), "va": eta_of(va)}
-    if ev is not None:
-        best["ev"] = eta_of(ev)
-    y_va, w_va = data.y[va], data.w[va]
-    best_loss = log_loss_of(best["va"], y_va, w_va, binary) if early else np.inf
+    def keep_held():
+        eta = np.array(running["eta"], dtype=np.float64)
+        best["va"] = eta[:n_va]
+        if ev is not None:
+            best["ev"] = eta[n_va:]
+
+    best_loss = (
+        log_loss_of(best["va"], y_va, w_va, binary, total=w_va_sum) if early else np.inf
+    )
     best_round, stall, rounds = 0, 0, 0
     for _ in range(max_iter):
         try:
@@ -284,16 +303,12 @@ def boost_lightgbm(
             if empty:
                 break
             continue
-        booster.eval_valid(grab)
-        eta_held = grabbed[id(valid)]
-        loss = log_loss_of(eta_held[:n_va], y_va, w_va, binary)
+        booster.eval_valid(read_held)
+        loss = log_loss_of(running["eta"][:n_va], y_va, w_va, binary, total=w_va_sum)
         if loss < best_loss:
             best_loss, best_round, stall = loss, rounds, 0
-            best["va"] = eta_held[:n_va]
-            if ev is not None:
-                best["ev"] = eta_held[n_va:]
-            booster.eval_train(grab)
-            best["tr"] = grabbed[id(train_set)]
+            keep_held()
+            booster.eval_train(read_train)
         else:
             stall += 1
             if stall >= n_iter_no_change or empty:
@@ -302,10 +317,9 @@ def boost_lightgbm(
         best_round = rounds
         if rounds:
             if ev is not None:
-                booster.eval_valid(grab)
-                best["ev"] = grabbed[id(valid)][n_va:]
-            booster.eval_train(grab)
-            best["tr"] = grabbed[id(train_set)]
+                booster.eval_valid(read_held)
+                keep_held()
+            booster.eval_train(read_train)
     booster.free_dataset()
     # back to the callers' row order
     rows = np.r_[tr, va]

@@ -341,12 +341,17 @@ class SegmentEncoder:
             j for j, spec in enumerate(self.specs_) if spec["kind"] == "numeric"
         ]
         n_raw = len(numeric_cols) if raw else 0
-        out = np.zeros((n_rows, n_ind + n_raw))
+        n_out = n_ind + n_raw
+        out = np.zeros((n_rows, n_out))
+        # the indicators set through flat positions of the C-ordered output
+        # (row * n_out + column): a 2-D fancy assignment costs twice as much
+        flat = out.reshape(-1)
+        row_start = np.arange(n_rows) * n_out
         codes = self._column_codes(columns)
         start = 0
         for code, width in zip(codes, widths, strict=True):
             rows = np.flatnonzero(code >= 0)
-            out[rows, start + code[rows]] = 1.0
+            flat[row_start[rows] + (start + code[rows])] = 1.0
             start += width
         for i, j, kept in getattr(self, "pairs_", ()):
             cell = _cells(codes[i], codes[j], widths[j])
@@ -354,7 +359,8 @@ class SegmentEncoder:
             pos[kept] = np.arange(kept.shape[0])
             rows = np.flatnonzero(cell >= 0)
             at = pos[cell[rows]]
-            out[rows[at >= 0], start + at[at >= 0]] = 1.0
+            hit = at >= 0
+            flat[row_start[rows[hit]] + (start + at[hit])] = 1.0
             start += kept.shape[0]
         if not raw:
             return out

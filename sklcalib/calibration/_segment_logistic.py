@@ -237,7 +237,8 @@ class _PatternDesign:
         if sparse.issparse(S) or m == 0 or z.shape[1] != 1 or n < 64:
             return None
         ones = S == 1
-        if not np.all(ones | (S == 0)):
+        # 0/1 indicators only: every nonzero (NaN included) is a 1
+        if np.count_nonzero(ones) != np.count_nonzero(S):
             return None
         first, pid = _distinct_rows(np.packbits(ones, axis=1))
         if first.shape[0] > cls.MAX_SHARE * n:
@@ -478,13 +479,15 @@ def fit_logistic(
     return (fitted, res.x, None) if return_state else (fitted, res.x)
 
 
-def log_loss_of(eta, y, w, binary):
-    """Weighted mean log-loss of corrected logits."""
+def log_loss_of(eta, y, w, binary, *, total=None):
+    """Weighted mean log-loss of corrected logits (``total``: ``w.sum()``,
+    when the caller has it)."""
+    total = w.sum() if total is None else total
     if binary:  # -log sigmoid(+-e) = log(1 + exp(e)) - y e: one logarithm a row
         e = eta[:, 0]
-        return float(np.dot(w, np.logaddexp(0.0, e) - y * e) / w.sum())
+        return float(np.dot(w, np.logaddexp(0.0, e) - y * e) / total)
     logp = log_softmax(eta, axis=1)
-    return float(-np.dot(w, logp[np.arange(len(y)), y]) / w.sum())
+    return float(-np.dot(w, logp[np.arange(len(y)), y]) / total)
 
 
 #: rows beyond which the ridge strength is chosen on a random subset of this

@@ -124,6 +124,7 @@ class _BinnedGammaLoss(CalibrationLoss):
     """
 
     rowwise = True
+    _fixed_node = True
     #: whether the focal base holds the dual term p_j (AdaDualFocal)
     _dual = False
 

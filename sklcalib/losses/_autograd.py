@@ -94,33 +94,43 @@ class _EagerContext:
         self.saved_tensors = tensors
 
 
-#: the gradient list of a pending :func:`eager_gradient` call, per thread
+#: the result list of a pending :func:`eager_gradient` call, per thread
 _EAGER = threading.local()
 
 
-def apply_node(node, logits, *args):
-    """``node.apply(logits, *args)``: the criteria's training path through a
-    fused node.
+def apply_node(node, logits, target, *args):
+    """``node.apply(logits, target, *args)``: the criteria's training path
+    through a fused node (every node takes the logits, the targets, then
+    constants).
 
     Inside :func:`eager_gradient`, the node's forward and closed-form backward
-    are called directly instead, on the logits detached (so that no operation
-    records a graph, as under the ``no_grad`` autograd calls them in; switching
-    the grad mode off and on costs more than the detach), and the logits'
-    gradient is handed to the caller: the same operations on the same values,
-    without the autograd node, its saved tensors and the engine's call back
-    into Python (on the small batches of tabular training about half of a
+    are called directly instead (:func:`eager_node`), and the logits'
+    gradient is handed to the caller with the node and its constants (which
+    a criterion whose path depends on its parameters alone calls directly
+    for the next batches): the same operations on the same values, without
+    the autograd node, its saved tensors and the engine's call back into
+    Python (on the small batches of tabular training about half of a
     criterion's cost per step).
     """
-    grads = getattr(_EAGER, "grads", None)
-    if grads is None:
-        return node.apply(logits, *args)
-    _EAGER.grads = None  # one node per request
-    ctx = _EagerContext()
-    value = node.forward(ctx, logits.detach(), *args)
-    # what backward() of a scalar loss seeds its node with: 1 (cached, which
-    # row_grad recognises)
-    grads.append(node.backward(ctx, constant(1.0, value))[0])
+    request = getattr(_EAGER, "request", None)
+    if request is None:
+        return node.apply(logits, target, *args)
+    _EAGER.request = None  # one node per request
+    value, grad = eager_node(node, logits, target, args)
+    request.extend((grad, (node, args)))
     return value
+
+
+def eager_node(node, logits, target, args):
+    """``(value, grad)`` of ``node.apply(logits, target, *args)`` for a scalar
+    loss, its forward and closed-form backward called directly: on the logits
+    detached (so that no operation records a graph, as under the ``no_grad``
+    autograd runs a node in; switching the grad mode off and on costs more
+    than the detach), the backward seeded with 1 as ``backward()`` of a
+    scalar loss seeds it (cached, which :func:`row_grad` recognises)."""
+    ctx = _EagerContext()
+    value = node.forward(ctx, logits.detach(), target, *args)
+    return value, node.backward(ctx, constant(1.0, value))[0]
 
 
 def builds_graph(ctx):
@@ -130,20 +140,22 @@ def builds_graph(ctx):
     return torch.is_grad_enabled() and type(ctx) is not _EagerContext
 
 
-def eager_gradient(loss_fn, logits, *args):
-    """``(value, grad)``: ``loss_fn(logits, *args)``, a scalar loss, and its
+def eager_gradient(loss_fn, logits, target):
+    """``(value, grad, step)``: ``loss_fn(logits, target)``, a scalar loss, its
     gradient with respect to ``logits``, as ``value.backward()`` would
-    propagate it to them; ``grad`` is None (and ``value`` has its graph, to
-    call ``backward`` on) where the loss took no fused node."""
-    grads = []
-    _EAGER.grads = grads
+    propagate it to them, and ``(node, constants)``, the fused node the loss
+    took (:func:`eager_node` calls it again); ``grad`` and ``step`` are None
+    (and ``value`` has its graph, to call ``backward`` on) where the loss took
+    no fused node."""
+    request = []
+    _EAGER.request = request
     try:
-        value = loss_fn(logits, *args)
+        value = loss_fn(logits, target)
     finally:
-        _EAGER.grads = None
-    if not grads:
-        return value, None
-    return value, grads[0]
+        _EAGER.request = None
+    if not request:
+        return value, None, None
+    return value, *request
 
 
 def reduce(rows, reduction):
@@ -261,7 +273,8 @@ def dual_index(logits, target):
     """
     if target.ndim == 1:
         target = target.reshape(-1, 1)
-    logits = logits.detach()
+    if logits.requires_grad:  # the reference composition's call
+        logits = logits.detach()
     # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
     # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
     # logit -0.0 "strictly below" a target's +0.0 (1 / -0.0 = -inf)
@@ -481,11 +494,10 @@ class FocalNode(torch.autograd.Function):
         j = None
         if plan.dual:
             j, has = dual_index(logits, t1)
-            pair = logp.gather(1, torch.cat((t1, j), 1))
-            logp_t = pair[:, :1]
+            logp_t = logp.gather(1, t1)
             # p_j where there is a class below, else 0 (a product with the
             # boolean would convert it first)
-            p_j = torch.where(has, pair[:, 1:].exp(), constant(0.0, pair))
+            p_j = torch.where(has, logp.gather(1, j).exp_(), constant(0.0, logp_t))
         else:
             p_j = None
             logp_t = logp.gather(1, t1)
@@ -540,9 +552,14 @@ class FocalNode(torch.autograd.Function):
         k = y_pj = None
         if plan.focal:
             y, factor = focal_slope(logp_t, base, weight, gamma, sign)
-            if factor != 1.0:
-                y.mul_(constant(factor, y))
-            k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
+            if p_j is None:
+                # m_f = w - y·p_t with y's float factor in addcmul's: the same
+                # product, y·factor·p_t (addcmul multiplies value·y first)
+                k = torch.addcmul(weight, y, p_t, value=-factor)
+            else:
+                if factor != 1.0:
+                    y.mul_(constant(factor, y))
+                k = torch.addcmul(weight, y, p_t, value=-1.0)  # m_f = w - y·p_t
             at_target = torch.mul(k, p_t_1)
             if p_j is not None:
                 y_pj = y.mul_(p_j)
@@ -715,12 +732,13 @@ class MDCANode(torch.autograd.Function):
         if gamma:
             base = p_t_1.neg()
             weight = base.pow(gamma)
-            rows = torch.mul(weight, logp_t).neg_()
+            rows = torch.mul(weight, logp_t)
         else:
-            rows = logp_t.neg()
+            rows = logp_t
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
-        rows = torch.add(rows, value * constant(beta, value))
+        # β·MDCA - (the base loss without its sign): -base + β·MDCA exactly
+        rows = torch.sub(value * constant(beta, value), rows)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
@@ -742,7 +760,13 @@ class MDCANode(torch.autograd.Function):
         else:
             gm = g
         scale = ctx.beta / n / n_classes
-        v = gap.sign().mul_(batch_grad(grad, ctx.reduction, n) * scale)
+        batch = batch_grad(grad, ctx.reduction, n)
+        # an eager call's seed 1: 1·scale is scale exactly
+        if batch is constant(1.0, batch):
+            batch = constant(scale, batch)
+        else:
+            batch = batch * scale
+        v = gap.sign().mul_(batch)
         # ∂L/∂z = p ⊙ (v + G·m - p·v), and the target's entry in closed form
         # G·m·(p_t - 1) + p_t·(v_t - p·v), without the difference near p_t = 1
         out = torch.mul(p, v)
@@ -995,11 +1019,11 @@ class MMCENode(torch.autograd.Function):
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         parts = mmce_parts(logp, target, *options)
-        total = parts[-1]
-        rows = logp.gather(1, t1).neg_().add_(torch.sqrt(total.clamp(min=0.0)) * lam)
+        root = torch.sqrt(parts[-1].clamp(min=0.0))  # MMCE; sqrt(S) where S > 0
+        rows = logp.gather(1, t1).neg_().add_(root * lam)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
-        ctx.logp, ctx.parts = logp, (t1, *parts)
+        ctx.logp, ctx.parts = logp, (t1, *parts, root)
         ctx.lam, ctx.bandwidth = lam, options[1]
         return reduce_rows(rows, reduction)
 
@@ -1007,15 +1031,13 @@ class MMCENode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
-        t1, pred, correct, conf, scale, w, diff, kernel, kw, total = ctx.parts
+        t1, pred, correct, conf, scale, w, diff, kernel, kw, total, root = ctx.parts
         n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)
         out = consume_logp(ctx)
         if total.item() > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r
-            d_total = batch_grad(grad, ctx.reduction, n) * (
-                ctx.lam / 2.0 / torch.sqrt(total)
-            )
+            d_total = batch_grad(grad, ctx.reduction, n) * (ctx.lam / 2.0 / root)
             signed = (kernel * diff.sign()) @ w
             d_conf = torch.where(correct, -scale, scale).mul_(kw)
             d_conf.sub_(w * signed, alpha=1.0 / ctx.bandwidth)

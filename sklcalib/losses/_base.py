@@ -9,7 +9,12 @@ import torch
 from torch import nn
 
 from sklcalib._utils._validation import check_option, check_scalar
-from sklcalib.losses._autograd import eager_gradient, log_softmax, reduce
+from sklcalib.losses._autograd import (
+    eager_gradient,
+    eager_node,
+    log_softmax,
+    reduce,
+)
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -128,6 +133,12 @@ class CalibrationLoss(nn.Module):
     #: whether a row's loss depends on that row alone, not on the rest of the
     #: batch (MMCE's and MDCA's batch terms do)
     rowwise = False
+    #: whether ``_fused`` takes the same fused node with the same constants for
+    #: every batch while the parameters are unchanged (so that the training
+    #: loop's eager call, :meth:`_value_and_grad`, may call that node directly
+    #: for the next batches); a subclass whose ``_fused`` depends on the batch
+    #: sets it False
+    _fixed_node = False
 
     def __init__(self):
         # no constructor arguments of its own (torch's Module takes none either);
@@ -193,12 +204,25 @@ class CalibrationLoss(nn.Module):
         fused node (cross-entropy's own kernel, a composed graph) or the
         reduction is ``"none"``. The training loops call it; second
         derivatives go through :meth:`_loss`."""
+        cache = self.__dict__.get("_derived_cache")
+        step = cache.get("eager") if cache else None
+        if (
+            step is not None
+            and logits.requires_grad
+            and torch.is_grad_enabled()
+            and self._params_unchanged()
+        ):
+            return eager_node(step[0], logits, target, step[1])
         self._refresh_params()
         if self.reduction == "none" or not (
             logits.requires_grad and torch.is_grad_enabled()
         ):
             return self._loss(logits, target), None
-        return eager_gradient(self._fused, logits, target)
+        value, grad, step = eager_gradient(self._fused, logits, target)
+        if step is not None and self._fixed_node:
+            # the node and constants of these parameters, for the next batches
+            self._derived("eager", lambda: step)
+        return value, grad
 
     def _rows(self, logits, target):
         """The (N,) per-row losses of :meth:`_loss`'s input, without a gradient:

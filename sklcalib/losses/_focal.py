@@ -69,6 +69,7 @@ class _ConstantGammaLoss(CalibrationLoss):
     and the documentation."""
 
     rowwise = True
+    _fixed_node = True
     _sign = 1.0
     _repr_params = ("gamma", "reduction")
 
@@ -279,6 +280,7 @@ default=((0.2, 5.0),)
     """
 
     name = "flsd53"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("gamma", "thresholds", "reduction")
 
@@ -503,6 +505,7 @@ class DualFocalLoss(CalibrationLoss):
     """
 
     name = "dual_focal"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("gamma", "dual", "reduction")
 
@@ -570,6 +573,7 @@ class FocalCalibrationLoss(CalibrationLoss):
     """
 
     name = "fcl"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("gamma", "lam", "reduction")
 

@@ -93,6 +93,7 @@ class MbLSLoss(CalibrationLoss):
     """
 
     name = "mbls"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("margin", "alpha", "class_reduction", "reduction")
 
@@ -235,6 +236,7 @@ class MDCALoss(CalibrationLoss):
     """
 
     name = "mdca"
+    _fixed_node = True
     _repr_params = ("beta", "gamma", "reduction")
 
     def __init__(self, beta=1.0, gamma=0.0, reduction="mean"):

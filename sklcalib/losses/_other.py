@@ -45,6 +45,7 @@ class BrierLoss(CalibrationLoss):
     """
 
     name = "brier"
+    _fixed_node = True
     rowwise = True
 
     def __init__(self, reduction="mean"):
@@ -203,6 +204,7 @@ class MMCELoss(CalibrationLoss):
     """
 
     name = "mmce"
+    _fixed_node = True
     _repr_params = ("lam", "weighted", "bandwidth", "normalisation", "reduction")
 
     def __init__(
@@ -291,6 +293,7 @@ class LabelSmoothingLoss(CalibrationLoss):
     """
 
     name = "label_smoothing"
+    _fixed_node = True
     rowwise = True
     _repr_params = ("alpha", "reduction")
 
