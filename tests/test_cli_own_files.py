@@ -384,9 +384,10 @@ def test_the_reports_peak_is_within_its_budget(tmp_path):
 
 def _deflated_npz(path, n, k):
     """An .npz of n x k float64 zeros written in chunks (a few MB on disk,
-    n * k * 8 bytes once read), without holding the array in memory."""
+    n * k * 8 bytes once read), without holding the array in memory; deflate's
+    fastest level (zeros shrink 200-fold even so, in half the CPU time)."""
     header = {"descr": "<f8", "fortran_order": False, "shape": (n, k)}
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         with archive.open("y_true.npy", "w") as fh:
             np.lib.format.write_array(fh, np.zeros(n, dtype=np.int8))
         with archive.open("y_prob.npy", "w", force_zip64=True) as fh:
