@@ -275,11 +275,10 @@ def dual_index(logits, target):
         target = target.reshape(-1, 1)
     if logits.requires_grad:  # the reference composition's call
         logits = logits.detach()
-    # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
-    # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
-    # logit -0.0 "strictly below" a target's +0.0 (1 / -0.0 = -inf)
-    logits_t = torch.rsub(logits.gather(1, target), 0.0).neg_()
-    key = torch.sub(logits, logits_t).reciprocal_()
+    # z_k - z_t plus +0.0: a tie's -0.0 (-0.0 - (+0.0), which would have made
+    # a logit -0.0 "strictly below" a target's +0.0: 1 / -0.0 = -inf) becomes
+    # +0.0, every other difference stays what it is
+    key = torch.sub(logits, logits.gather(1, target)).add_(0.0).reciprocal_()
     if key.numel() < INDEX_BY_VALUE:
         values, index = key.min(1, keepdim=True)
     else:
@@ -738,7 +737,7 @@ class MDCANode(torch.autograd.Function):
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
         # β·MDCA - (the base loss without its sign): -base + β·MDCA exactly
-        rows = torch.sub(value * constant(beta, value), rows)
+        rows = torch.sub(value if beta == 1.0 else value * constant(beta, value), rows)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
