@@ -348,8 +348,10 @@ def render(main_csv, bins_csv, share_csv, out):
                 if not cell:  # a cell the run did not reach
                     line.append("-")
                     continue
+                # coverage (width over the oracle's, replications)
                 line.append(
-                    f"{float(cell[0]['coverage']):.1%} ({float(cell[0]['ratio']):.2f})"
+                    f"{float(cell[0]['coverage']):.1%} "
+                    f"({float(cell[0]['ratio']):.2f}, {cell[0]['reps']})"
                 )
             lines.append(line)
         _write(out / f"{name}.csv", ["bed", "n", *errors], lines)
