@@ -3,6 +3,7 @@ scikit-learn's CalibratedClassifierCV, and fold estimators missing a class."""
 
 import numpy as np
 import pytest
+from joblib import parallel_backend
 from sklearn import config_context
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
@@ -46,9 +47,15 @@ def _routed_fit(data, ensemble, request):
 
 @pytest.mark.parametrize("ensemble", [True, False])
 def test_n_jobs_gives_the_same_fit(data, ensemble):
+    # the folds on two threads: two worker processes would import
+    # scikit-learn and sklcalib (about 7 CPU-s) to check the same order of
+    # the results; that a CalibratedClassifier pickled to worker processes
+    # fits the same is tests/test_dask.py's cross_val_score on a cluster
     X, y, w = data
     one = _clf(LogisticRegression(), ensemble, n_jobs=1).fit(X, y, sample_weight=w)
-    two = _clf(LogisticRegression(), ensemble, n_jobs=2).fit(X, y, sample_weight=w)
+    with parallel_backend("threading"):
+        two = _clf(LogisticRegression(), ensemble, n_jobs=2)
+        two.fit(X, y, sample_weight=w)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
 
 

@@ -771,6 +771,37 @@ def test_lightgbm_boosting_is_lightgbms_own_log_loss_boosting(K, weighted):
 
 
 @needs_lightgbm
+def test_lightgbm_predicts_on_the_fits_threads(opposite, monkeypatch):
+    # LightGBM predicts on every core unless told otherwise: the boosted
+    # map's prediction passes the fit's n_jobs
+    import lightgbm as lgb
+
+    from sklcalib.calibration._segment_boosting import LightGBMBoost
+
+    (z, y, g), _ = opposite
+    seg = SegmentCalibrator(method="boosting", backend="lightgbm").fit(z, y, segments=g)
+    assert seg.n_iter_ > 0 and seg.map_.n_jobs == 1
+    seen = []
+    predict = lgb.Booster.predict
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("num_threads"))
+        return predict(self, *args, **kwargs)
+
+    monkeypatch.setattr(lgb.Booster, "predict", spy)
+    proba = seg.predict_proba(z[:50], segments=g[:50])
+    two = LightGBMBoost(seg.map_.booster, seg.n_iter_, n_jobs=2)
+    features = np.hstack(
+        [seg._segment_features(g[:50], 50, reset=False)[1], z[:50, None]]
+    )
+    np.testing.assert_array_equal(
+        two.correction(features, 1), seg.map_.correction(features, 1)
+    )
+    assert seen == [1, 2, 1]
+    assert proba.shape == (50, 2)
+
+
+@needs_lightgbm
 @pytest.mark.parametrize("K", [1, 3])
 def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     # the folds and the final fit read the corrected logits of the fitted and

@@ -3,8 +3,9 @@ the same numbers through numpy; with it, results do not depend on the number
 of threads, and numba's non-thread-safe "workqueue" layer does not abort a
 process whose threads call the metrics concurrently.
 
-The checks run in child processes: numba reads its threading settings at
-import, and "numba absent" means an import that fails."""
+The checks run in child processes (numba reads its threading settings at
+import, and "numba absent" means an import that fails), the compiled side of
+a comparison in the test's own process where its settings are the child's."""
 
 import json
 import os
@@ -41,9 +42,7 @@ def test_the_environment_variable_hides_numba(monkeypatch):
 # Above the sizes that crashed without numba (issue: calibration_test from
 # about 6 000 rows with 3 classes, bootstrap_interval("ece") from 17 000 rows).
 _UNCERTAINTY = """
-import json, sys
-if sys.argv[1] == "blocked":
-    sys.modules["numba"] = None  # every "import numba" fails, as when absent
+import json
 import numpy as np
 from sklcalib.metrics import bootstrap_interval, calibration_test
 from sklcalib._utils import _resampling
@@ -56,25 +55,46 @@ test = calibration_test(y, p, metric="classwise_ece", random_state=0)
 p2 = rng.dirichlet(np.ones(3), size=20000)
 y2 = rng.integers(0, 3, 20000)
 ci = bootstrap_interval("ece", y2, p2, random_state=0)
-print(json.dumps({
+RESULT = json.dumps({
     "test": [test.statistic, test.pvalue, test.null_distribution.tolist()],
     "ci": [ci.estimate, ci.low, ci.high, ci.bootstrap_distribution.tolist()],
-    "numba": "numba" in sys.modules and sys.modules["numba"] is not None,
-}))
+})
 """
+# the same in a child where every "import numba" fails, as when absent
+_UNCERTAINTY_BLOCKED = (
+    """
+import sys
+sys.modules["numba"] = None
+"""
+    + _UNCERTAINTY
+    + """
+print(RESULT)
+print("numba" in sys.modules and sys.modules["numba"] is not None)
+"""
+)
 
 
 @pytest.mark.slow
-def test_uncertainty_without_numba_gives_the_compiled_numbers():
+def test_uncertainty_without_numba_gives_the_compiled_numbers(monkeypatch):
     pytest.importorskip("numba")
-    results = {}
-    for mode in ("blocked", "compiled"):
-        out = _run_child(_UNCERTAINTY, args=(mode,))
-        assert out.returncode == 0, out.stderr[-3000:]
-        results[mode] = json.loads(out.stdout.strip().splitlines()[-1])
-    assert not results["blocked"].pop("numba")
-    assert results["compiled"].pop("numba")  # the compiled kernels did run
-    assert results["blocked"] == results["compiled"]  # the same bits
+    out = _run_child(_UNCERTAINTY_BLOCKED)
+    assert out.returncode == 0, out.stderr[-3000:]
+    blocked, imported = out.stdout.strip().splitlines()[-2:]
+    assert imported == "False"
+    # the compiled numbers in this process, on one thread as in a child
+    # (NUMBA_NUM_THREADS is tests/conftest.py's), with the choice of path spied
+    from sklcalib._utils import _resampling
+
+    monkeypatch.delenv(DISABLE_NUMBA_ENV, raising=False)
+    chosen = []
+    choose = _resampling._compiled
+    monkeypatch.setattr(
+        _resampling, "_compiled", lambda work: chosen.append(choose(work)) or chosen[-1]
+    )
+    namespace = {}
+    exec(_UNCERTAINTY, namespace)
+    assert chosen and all(chosen)  # the compiled kernels did run
+    assert json.loads(blocked) == json.loads(namespace["RESULT"])  # the same bits
 
 
 _WORKQUEUE = """

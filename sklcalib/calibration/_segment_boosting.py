@@ -112,16 +112,21 @@ def fit_tree_boost(
 
 
 class LightGBMBoost:
-    """A LightGBM booster started from the logits (``init_score``)."""
+    """A LightGBM booster started from the logits (``init_score``); it
+    predicts on the fit's threads (without ``num_threads`` LightGBM's
+    prediction runs on every core, whatever the booster was trained with)."""
 
-    def __init__(self, booster, n_rounds):
+    def __init__(self, booster, n_rounds, n_jobs=1):
         self.booster = booster
         self.n_rounds = n_rounds
+        self.n_jobs = n_jobs
 
     def correction(self, X, K):
         if self.n_rounds == 0:
             return np.zeros((X.shape[0], K))
-        raw = self.booster.predict(X, raw_score=True, num_iteration=self.n_rounds)
+        raw = self.booster.predict(
+            X, raw_score=True, num_iteration=self.n_rounds, num_threads=self.n_jobs
+        )
         return np.asarray(raw, dtype=np.float64).reshape(X.shape[0], K)
 
 
@@ -329,7 +334,7 @@ def boost_lightgbm(
     eta_eval = None
     if ev is not None:
         eta_eval = best["ev"][np.searchsorted(ev, np.asarray(eval_rows))]
-    return LightGBMBoost(booster, best_round), best_round, eta_fit, eta_eval
+    return LightGBMBoost(booster, best_round, n_jobs), best_round, eta_fit, eta_eval
 
 
 def resolve_backend(backend):
