@@ -181,7 +181,7 @@ def constant(value, like):
     key = (value, like.dtype) if like.is_cpu else (value, like.dtype, like.device)
     tensor = _CONSTANTS.get(key)
     if tensor is None:
-        if len(_CONSTANTS) > 256:
+        if len(_CONSTANTS) > 1024:  # (MMCE_w: two factors per count)
             _CONSTANTS.clear()
         with torch.inference_mode(False):
             tensor = torch.tensor(value, dtype=like.dtype, device=like.device)
@@ -275,11 +275,10 @@ def dual_index(logits, target):
         target = target.reshape(-1, 1)
     if logits.requires_grad:  # the reference composition's call
         logits = logits.detach()
-    # z_t with a zero as -0.0 (-(0 - z_t), exact otherwise): z_k - z_t is
-    # then +0.0 for every tie, where -0.0 - (+0.0) = -0.0 would have made a
-    # logit -0.0 "strictly below" a target's +0.0 (1 / -0.0 = -inf)
-    logits_t = torch.rsub(logits.gather(1, target), 0.0).neg_()
-    key = torch.sub(logits, logits_t).reciprocal_()
+    # z_k - z_t plus +0.0: a tie's -0.0 (-0.0 - (+0.0), which would have made
+    # a logit -0.0 "strictly below" a target's +0.0: 1 / -0.0 = -inf) becomes
+    # +0.0, every other difference stays what it is
+    key = torch.sub(logits, logits.gather(1, target)).add_(0.0).reciprocal_()
     if key.numel() < INDEX_BY_VALUE:
         values, index = key.min(1, keepdim=True)
     else:
@@ -738,7 +737,7 @@ class MDCANode(torch.autograd.Function):
         p = logp.exp_()  # the backward reads p, not log p
         value, gap = mdca_value(p, class_fractions(target, n_classes, p.dtype))
         # β·MDCA - (the base loss without its sign): -base + β·MDCA exactly
-        rows = torch.sub(value * constant(beta, value), rows)
+        rows = torch.sub(value if beta == 1.0 else value * constant(beta, value), rows)
         ctx.save_for_backward(logits, target)
         ctx.reference, ctx.reduction = reference, reduction
         ctx.parts = (p, t1, logp_t, p_t_1, gap, base, weight)
@@ -782,7 +781,7 @@ class MDCANode(torch.autograd.Function):
 # ---------------------------------------------------------------------------
 
 
-def mmce_scale(correct, dtype, weighted, normalisation):
+def mmce_scale(correct, like, weighted, normalisation):
     """The factor s_i (no gradient) of MMCE's weights ``w_i = s_i·(1 - r_i)``
     (correct) or ``s_i·r_i`` (wrong), so that MMCE² = wᵀ K w.
 
@@ -790,7 +789,8 @@ def mmce_scale(correct, dtype, weighted, normalisation):
     ``-1/m_w`` for the wrong samples (``"kumar"``; an empty group has no
     weights), or ``1/m_c²`` and ``-1/m_w²`` (``"mukhoti"``), where the weights
     are all 0 unless both groups are present. The counts are read once as
-    Python numbers: two small tensor operations instead of a dozen.
+    Python numbers, and each factor is picked from two cached constants of
+    ``like``'s dtype: three small tensor operations instead of a dozen.
     """
     n = correct.shape[0]
     if weighted:
@@ -799,12 +799,11 @@ def mmce_scale(correct, dtype, weighted, normalisation):
         power = 2 if normalisation == "mukhoti" else 1
         if power == 2 and not (m_c and m_w):
             # their code: pair means divided by m² again, 0 unless both groups
-            return torch.zeros(n, dtype=dtype, device=correct.device)
+            return torch.zeros(n, dtype=like.dtype, device=correct.device)
         s_correct, s_wrong = 1.0 / max(m_c, 1) ** power, -1.0 / max(m_w, 1) ** power
     else:
         s_correct, s_wrong = 1.0 / n, -1.0 / n
-    scale = torch.full((n,), s_wrong, dtype=dtype, device=correct.device)
-    return scale.masked_fill_(correct, s_correct)
+    return torch.where(correct, constant(s_correct, like), constant(s_wrong, like))
 
 
 def mmce_parts(logp, target, weighted, bandwidth, normalisation):
@@ -814,7 +813,7 @@ def mmce_parts(logp, target, weighted, bandwidth, normalisation):
     log_conf, pred = logp.max(1)
     conf = log_conf.exp()
     correct = pred == target
-    scale = mmce_scale(correct, conf.dtype, weighted, normalisation)
+    scale = mmce_scale(correct, conf, weighted, normalisation)
     # correct: (1 - r)·s ; wrong: r·s
     w = torch.where(correct, 1.0 - conf, conf) * scale
     diff = conf.unsqueeze(1) - conf.unsqueeze(0)
@@ -861,7 +860,7 @@ def mmce_total(logp, target, weighted, bandwidth, normalisation):
     log_conf, pred = logp.max(1)
     conf = log_conf.exp()
     correct = pred == target
-    scale = mmce_scale(correct, conf.dtype, weighted, normalisation)
+    scale = mmce_scale(correct, conf, weighted, normalisation)
     w = torch.where(correct, 1.0 - conf, conf) * scale
     return KernelQuadratic.apply(conf, w, bandwidth)
 
@@ -1037,7 +1036,10 @@ class MMCENode(torch.autograd.Function):
         out = consume_logp(ctx)
         if total.item() > 0:
             # g·λ·dMMCE/dS, then dS/dr, then times r
-            d_total = batch_grad(grad, ctx.reduction, n) * (ctx.lam / 2.0 / root)
+            d_total = ctx.lam / 2.0 / root
+            batch = batch_grad(grad, ctx.reduction, n)
+            if batch is not constant(1.0, batch):  # an eager call's seed: 1·x is x
+                d_total = batch * d_total
             signed = (kernel * diff.sign()) @ w
             d_conf = torch.where(correct, -scale, scale).mul_(kw)
             d_conf.sub_(w * signed, alpha=1.0 / ctx.bandwidth)
@@ -1048,7 +1050,9 @@ class MMCENode(torch.autograd.Function):
             out.mul_(g)
         # -g at the target, then +a at the prediction: per entry the
         # additions of one scatter over both columns, in its order
-        out.scatter_add_(1, t1, g.neg().expand(n, 1))
+        # (-(1/N) of an eager call's seed is exact: the cached constant)
+        minus_g = constant(-1.0 / n, g) if g is constant(1.0 / n, g) else g.neg()
+        out.scatter_add_(1, t1, minus_g.expand(n, 1))
         if a is not None:
             out.scatter_add_(1, pred.unsqueeze(1), a)
         return (out,) + (None,) * 5
