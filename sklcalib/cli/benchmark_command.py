@@ -88,12 +88,11 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 3 min 1 s and 3 min 6 s wall, 354 and 359 CPU-seconds in two
-# runs (10 losses, 9 datasets, 3 seeds; the nets on the real sets train to early
-# stopping)
-_DEFAULT_WALL = "about 3 minutes"
-# `sklcalib benchmark --quick`: 26 s and 27 s wall, 47 CPU-seconds
-_QUICK_WALL = "about half a minute"
+# `sklcalib benchmark`: 2 min 33 s wall, 294 CPU-seconds (10 losses, 9 datasets,
+# 3 seeds; the nets on the real sets train to early stopping)
+_DEFAULT_WALL = "about 2.5 minutes"
+# `sklcalib benchmark --quick`: 17 s and 18 s wall, 31 and 32 CPU-seconds
+_QUICK_WALL = "about 20 seconds"
 # `sklcalib benchmark --suite tabular`: 4 min 42 s wall, 549 CPU-seconds
 # (10 sets, 10 losses, 3 seeds, 3 base models, every calibrator and auto)
 _TABULAR_WALL = "about 5 minutes"
