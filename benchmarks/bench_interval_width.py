@@ -341,21 +341,12 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     if args.few_events:
-        header, rows = few_events()
-        print(",".join(header))
-        for row in rows:
-            print(",".join(row))
-        if args.csv:
-            _write(args.csv, header, rows)
+        _emit(*few_events(), args.csv)
         return
     if args.oracle_bias:
         header = ["replications", "oracle width over the law's"]
         rows = [[str(k), f"{v:.3f}"] for k, v in oracle_bias().items()]
-        print(",".join(header))
-        for row in rows:
-            print(",".join(row))
-        if args.csv:
-            _write(args.csv, header, rows)
+        _emit(header, rows, args.csv)
         return
     family = _beds.family()
     rows = []
@@ -366,6 +357,15 @@ def main(argv=None):
         print(",".join(row), flush=True)
     if args.csv:
         _write(args.csv, COLUMNS, rows)
+
+
+def _emit(header, rows, path):
+    """Print a small table as csv lines, and write it to ``path`` if given."""
+    print(",".join(header))
+    for row in rows:
+        print(",".join(row))
+    if path:
+        _write(path, header, rows)
 
 
 def _write(path, header, rows):
