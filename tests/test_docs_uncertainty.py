@@ -56,11 +56,21 @@ def _percent(cell):
 INTERVAL_TABLES = GUIDE.parents[1] / "_static/interval_coverage"
 
 
-def _interval_cells():
+def _interval_csv(name):
+    """The rows of a committed table of ``docs/_static/interval_coverage``."""
     import csv
 
-    with open(INTERVAL_TABLES / "all_cells.csv", newline="") as f:
+    with open(INTERVAL_TABLES / f"{name}.csv", newline="") as f:
         return list(csv.DictReader(f))
+
+
+def _interval_cells():
+    return _interval_csv("all_cells")
+
+
+def _by_cell(name):
+    """A committed per-cell table keyed by (bed, n, error)."""
+    return {(r["bed"], r["n"], r["error"]): r for r in _interval_csv(name)}
 
 
 def test_prose_quotes_the_interval_coverage_tables():
@@ -152,13 +162,11 @@ def test_comparison_docstring_says_what_its_test_is():
 def test_prose_quotes_the_width_anatomy():
     # the guide's words on where the width comes from follow the committed
     # run of benchmarks/bench_interval_width.py
-    import csv
 
     text = " ".join(GUIDE.read_text().split())
     for name in ("width_anatomy", "oracle_bias"):
         assert f"_static/interval_coverage/{name}.csv" in text
-    with open(INTERVAL_TABLES / "width_anatomy.csv", newline="") as f:
-        rows = {(r["bed"], r["n"], r["error"]): r for r in csv.DictReader(f)}
+    rows = _by_cell("width_anatomy")
     cell = rows["logistic_under", "300", "ece"]
     low, high = -float(cell["low"]), float(cell["high"])
     o_low, o_high = -float(cell["oracle low"]), float(cell["oracle high"])
@@ -187,13 +195,11 @@ def test_prose_quotes_the_direction_and_few_events_tables():
     # the guide's words on the one real shortfall and on the widest cells
     # follow the committed runs of bench_interval_direction.py and
     # bench_interval_width.py --few-events
-    import csv
 
     text = " ".join(GUIDE.read_text().split())
     for name in ("direction", "few_events"):
         assert f"_static/interval_coverage/{name}.csv" in text
-    with open(INTERVAL_TABLES / "direction.csv", newline="") as f:
-        rows = {(r["bed"], r["n"], r["error"]): r for r in csv.DictReader(f)}
+    rows = _by_cell("direction")
     cell = rows["rare_under", "10000", "classwise_ece_l2"]
     path = _percent(cell["path below"]) + _percent(cell["path above"])
     true = _percent(cell["true below"]) + _percent(cell["true above"])
@@ -201,8 +207,7 @@ def test_prose_quotes_the_direction_and_few_events_tables():
         text
     )
     assert f"below the law's 2.5 % quantile {cell['path below'][:-1]} %" in text
-    with open(INTERVAL_TABLES / "few_events.csv", newline="") as f:
-        few = {(r["n"], r["rate"]): r for r in csv.DictReader(f)}
+    few = {(r["n"], r["rate"]): r for r in _interval_csv("few_events")}
     tiny = few["36", "0.02"]
     assert f"{float(tiny['bound 95 % / oracle']):.1f} times on 36 rows at 2 %" in text
     assert f"({float(tiny['bound 93 % / oracle']):.1f} times even at the 93 %" in text
