@@ -18,9 +18,8 @@ from sklcalib._net_stack import fit_stacked
 from sklcalib.callbacks import TemperatureEarlyStopping
 from sklcalib.net import NetClassifier
 
-#: criteria whose gradients reach the logits in both layouts (torch's
-#: cross-entropy: row-major; the fused nodes: column-major), batch-coupled
-#: ones (MMCE, MDCA) and a margin one
+#: torch's cross-entropy, the fused nodes of the focal family, batch-coupled
+#: criteria (MMCE, MDCA) and a margin one
 CRITERIA = ("ce", "focal", "dual_focal", "brier", "mmce", "mdca", "mbls")
 
 
@@ -105,10 +104,10 @@ def test_stacked_fit_is_each_nets_own_fit(data, one_thread):
 def test_stacked_last_layer_backward_is_each_nets_own(
     data, one_thread, batched, monkeypatch
 ):
-    # the last layers' node takes each net's logits' gradient in its own
-    # layout (cross-entropy's row-major, the fused criteria's column-major);
     # batched where its check finds the products each net's own, else each
-    # net's own backward by autograd: the nets' own fits either way
+    # net's own backward by autograd: the nets' own fits either way (which
+    # layouts the criteria's gradients take here depends on the CPU's vector
+    # width and on numba: the mixed layouts are held by the next test)
     from sklcalib import _net_stack
 
     X, y, _, _ = data
@@ -117,12 +116,31 @@ def test_stacked_last_layer_backward_is_each_nets_own(
         monkeypatch.setattr(_net_stack, "_last_exact", lambda *args: False)
     stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
     _assert_stacked_fit_is_own(stacked, alone, X, y)
-    if batched:
-        # checked once per batch shape and set of layouts: both layouts met
-        layouts = {key[-1] for key in _net_stack._LAST_EXACT}
-        assert any(len({s[0] == 1 for s in strides}) == 2 for strides in layouts), (
-            layouts
-        )
+
+
+def test_last_layer_node_takes_each_nets_layout(monkeypatch):
+    # the last layers' node takes each net's logits' gradient in its own
+    # layout (cross-entropy's row-major, a fused criterion's column-major):
+    # the same gradients to the last bit as each net's own Linear backward
+    from sklcalib import _net_stack
+
+    monkeypatch.setattr(_net_stack, "_LAST_EXACT", {})
+    gen = torch.Generator().manual_seed(0)
+    z = torch.randn(3, 32, 16, generator=gen)
+    w = torch.randn(3, 3, 16, generator=gen)
+    b = torch.randn(3, 3, generator=gen)
+    seeds = [
+        torch.randn(32, 3, generator=gen),
+        torch.randn(3, 32, generator=gen).t(),
+        torch.randn(32, 3, generator=gen),
+    ]
+    leaves = [t.clone().requires_grad_() for t in (z, w, b)]
+    torch.autograd.backward(_net_stack._LastLinear.apply(*leaves), seeds)
+    (key,) = _net_stack._LAST_EXACT
+    assert [s[0] == 1 for s in key[-1]] == [False, True, False]
+    own = _net_stack._last_per_net(z, w, b, seeds)
+    for leaf, expected in zip(leaves, own, strict=True):
+        assert torch.equal(leaf.grad, expected)
 
 
 def test_last_layer_node_falls_back_on_other_layouts():
