@@ -16,13 +16,14 @@ from sklearn.base import clone
 
 from sklcalib._utils._optional import is_installed
 from sklcalib.calibration import PlattScaler, SegmentCalibrator
+from sklcalib.calibration._segment_boosting import BoostSettings
 from sklcalib.metrics import multicalibration_audit
 
 _NO_MCGRAD = "mcgrad 0.1.5 absent: install it with pip install --no-deps mcgrad==0.1.5"
 
 # shallow, early-stopped boosting for the LightGBM kernel tests: a few dozen
 # rounds on 2 000 rows
-_BOOST_SETTINGS = dict(
+_BOOST_SETTINGS = BoostSettings(
     max_iter=60,
     learning_rate=0.1,
     max_depth=3,
@@ -30,7 +31,6 @@ _BOOST_SETTINGS = dict(
     validation_fraction=0.2,
     n_iter_no_change=5,
     random_state=0,
-    n_jobs=1,
 )
 try:
     from mcgrad.methods import MCGrad
@@ -692,10 +692,10 @@ def test_lightgbm_bins_the_sparse_rows_as_the_dense_ones():
             )
 
     order = rng.permutation(n)
-    kwargs = dict(_BOOST_SETTINGS)
-    got = boost_lightgbm(sparse_data, order[:2000], order[2000:], **kwargs)
+    settings = _BOOST_SETTINGS
+    got = boost_lightgbm(sparse_data, order[:2000], order[2000:], settings, 1)
     want = boost_lightgbm(
-        Dense(features, z, y, np.ones(n)), order[:2000], order[2000:], **kwargs
+        Dense(features, z, y, np.ones(n)), order[:2000], order[2000:], settings, 1
     )
     assert got[1] == want[1] > 0
     np.testing.assert_array_equal(got[2], want[2])
@@ -728,9 +728,9 @@ def test_lightgbm_boosting_is_lightgbms_own_log_loss_boosting(K, weighted):
     w = rng.uniform(0.2, 3.0, n) if weighted else np.ones(n)
     features = np.hstack([S, z])
     rows = rng.permutation(n)[:2000]
-    settings = dict(_BOOST_SETTINGS, validation_fraction=0.0, max_iter=15)
+    settings = _BOOST_SETTINGS._replace(validation_fraction=0.0, max_iter=15)
     _, rounds, eta_fit, _ = boost_lightgbm(
-        LightGBMData(features, z, y, w), rows, **settings
+        LightGBMData(features, z, y, w), rows, None, settings, 1
     )
     assert rounds == 15
     tr = np.sort(rows)  # the rows' order of the datasets
@@ -765,7 +765,7 @@ def test_lightgbm_boosting_is_lightgbms_own_log_loss_boosting(K, weighted):
     assert np.abs(eta_fit - z[rows]).max() > 0.1  # the rounds moved the logits
     if weighted:  # and the weights count: the same rows unweighted boost otherwise
         _, _, ones, _ = boost_lightgbm(
-            LightGBMData(features, z, y, np.ones(n)), rows, **settings
+            LightGBMData(features, z, y, np.ones(n)), rows, None, settings, 1
         )
         assert np.abs(ones - eta_fit).max() > 1e-3
 
@@ -824,11 +824,10 @@ def test_lightgbm_running_scores_are_the_boosters_predictions(K):
     data = LightGBMData(features, z, y, np.ones(n))
     order = rng.permutation(n)
     fit_rows, eval_rows = order[:2000], order[2000:]
-    kwargs = dict(_BOOST_SETTINGS)
     for fraction in (0.2, 0.0):  # early-stopped, and all the rounds
-        kwargs["validation_fraction"] = fraction
+        settings = _BOOST_SETTINGS._replace(validation_fraction=fraction)
         boost, rounds, eta_fit, eta_eval = boost_lightgbm(
-            data, fit_rows, eval_rows, **kwargs
+            data, fit_rows, eval_rows, settings, 1
         )
         assert rounds > 0
         np.testing.assert_allclose(

@@ -46,6 +46,31 @@ _NETCAL_WEIGHTS_NOTE = (
 
 #: name -> the entry (numpydoc lines, unindented)
 SHARED_ENTRIES = {
+    # the inputs of the curvature diagnostics
+    "curvature_inputs": (
+        "net : fitted skorch net\n"
+        "    A :class:`~sklcalib.NetClassifier` or any fitted skorch ``NeuralNet``"
+        " with\n    ``module_`` and ``criterion_``.\n"
+        "X : array-like of shape (n_samples, n_features)\n"
+        "    Inputs (usually the training set).\n"
+        "y : array-like of shape (n_samples,)\n"
+        "    Labels as passed to ``fit`` (encoded with the net's ``label_encoder_``"
+        " if\n    it has one)."
+    ),
+    # the net of the curvature examples: a linear model on 100 rows, 5 epochs
+    "curvature_example_net": (
+        ">>> import numpy as np\n"
+        ">>> import torch\n"
+        ">>> from sklearn.datasets import make_classification\n"
+        ">>> from skorch import NeuralNetClassifier\n"
+        ">>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)\n"
+        ">>> X = X.astype(np.float32)\n"
+        ">>> _ = torch.manual_seed(0)\n"
+        ">>> net = NeuralNetClassifier(\n"
+        "...     torch.nn.Linear(4, 2), criterion=torch.nn.CrossEntropyLoss,\n"
+        "...     max_epochs=5, lr=0.1, train_split=None, verbose=0,\n"
+        "... ).fit(X, y)"
+    ),
     # the fitted attributes every calibrator sets from its inputs
     "fitted_probability_inputs": _fitted_inputs("probability"),
     "fitted_score_inputs": _fitted_inputs("score"),

@@ -11,19 +11,17 @@ import numpy as np
 from numba import njit, prange
 
 from ._optional import parallel_kernel_section
-
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_TO_UNIT = 2.0**-53
+from ._resampling import _TO_UNIT, GAMMA, MIX1, MIX2
 
 
 @njit(inline="always")
-def _uniform(seed, t):
-    """Draw ``t`` (from 0) of the SplitMix64 stream of ``seed``, in [0, 1)."""
-    z = seed + np.uint64(t + 1) * _GAMMA
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
+def stream_uniform(seed, t):
+    """Draw ``t`` (from 0) of the SplitMix64 stream of ``seed``, in [0, 1):
+    the compiled twin of :func:`~sklcalib._utils._resampling.uniforms`, also
+    drawn by the segment audit's kernel."""
+    z = seed + np.uint64(t + 1) * GAMMA
+    z = (z ^ (z >> np.uint64(30))) * MIX1
+    z = (z ^ (z >> np.uint64(27))) * MIX2
     z = z ^ (z >> np.uint64(31))
     return np.float64(z >> np.uint64(11)) * _TO_UNIT
 
@@ -39,7 +37,7 @@ def _bootstrap_kernel(codes, values, seeds, counts, block, out):
             start = k * block
             size = min(block, n - start)
             for _ in range(counts[b, k]):
-                i = np.intp(_uniform(seed, t) * size)
+                i = np.intp(stream_uniform(seed, t) * size)
                 if i > size - 1:
                     i = size - 1
                 i += start
@@ -58,7 +56,7 @@ def _consistency_kernel(codes, values, cumulative, seeds, out):
     for b in prange(seeds.shape[0]):
         seed = seeds[b]
         for i in range(n):
-            target = _uniform(seed, i) * cumulative[i, n_classes - 1]
+            target = stream_uniform(seed, i) * cumulative[i, n_classes - 1]
             k = 0
             while k < n_classes - 1 and cumulative[i, k] <= target:
                 k += 1
@@ -75,7 +73,7 @@ def _top_label_kernel(codes, values, bounds, seeds, out):
     for b in prange(seeds.shape[0]):
         seed = seeds[b]
         for i in range(n):
-            target = _uniform(seed, i) * bounds[i, 2]
+            target = stream_uniform(seed, i) * bounds[i, 2]
             k = 1 if bounds[i, 0] <= target and target < bounds[i, 1] else 0
             cell = codes[i, k]
             out[b, cell, 0] += 1.0

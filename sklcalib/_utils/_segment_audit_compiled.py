@@ -18,20 +18,7 @@ must not break the user's next cluster. One thread audits 633 segments of
 import numpy as np
 from numba import njit
 
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_TO_UNIT = 2.0**-53
-
-
-@njit(inline="always")
-def _uniform(seed, t):
-    """Draw ``t`` (from 0) of the SplitMix64 stream of ``seed``, in [0, 1)."""
-    z = seed + np.uint64(t + 1) * _GAMMA
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * _TO_UNIT
+from ._resampling_compiled import stream_uniform
 
 
 @njit(cache=True)
@@ -58,7 +45,7 @@ def _null_kernel(
     for b in range(seeds.shape[0]):
         seed = seeds[b]
         for i in range(n):
-            u = _uniform(seed, i)
+            u = stream_uniform(seed, i)
             if classwise:
                 target = u * cumulative[i, n_classes - 1]
                 k = 0

@@ -61,7 +61,8 @@ class SegmentSet(NamedTuple):
         return out
 
 
-def _is_dataframe(x):
+def is_dataframe(x):
+    """Whether ``x`` is a DataFrame (pandas' or one that looks like it)."""
     return hasattr(x, "columns") and hasattr(x, "iloc") and hasattr(x, "dtypes")
 
 
@@ -69,7 +70,7 @@ def _is_series(x):
     return hasattr(x, "iloc") and hasattr(x, "name") and not hasattr(x, "columns")
 
 
-def _missing(values):
+def missing_mask(values):
     """Boolean mask of missing entries (None, NaN, ``pandas.NA``, NaT) of a
     1-D array."""
     if values.dtype.kind == "f":
@@ -145,7 +146,7 @@ def column_levels(values, max_levels):
     values = np.asarray(values)
     if values.dtype.kind in "mM":  # datetimes: bin their ordinal
         values = values.astype("datetime64[ns]").astype(np.int64).astype(np.float64)
-    missing = _missing(values)
+    missing = missing_mask(values)
     present = ~missing
     numeric = values.dtype.kind in "iuf"
     if not np.any(present):
@@ -160,16 +161,26 @@ def column_levels(values, max_levels):
     return codes, names
 
 
-def _as_array(segments, n_rows):
+def as_2d_segments(segments, accepted):
+    """``segments`` as a 2-D numpy array (a 1-D one as its one column), or a
+    ValueError listing the ``accepted`` forms."""
     x = np.asarray(segments)
     if x.ndim == 1:
         x = x[:, None]
     if x.ndim != 2:
         raise ValueError(
-            "segments must be a DataFrame, a 2-D array of columns (n_samples, "
-            "n_columns), a 2-D boolean array of masks (n_samples, n_segments) "
-            f"or a dict of boolean masks, got an array of shape {x.shape}."
+            f"segments must be {accepted}; got an array of shape {x.shape}."
         )
+    return x
+
+
+def _as_array(segments, n_rows):
+    x = as_2d_segments(
+        segments,
+        "a DataFrame, a 2-D array of columns (n_samples, n_columns), a 2-D "
+        "boolean array of masks (n_samples, n_segments) or a dict of boolean "
+        "masks",
+    )
     if x.shape[0] != n_rows:
         raise ValueError(
             f"segments has {x.shape[0]} rows but y_true has {n_rows} "
@@ -284,7 +295,7 @@ def _source(segments, n_rows):
             raise ValueError("segments is an empty dict: no segment to audit.")
         masks = [_check_mask(m, k, n_rows) for k, m in segments.items()]
         return "masks", masks, [str(k) for k in segments]
-    if _is_dataframe(segments) or _is_series(segments):
+    if is_dataframe(segments) or _is_series(segments):
         if segments.shape[0] != n_rows:
             raise ValueError(
                 f"segments has {segments.shape[0]} rows but y_true has {n_rows}."

@@ -100,7 +100,6 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> from scipy.special import expit
     >>> from sklcalib.calibration import BetaScaler
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(0.01, 0.99, size=50000)

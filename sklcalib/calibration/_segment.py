@@ -26,6 +26,7 @@ from ._composed import fit_on_classes
 from ._registry import AUTO, PASSTHROUGH, canonical_name
 from ._score_inputs import validate_fit_inputs, validate_scores
 from ._segment_boosting import (
+    BoostSettings,
     LightGBMData,
     boost_lightgbm,
     fit_rescaling,
@@ -526,31 +527,30 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             return
         backend = resolve_backend(self.backend)
         features = np.hstack([X, z])
-        kwargs = self._boost_kwargs()
+        settings = self._boost_settings()
         if backend == "lightgbm":
             data = getattr(self, "_lgb_data", None) or LightGBMData(
                 features, z, y_idx, w, self.n_jobs
             )
             booster, rounds, eta, _ = boost_lightgbm(
-                data, np.arange(len(y_idx)), n_jobs=self.n_jobs, **kwargs
+                data, np.arange(len(y_idx)), None, settings, self.n_jobs
             )
         else:
-            booster, rounds = fit_tree_boost(features, z, y_idx, w, **kwargs)
+            booster, rounds = fit_tree_boost(features, z, y_idx, w, settings)
             eta = z + booster.correction(features, z.shape[1])
         self.backend_, self.map_, self.n_iter_ = backend, booster, rounds
         self.rescale_ = fit_rescaling(eta, y_idx, wn, z.shape[1] == 1)
 
-    def _boost_kwargs(self):
-        return {
-            "max_iter": self.max_iter,
-            "learning_rate": self.learning_rate,
-            "max_depth": self.max_depth,
-            "min_samples_leaf": self.min_samples_leaf,
-            "validation_fraction": self.validation_fraction,
-            "n_iter_no_change": self.n_iter_no_change,
-            # an int seed for numpy's Generator and LightGBM
-            "random_state": check_random_state(self.random_state).randint(2**31 - 1),
-        }
+    def _boost_settings(self):
+        return BoostSettings(
+            self.max_iter,
+            self.learning_rate,
+            self.max_depth,
+            self.min_samples_leaf,
+            self.validation_fraction,
+            self.n_iter_no_change,
+            check_random_state(self.random_state).randint(2**31 - 1),
+        )
 
     def _boosting_fold_proba(self, z, y_idx, w, train, test):
         """A fold of the LightGBM boosting: the corrected logits of the
@@ -558,11 +558,7 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         (no prediction pass), then the fold's rescaling, fitted on its
         training rows as the final map's is; and the best round."""
         _, rounds, eta_fit, eta_test = boost_lightgbm(
-            self._lgb_data,
-            train,
-            test,
-            n_jobs=self.n_jobs,
-            **self._boost_kwargs(),
+            self._lgb_data, train, test, self._boost_settings(), self.n_jobs
         )
         wt = w[train] / w[train].sum()
         a, b = fit_rescaling(eta_fit, y_idx[train], wt, z.shape[1] == 1)

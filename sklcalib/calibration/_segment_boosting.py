@@ -15,6 +15,8 @@ logits of the fitted and held-out rows are read from LightGBM's running
 scores, not predicted.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy import sparse
 from scipy.special import expit, log_softmax, softmax
@@ -52,27 +54,28 @@ class TreeBoost:
         return self.learning_rate * self.scale * out
 
 
-def fit_tree_boost(
-    X,
-    z,
-    y,
-    w,
-    *,
-    max_iter,
-    learning_rate,
-    max_depth,
-    min_samples_leaf,
-    validation_fraction,
-    n_iter_no_change,
-    random_state,
-):
+class BoostSettings(NamedTuple):
+    """The boosting parameters of a :class:`SegmentCalibrator` that both
+    backends read (``random_state`` an int seed, for numpy's Generator and
+    LightGBM)."""
+
+    max_iter: int
+    learning_rate: float
+    max_depth: int
+    min_samples_leaf: int
+    validation_fraction: float
+    n_iter_no_change: int
+    random_state: int
+
+
+def fit_tree_boost(X, z, y, w, settings):
     """Boost on the training part, stop on the held-out part; returns the
     booster truncated at its best round, and that round."""
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(settings.random_state)
     n, K = z.shape
     binary = K == 1
     yf = y.astype(np.float64) if binary else y
-    is_val = rng.uniform(size=n) < validation_fraction
+    is_val = rng.uniform(size=n) < settings.validation_fraction
     if is_val.sum() < 10 or (~is_val).sum() < 10:
         is_val[:] = False
     tr, va = ~is_val, is_val
@@ -82,17 +85,17 @@ def fit_tree_boost(
     best_loss = log_loss_of(eta_va, yf[va], w[va], binary) if va.any() else np.inf
     best_round, trees, stall = 0, [], 0
     seed = int(rng.integers(2**31 - 1))
-    for t in range(max_iter):
+    for t in range(settings.max_iter):
         g, h = _newton(eta_tr, yf[tr], w[tr], binary)
         round_trees = []
         for k in range(K):
             tree = DecisionTreeRegressor(
-                max_depth=max_depth,
-                min_samples_leaf=min_samples_leaf,
+                max_depth=settings.max_depth,
+                min_samples_leaf=settings.min_samples_leaf,
                 random_state=seed + t,
             )
             tree.fit(Xtr, -g[:, k] / h[:, k], sample_weight=h[:, k] * w[tr])
-            step = learning_rate * scale
+            step = settings.learning_rate * scale
             eta_tr[:, k] += step * tree.predict(Xtr)
             if va.any():
                 eta_va[:, k] += step * tree.predict(Xva)
@@ -106,9 +109,9 @@ def fit_tree_boost(
             best_loss, best_round, stall = loss, t + 1, 0
         else:
             stall += 1
-            if stall >= n_iter_no_change:
+            if stall >= settings.n_iter_no_change:
                 break
-    return TreeBoost(trees[:best_round], learning_rate, scale), best_round
+    return TreeBoost(trees[:best_round], settings.learning_rate, scale), best_round
 
 
 class LightGBMBoost:
@@ -179,20 +182,7 @@ def _csr_rows(X):
     return sparse.csr_matrix((X.ravel()[flat], cols, indptr), shape=X.shape)
 
 
-def boost_lightgbm(
-    data,
-    fit_rows,
-    eval_rows=None,
-    *,
-    max_iter,
-    learning_rate,
-    max_depth,
-    min_samples_leaf,
-    validation_fraction,
-    n_iter_no_change,
-    random_state,
-    n_jobs,
-):
+def boost_lightgbm(data, fit_rows, eval_rows, settings, n_jobs):
     """Boost from the logits on ``fit_rows`` of ``data`` (a held-out
     ``validation_fraction`` of them stops the rounds), Newton steps of the
     weighted log-loss (LightGBM's own binary / multiclass gradients and
@@ -202,11 +192,11 @@ def boost_lightgbm(
     best round read from LightGBM's running scores: no prediction pass."""
     import lightgbm as lgb
 
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(settings.random_state)
     K = data.z.shape[1]
     binary = data.binary
     fit_rows = np.asarray(fit_rows)
-    is_val = rng.uniform(size=len(fit_rows)) < validation_fraction
+    is_val = rng.uniform(size=len(fit_rows)) < settings.validation_fraction
     early = is_val.sum() >= 10 and (~is_val).sum() >= 10
     if not early:
         is_val[:] = False
@@ -217,10 +207,10 @@ def boost_lightgbm(
     params = {
         "objective": "none",
         "metric": "None",
-        "learning_rate": learning_rate,
-        "max_depth": max_depth,
-        "num_leaves": 2**max_depth,
-        "min_data_in_leaf": min_samples_leaf,
+        "learning_rate": settings.learning_rate,
+        "max_depth": settings.max_depth,
+        "num_leaves": 2**settings.max_depth,
+        "min_data_in_leaf": settings.min_samples_leaf,
         "num_threads": n_jobs,
         "verbosity": -1,
         "seed": int(rng.integers(2**31 - 1)),
@@ -294,7 +284,7 @@ def boost_lightgbm(
         log_loss_of(best["va"], y_va, w_va, binary, total=w_va_sum) if early else np.inf
     )
     best_round, stall, rounds = 0, 0, 0
-    for _ in range(max_iter):
+    for _ in range(settings.max_iter):
         try:
             empty = booster.update(fobj=objective)
         except lgb.basic.LightGBMError as exc:
@@ -316,7 +306,7 @@ def boost_lightgbm(
             booster.eval_train(read_train)
         else:
             stall += 1
-            if stall >= n_iter_no_change or empty:
+            if stall >= settings.n_iter_no_change or empty:
                 break
     if not early:
         best_round = rounds

@@ -24,23 +24,10 @@ import sys
 
 import numpy as np
 
+from sklcalib._utils._segments import as_2d_segments, is_dataframe, missing_mask
+
 #: the level that stands for a missing value
 MISSING = "missing"
-
-
-def _is_dataframe(x):
-    return hasattr(x, "columns") and hasattr(x, "iloc") and hasattr(x, "dtypes")
-
-
-def _missing(values):
-    if values.dtype.kind == "f":
-        return np.isnan(values)
-    if values.dtype.kind != "O":
-        return np.zeros(values.shape[0], dtype=bool)
-    pandas = sys.modules.get("pandas")
-    if pandas is not None:
-        return np.asarray(pandas.isna(values), dtype=bool)
-    return np.array([v is None or v != v for v in values], dtype=bool)
 
 
 def segment_columns(segments, *, strings=False):
@@ -49,7 +36,7 @@ def segment_columns(segments, *, strings=False):
     ``strings``, a column of pandas' string dtype is kept as its pandas
     array, for the fit's factorisation alone (pandas factorises its own
     strings without making a Python string of every row first)."""
-    if _is_dataframe(segments):
+    if is_dataframe(segments):
         names = [str(c) for c in segments.columns]
         columns = [
             _column_values(segments.iloc[:, j], strings)
@@ -58,14 +45,7 @@ def segment_columns(segments, *, strings=False):
         return names, columns
     if hasattr(segments, "iloc") and hasattr(segments, "name"):  # a Series
         return [str(segments.name)], [np.asarray(segments)]
-    x = np.asarray(segments)
-    if x.ndim == 1:
-        x = x[:, None]
-    if x.ndim != 2:
-        raise ValueError(
-            "segments must be a DataFrame or a 2-D array (n_samples, n_columns); "
-            f"got an array of shape {x.shape}."
-        )
+    x = as_2d_segments(segments, "a DataFrame or a 2-D array (n_samples, n_columns)")
     return [f"x{j}" for j in range(x.shape[1])], [x[:, j] for j in range(x.shape[1])]
 
 
@@ -78,7 +58,7 @@ def _column_values(column, strings):
 
 def _factorize(values):
     """``(row codes, distinct values)`` of an object column by pandas'
-    hashing (code -1: missing, as ``_missing`` finds it), or None (not an
+    hashing (code -1: missing, as ``missing_mask`` finds it), or None (not an
     object column, or no pandas)."""
     pandas = sys.modules.get("pandas")
     if values.dtype.kind != "O" or pandas is None:
@@ -94,7 +74,7 @@ def _as_float(values):
     if values.dtype.kind in "iufb":
         return values.astype(np.float64)
     if values.dtype.kind == "O":
-        missing = _missing(values)
+        missing = missing_mask(values)
         try:
             out = np.full(values.shape[0], np.nan)
             out[~missing] = values[~missing].astype(np.float64)
@@ -208,7 +188,7 @@ class SegmentEncoder:
     def _fit_column(self, values):
         factorized = _factorize(values)
         if factorized is None:
-            missing = _missing(values)
+            missing = missing_mask(values)
             numeric = _as_float(values)
         else:  # the few distinct values parsed and compared, not every row
             row_code, seen = factorized
@@ -294,7 +274,7 @@ class SegmentEncoder:
         out = []
         for values, spec in zip(columns, self.specs_, strict=True):
             known = self._known_codes(values)
-            missing = _missing(values) if known is None else known[1]
+            missing = missing_mask(values) if known is None else known[1]
             codes = np.full(values.shape[0], -1, dtype=np.int64)
             if spec["kind"] == "numeric":
                 numeric = _as_float(values)

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._optional import extra_imports
 from sklcalib._utils._validation import check_scalar
 
@@ -277,6 +278,7 @@ def _hutchinson(op, n_samples, rng):
     return np.concatenate(quads)
 
 
+@fill_doc
 def hessian_trace(net, X, y, n_samples=100, random_state=None, return_std=False):
     """Hutchinson estimate of the trace of the Hessian of a net's training loss.
 
@@ -295,14 +297,7 @@ def hessian_trace(net, X, y, n_samples=100, random_state=None, return_std=False)
 
     Parameters
     ----------
-    net : fitted skorch net
-        A :class:`~sklcalib.NetClassifier` or any fitted skorch ``NeuralNet`` with
-        ``module_`` and ``criterion_``.
-    X : array-like of shape (n_samples, n_features)
-        Inputs (usually the training set).
-    y : array-like of shape (n_samples,)
-        Labels as passed to ``fit`` (encoded with the net's ``label_encoder_`` if
-        it has one).
+    %(curvature_inputs)s
     n_samples : int, default=100
         Number of Rademacher probes.
     random_state : int, RandomState instance or None, default=None
@@ -320,19 +315,8 @@ def hessian_trace(net, X, y, n_samples=100, random_state=None, return_std=False)
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from skorch import NeuralNetClassifier
-    >>> import torch
+    %(curvature_example_net)s
     >>> from sklcalib.diagnostics import hessian_trace
-    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
-    >>> X = X.astype(np.float32)
-    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
-    <torch._C.Generator object at ...>
-    >>> net = NeuralNetClassifier(
-    ...     torch.nn.Linear(4, 2), criterion=torch.nn.CrossEntropyLoss,
-    ...     max_epochs=5, lr=0.1, train_split=None, verbose=0,
-    ... ).fit(X, y)
     >>> trace, se = hessian_trace(net, X, y, n_samples=50, random_state=0,
     ...                           return_std=True)
     >>> bool(trace > 0 and se < trace)
@@ -377,6 +361,7 @@ def _largest_eigenvalue(op, n_iter, tol, rng):
     return eig, converged
 
 
+@fill_doc
 def top_hessian_eigenvalue(net, X, y, n_iter=100, tol=1e-6, random_state=None):
     """Largest eigenvalue of the Hessian of a net's training loss.
 
@@ -390,13 +375,7 @@ def top_hessian_eigenvalue(net, X, y, n_iter=100, tol=1e-6, random_state=None):
 
     Parameters
     ----------
-    net : fitted skorch net
-        A :class:`~sklcalib.NetClassifier` or any fitted skorch ``NeuralNet`` with
-        ``module_`` and ``criterion_``.
-    X : array-like of shape (n_samples, n_features)
-        Inputs (usually the training set).
-    y : array-like of shape (n_samples,)
-        Labels as passed to ``fit``.
+    %(curvature_inputs)s
     n_iter : int, default=100
         Maximum number of Hessian-vector products per power iteration.
     tol : float, default=1e-6
@@ -413,18 +392,8 @@ def top_hessian_eigenvalue(net, X, y, n_iter=100, tol=1e-6, random_state=None):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.datasets import make_classification
-    >>> from skorch import NeuralNetClassifier
-    >>> import torch
+    %(curvature_example_net)s
     >>> from sklcalib.diagnostics import hessian_trace, top_hessian_eigenvalue
-    >>> X, y = make_classification(n_samples=100, n_features=4, random_state=0)
-    >>> X = X.astype(np.float32)
-    >>> _ = torch.manual_seed(0)
-    >>> net = NeuralNetClassifier(
-    ...     torch.nn.Linear(4, 2), criterion=torch.nn.CrossEntropyLoss,
-    ...     max_epochs=5, lr=0.1, train_split=None, verbose=0,
-    ... ).fit(X, y)
     >>> lam = top_hessian_eigenvalue(net, X, y, random_state=0)
     >>> bool(0 < lam <= hessian_trace(net, X, y, n_samples=200, random_state=0))
     True
