@@ -22,8 +22,6 @@ splits, for every calibrator, with the tables of :ref:`tabular`.
 # Every loader returns the fixed, stratified 60/20/20 split, the arrays already
 # encoded by a ``ColumnTransformer`` fitted on the training rows only (one-hot
 # categoricals, imputed and standardised numerics), and that transformer.
-from pathlib import Path
-
 import matplotlib.pyplot as plt
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.frozen import FrozenEstimator
@@ -63,21 +61,9 @@ def models(data):
         yield name, model.fit(data.X_val, data.y_val)
 
 
-# The documentation's page on tabular data shows these figures: save them under
-# docs/_static of the repository, found upwards from this script (or from the
-# working directory where __file__ is not set).
-try:
-    here = Path(__file__).resolve().parent
-except NameError:
-    here = Path.cwd().resolve()
-root = next(
-    (d for d in (here, *here.parents) if (d / "docs" / "conf.py").exists()), here
-)
-static = root / "docs" / "_static" / "tabular"
-static.mkdir(parents=True, exist_ok=True)
-
-# the six sets whose figures the tabular page shows (two multiclass, four
-# binary; the benchmark's tables cover every set of TABULAR_DATASETS)
+# the six sets whose figures the tabular page shows, in this order (two
+# multiclass, four binary; the benchmark's tables cover every set of
+# TABULAR_DATASETS): the page shows the gallery's own copies of the figures
 SHOWN = ("diamonds", "hpc", "cells", "credit", "lending_club", "default")
 for name in SHOWN:
     data = load_dataset(name)
@@ -106,7 +92,6 @@ for name in SHOWN:
         f"{name} ({len(data.y_test)} test rows): gradient boosting, {what}",
         fontsize=11,
     )
-    fig.savefig(static / f"reliability_{name}.png", dpi=70)
 
 # %%
 # The last figure drawn is the default set of ISLR, 3.3 % positives: the raw

@@ -61,8 +61,10 @@ def test_example_starts_with_a_rest_title(path):
     assert doc[match.end() :].strip(), f"{path.name}: no text below the title"
 
 
-def test_tabular_example_draws_the_figures_the_tabular_page_shows():
-    # the example saves one figure per set of SHOWN into docs/_static/tabular
+def test_tabular_page_shows_the_tabular_examples_figures_in_order():
+    # the page shows the gallery's copies of the example's figures (one per
+    # set of SHOWN, drawn in that order, nothing drawn before them): figure i
+    # of the example is the set its alt text names
     tree = ast.parse((ROOT / "examples" / "plot_tabular_calibration.py").read_text())
     shown = next(
         ast.literal_eval(node.value)
@@ -70,11 +72,27 @@ def test_tabular_example_draws_the_figures_the_tabular_page_shows():
         if isinstance(node, ast.Assign)
         and [getattr(t, "id", None) for t in node.targets] == ["SHOWN"]
     )
+    # the loop over SHOWN draws the example's first figures, one per set
+    loop = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.For) and getattr(n.iter, "id", None) == "SHOWN"
+    )
+    drawn = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and n.attr in ("figure", "subplots")
+    ]
+    assert loop.lineno < min(drawn)
+    assert len([line for line in drawn if line <= loop.end_lineno]) == 1
     page = (DOCS / "user_guide" / "tabular.rst").read_text(encoding="utf-8")
-    images = re.findall(r"/_static/tabular/reliability_(\w+)\.png", page)
-    assert images == list(shown)
-    for name in shown:
-        assert (DOCS / "_static" / "tabular" / f"reliability_{name}.png").is_file()
+    images = re.findall(
+        r"\.\. image:: /auto_examples/images/"
+        r"sphx_glr_plot_tabular_calibration_(\d{3})\.png\n"
+        r"   :alt: Reliability diagrams of gradient boosting on (\w+)\.",
+        page,
+    )
+    assert images == [(f"{i:03d}", name) for i, name in enumerate(shown, 1)]
 
 
 def _api_names():
