@@ -34,14 +34,20 @@ Run::
     python benchmarks/bench_losses.py --calls --device cuda       # on a GPU
 
 ``--out`` writes ``calls.csv``, ``epochs.csv`` and ``README.txt`` (the command,
-the settings and the load average before and after); the tables of the losses
-guide are those files. ``--device`` moves the per-call table to another torch
+the settings, whether the compiled kernels ran, and the load average before
+and after); the tables of the losses guide are those files. With numba
+installed (the ``fast`` extra) the fused nodes compute batches of at most
+``MAX_ENTRIES`` logits (128 x 10, the epochs' batches; not 4096 x 100) in
+compiled kernels; ``--torch-kernels`` times their torch operations instead
+(:func:`sklcalib.losses.torch_kernels`), what an install without numba runs.
+``--device`` moves the per-call table to another torch
 device (``cuda``), timed by the wall clock between device synchronisations
 (its thread CPU time would only measure the kernel launches); the per-epoch
 table stays on the CPU.
 """
 
 import argparse
+import contextlib
 import csv
 import os
 import platform
@@ -68,6 +74,7 @@ from sklcalib.losses import (
     MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
+    torch_kernels,
 )
 
 SHAPES = ((4096, 100), (128, 10))
@@ -466,7 +473,35 @@ def main(argv=None):
     parser.add_argument(
         "--device", default="cpu", help="torch device of the per-call table"
     )
+    parser.add_argument(
+        "--torch-kernels",
+        action="store_true",
+        help="the fused nodes' torch operations, not their compiled kernels",
+    )
     args = parser.parse_args(argv)
+    with torch_kernels() if args.torch_kernels else contextlib.nullcontext():
+        _run(args, argv)
+
+
+def _compiled_line(forced_off):
+    """Whether the fused nodes' compiled kernels ran, for README.txt."""
+    from sklcalib._utils._optional import is_installed
+    from sklcalib.losses._dispatch import MAX_ENTRIES
+
+    if forced_off:
+        return "off (--torch-kernels): the fused nodes' torch operations"
+    if not is_installed("numba"):
+        return "off (numba not installed): the fused nodes' torch operations"
+    import numba
+
+    return (
+        f"on (numba {numba.__version__}) for batches of at most {MAX_ENTRIES} "
+        "logits: the 128x10 column and the epochs; 4096x100 runs the torch "
+        "operations"
+    )
+
+
+def _run(args, argv):
     load_before = os.getloadavg()
     if not (args.calls or args.epochs):
         args.calls = args.epochs = True
@@ -532,7 +567,8 @@ def main(argv=None):
             + " ".join(sys.argv[1:] if argv is None else argv)
             + f"\nSettings: {settings}; python {platform.python_version()}; "
             + f"{os.cpu_count()} cores, load average (1, 5, 15 min) before / "
-            + f"after: {loads}\n",
+            + f"after: {loads}\n"
+            + f"Compiled kernels: {_compiled_line(args.torch_kernels)}\n",
             encoding="utf-8",
         )
     print("over target: " + ", ".join(failed) if failed else "all targets met")
