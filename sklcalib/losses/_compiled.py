@@ -239,7 +239,9 @@ def mmce(z, t, out, row_scale, batch_scale, lam, weighted, power, bandwidth):
     """Cross-entropy plus λ·MMCE (:class:`~sklcalib.losses._autograd.MMCENode`);
     ``power`` 1 (``"kumar"``) or 2 (``"mukhoti"``) for the weighted MMCE."""
     n, k = z.shape
-    e = np.empty(k)
+    p = np.empty((n, k))
+    logp = np.empty(n)
+    log_total = np.empty(n)
     conf = np.empty(n)
     pred = np.empty(n, dtype=np.int64)
     w = np.empty(n)
@@ -249,14 +251,16 @@ def mmce(z, t, out, row_scale, batch_scale, lam, weighted, power, bandwidth):
     n_correct = 0
     for i in range(n):
         ti = t[i]
-        top, arg, total = _softmax_row(z, i, e)
+        top, arg, total = _softmax_row(z, i, p[i])
         inv = 1.0 / total
         logp_t = np.float64(z[i, ti]) - top - np.log(total)
         ce -= logp_t
+        logp[i] = logp_t
         for j in range(k):
-            out[i, j] = e[j] * inv  # p, scaled below
+            p[i, j] *= inv
         pred[i] = arg
-        conf[i] = 1.0 / total  # exp(max log p)
+        conf[i] = inv  # exp(max log p)
+        log_total[i] = np.log(total)
         if arg == ti:
             n_correct += 1
     # the weights' factors s_i (mmce_scale)
@@ -297,8 +301,16 @@ def mmce(z, t, out, row_scale, batch_scale, lam, weighted, power, bandwidth):
         if d_total != 0.0:
             ds = -s_correct if pred[i] == t[i] else s_wrong
             a = 2.0 * d_total * conf[i] * (ds * kw[i] - w[i] * signed[i] / bandwidth)
+        ti = t[i]
         for j in range(k):
-            out[i, j] *= row_scale - a
-        out[i, t[i]] -= row_scale
-        out[i, pred[i]] += a
+            out[i, j] = p[i, j] * (row_scale - a)
+        # the target's and the prediction's entries without a difference of
+        # nearly equal terms near p = 1: p_t·(G - a) - G + a = (G - a)·(p_t - 1)
+        # when they are one class, else G·(p_t - 1) - a·p_t and
+        # G·p_r + a·(1 - p_r), with log p_r = -log Σ exp(z - max)
+        if pred[i] == ti:
+            out[i, ti] = (row_scale - a) * np.expm1(logp[i])
+        else:
+            out[i, ti] = row_scale * np.expm1(logp[i]) - a * p[i, ti]
+            out[i, pred[i]] = row_scale * conf[i] - a * np.expm1(-log_total[i])
     return value
