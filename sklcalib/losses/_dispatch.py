@@ -45,6 +45,12 @@ def torch_kernels():
     installs. Setting the environment variable ``SKLCALIB_DISABLE_NUMBA=1``
     does the same for the whole process.
 
+    Yields
+    ------
+    None
+        The block runs with the torch operations; the previous setting is
+        restored on leaving it, also on an exception.
+
     Examples
     --------
     >>> import torch
