@@ -16,7 +16,9 @@ most one extra (N, K) quantity, so its gradient is a per-row scaling of
 (softmax - one-hot) plus a scatter or two (derivations below). On small
 batches (tabular training, 128 x 10) what remains is the number of torch
 calls, which the nodes keep low: each call costs microseconds of dispatch
-whatever its size.
+whatever its size. With numba installed, a node computes such a batch in one
+compiled kernel instead, with no torch call at all
+(:mod:`sklcalib.losses._dispatch`, :mod:`sklcalib.losses._compiled`).
 
 **Second derivatives.** When a node's backward runs with grad mode on
 (``create_graph=True``, as the Hessian-vector products of
