@@ -21,6 +21,7 @@ import pytest
 import torch
 from test_losses_fused import CRITERIA, INPUTS, NAMES, _tie_free
 
+from sklcalib._utils._optional import is_installed
 from sklcalib.losses import (
     AdaFocalLoss,
     FocalLoss,
@@ -30,7 +31,8 @@ from sklcalib.losses import (
     torch_kernels,
 )
 
-pytest.importorskip("numba", reason="the compiled kernels are the fast extra's")
+if not is_installed("numba"):  # absent, or hidden by SKLCALIB_DISABLE_NUMBA
+    pytest.skip("the compiled kernels are the fast extra's", allow_module_level=True)
 
 #: one criterion per node
 FAMILIES = ["focal 3", "fcl", "dual 5", "adafocal mixed", "mbls", "mdca", "mmce"]
