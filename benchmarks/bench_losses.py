@@ -32,16 +32,24 @@ Run::
     python benchmarks/bench_losses.py --epochs --epoch-repeats 7
     python benchmarks/bench_losses.py --out docs/_static/losses   # CSV files
     python benchmarks/bench_losses.py --calls --device cuda       # on a GPU
+    python benchmarks/bench_losses.py --kernel-comparison --epoch-repeats 9
 
 ``--out`` writes ``calls.csv``, ``epochs.csv`` and ``README.txt`` (the command,
-the settings and the load average before and after); the tables of the losses
-guide are those files. ``--device`` moves the per-call table to another torch
+the settings, whether the compiled kernels ran, and the load average before
+and after); the tables of the losses guide are those files. With numba
+installed (the ``fast`` extra) the fused nodes compute batches of at most
+``MAX_ENTRIES`` logits (128 x 10, the epochs' batches; not 4096 x 100) in
+compiled kernels; ``--torch-kernels`` times their torch operations instead
+(:func:`sklcalib.losses.torch_kernels`), what an install without numba runs;
+``--kernel-comparison`` times the epochs both ways, interleaved.
+``--device`` moves the per-call table to another torch
 device (``cuda``), timed by the wall clock between device synchronisations
 (its thread CPU time would only measure the kernel launches); the per-epoch
 table stays on the CPU.
 """
 
 import argparse
+import contextlib
 import csv
 import os
 import platform
@@ -68,6 +76,7 @@ from sklcalib.losses import (
     MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
+    torch_kernels,
 )
 
 SHAPES = ((4096, 100), (128, 10))
@@ -379,6 +388,40 @@ def run_epochs(X, y, repeats, clock, seed=0):
     return times, x_ce, x_plain
 
 
+def run_kernel_comparison(X, y, repeats, clock, seed=0):
+    """Per-epoch ratios to the cross-entropy epoch of every case with its
+    compiled kernels and with its torch operations (``torch_kernels``), each
+    repeat timing, per case in a shuffled order, a cross-entropy epoch and the
+    two nets' epochs (their order alternating between repeats).
+
+    Returns rows: case, medians and p10-p90 of both ratios and of their
+    per-repeat quotient (compiled / torch operations).
+    """
+    nets = _epoch_nets(X, y, clock)
+    with torch_kernels():
+        torch_nets = _epoch_nets(X, y, clock)[1:]
+    order = np.random.default_rng(seed)
+    n_cases = len(nets) - 1
+    ratios = np.empty((3, repeats, n_cases))  # compiled, torch, quotient
+    for r in range(repeats):
+        for i in order.permutation(n_cases):
+            t_ce = _net_epoch(nets[0], X, y)
+            pair = [None, None]
+            for which in (0, 1) if r % 2 else (1, 0):
+                with torch_kernels() if which else contextlib.nullcontext():
+                    net = torch_nets[i] if which else nets[1 + i]
+                    pair[which] = _net_epoch(net, X, y)
+            ratios[:, r, i] = pair[0] / t_ce, pair[1] / t_ce, pair[0] / pair[1]
+    rows = []
+    for i, (label, _, _, _) in enumerate(EPOCH_CASES[1:]):
+        row = {"criterion": label}
+        for k, name in enumerate(("compiled x CE", "torch ops x CE", "compiled/torch")):
+            row[name] = f"{np.median(ratios[k, :, i]):.2f}"
+            row[f"{name} p10-p90"] = _spread(ratios[k, :, i])
+        rows.append(row)
+    return rows
+
+
 def _spread(values):
     lo, hi = np.percentile(values, [10, 90])
     return f"{lo:.2f}-{hi:.2f}"
@@ -466,7 +509,55 @@ def main(argv=None):
     parser.add_argument(
         "--device", default="cpu", help="torch device of the per-call table"
     )
+    parser.add_argument(
+        "--torch-kernels",
+        action="store_true",
+        help="the fused nodes' torch operations, not their compiled kernels",
+    )
+    parser.add_argument(
+        "--kernel-comparison",
+        action="store_true",
+        help="only the epochs with the compiled kernels against the torch "
+        "operations, interleaved (printed, not written)",
+    )
     args = parser.parse_args(argv)
+    if args.kernel_comparison:
+        torch.set_num_threads(1)
+        X, y = epoch_data()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = run_kernel_comparison(X, y, args.epoch_repeats, time.thread_time)
+        print_table(
+            "seconds per epoch as in --epochs, ratio to the cross-entropy epoch "
+            "with the fused nodes' compiled kernels and with their torch "
+            f"operations; medians of {args.epoch_repeats} interleaved repeats, "
+            "thread CPU time, torch.set_num_threads(1)",
+            rows,
+        )
+        return
+    with torch_kernels() if args.torch_kernels else contextlib.nullcontext():
+        _run(args, argv)
+
+
+def _compiled_line(forced_off):
+    """Whether the fused nodes' compiled kernels ran, for README.txt."""
+    from sklcalib._utils._optional import is_installed
+    from sklcalib.losses._dispatch import MAX_ENTRIES
+
+    if forced_off:
+        return "off (--torch-kernels): the fused nodes' torch operations"
+    if not is_installed("numba"):
+        return "off (numba not installed): the fused nodes' torch operations"
+    import numba
+
+    return (
+        f"on (numba {numba.__version__}) for batches of at most {MAX_ENTRIES} "
+        "logits: the 128x10 column and the epochs; 4096x100 runs the torch "
+        "operations"
+    )
+
+
+def _run(args, argv):
     load_before = os.getloadavg()
     if not (args.calls or args.epochs):
         args.calls = args.epochs = True
@@ -532,7 +623,8 @@ def main(argv=None):
             + " ".join(sys.argv[1:] if argv is None else argv)
             + f"\nSettings: {settings}; python {platform.python_version()}; "
             + f"{os.cpu_count()} cores, load average (1, 5, 15 min) before / "
-            + f"after: {loads}\n",
+            + f"after: {loads}\n"
+            + f"Compiled kernels: {_compiled_line(args.torch_kernels)}\n",
             encoding="utf-8",
         )
     print("over target: " + ", ".join(failed) if failed else "all targets met")

@@ -11,6 +11,12 @@ maximum, one class, logits ±1e4, γ < 1 among the criteria), in float64 to
 batch; finite differences (``gradcheck``) check every node's first and second
 derivatives in float64.
 
+With numba installed (the ``fast`` extra) a node computes the mean or sum
+of a small CPU batch in a compiled kernel (float64 inside), else with torch
+operations: the tests that hold a node to the reference, to finite
+differences or to its eager calls run on both paths (the ``kernels``
+fixture; the compiled path also in tests/test_losses_compiled.py).
+
 In float32 the composition itself is not that exact: on large batches its
 gradient strays up to 3.5e-6 from the float64 value (its autograd's
 log-softmax backward), where the node's stays within 5e-7. There the node is
@@ -28,6 +34,7 @@ import numpy as np
 import pytest
 import torch
 
+from sklcalib._utils._optional import is_installed
 from sklcalib.losses import (
     AdaDualFocalLoss,
     AdaFocalLoss,
@@ -41,8 +48,22 @@ from sklcalib.losses import (
     MDCALoss,
     MMCELoss,
     SampleDependentFocalLoss,
+    torch_kernels,
 )
 from sklcalib.losses._autograd import INDEX_BY_VALUE, dual_index
+
+
+@pytest.fixture(params=["compiled", "torch"])
+def kernels(request):
+    """Run the test on the nodes' compiled kernels, then on their torch
+    operations (:func:`~sklcalib.losses.torch_kernels`)."""
+    if request.param == "torch":
+        with torch_kernels():
+            yield request.param
+        return
+    if not is_installed("numba"):
+        pytest.skip("the compiled kernels are the fast extra's (numba)")
+    yield request.param
 
 
 def _binned(cls, gammas):
@@ -175,7 +196,7 @@ def test_float32_cross_entropy_is_the_limit_near_certainty():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_node_equals_reference_composition(name):
+def test_node_equals_reference_composition(name, kernels):
     rng = np.random.default_rng(1)
     for input_name, z, y in INPUTS:
         if name.startswith("mmce") and len(z) > 256:
@@ -237,7 +258,7 @@ def _tie_free(seed, n=6, k=4):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("reduction", ["mean", "none"])
-def test_gradcheck_first_and_second_derivatives(name, reduction):
+def test_gradcheck_first_and_second_derivatives(name, reduction, kernels):
     # first derivatives: the closed-form backward; second: the reference
     # composition's graph, which the node's backward builds under create_graph
     criterion = copy.deepcopy(CRITERIA[name])
@@ -251,7 +272,7 @@ def test_gradcheck_first_and_second_derivatives(name, reduction):
     )
 
 
-def test_hessian_vector_product_is_the_compositions():
+def test_hessian_vector_product_is_the_compositions(kernels):
     # the diagnostics' Hessian-vector products through a node equal those
     # through the composition itself
     logits, target = _tie_free(4, n=8, k=5)
@@ -380,7 +401,7 @@ def test_dual_index_is_the_first_largest_logit_strictly_below_the_target(n):
 
 
 @pytest.mark.parametrize("name", ["focal 3", "fcl", "dual 5", "mbls", "mdca", "mmce"])
-def test_a_retained_graph_gives_the_same_gradient_twice(name):
+def test_a_retained_graph_gives_the_same_gradient_twice(name, kernels):
     # the backward writes the gradient over the saved log-probabilities; a
     # second backward through the same graph recomputes them
     logits, target = _tie_free(8, n=8, k=5)
@@ -391,7 +412,7 @@ def test_a_retained_graph_gives_the_same_gradient_twice(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_eager_value_and_gradient_are_the_nodes_to_the_last_bit(name):
+def test_eager_value_and_gradient_are_the_nodes_to_the_last_bit(name, kernels):
     # the training loops call the node's forward and backward directly
     # (_value_and_grad): the same values and gradient as through autograd,
     # bit for bit, in both dtypes, on every input, for a scalar reduction
@@ -476,7 +497,7 @@ def test_batched_losses_are_the_batch_by_batch_losses(name, dtype):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_later_eager_calls_are_the_nodes_to_the_last_bit(name):
+def test_later_eager_calls_are_the_nodes_to_the_last_bit(name, kernels):
     # after its first batch a criterion calls the node its parameters chose
     # directly (_value_and_grad's shortcut): still the node's values and
     # gradient, bit for bit, on every batch

@@ -12,7 +12,10 @@ When the logits require grad, the focal family (focal, FLSD, dual focal with
 fused autograd node whose backward gives the logits' gradient in closed form
 (about the cost of cross-entropy; ``benchmarks/bench_losses.py``); second
 derivatives (``create_graph=True``) differentiate the composed implementation,
-which is also what runs when no gradient is needed.
+which is also what runs when no gradient is needed. With the ``fast`` extra
+(numba), these nodes and those of MbLS, MDCA and MMCE compute small CPU
+batches in one compiled kernel each (values and gradients equal to rounding;
+:func:`torch_kernels` turns it off).
 
 Hyper-parameters are plain public attributes with the constructor's names, so
 that skorch routes ``criterion__gamma``, ``criterion__lam``, ... and
@@ -49,6 +52,7 @@ from sklcalib.losses._adaptive import (
     adafocal_step,
 )
 from sklcalib.losses._base import CalibrationLoss
+from sklcalib.losses._dispatch import torch_kernels
 from sklcalib.losses._focal import (
     DualFocalLoss,
     FocalCalibrationLoss,
@@ -80,6 +84,7 @@ __all__ = [
     "get_criterion",
     "mdca",
     "mmce",
+    "torch_kernels",
 ]
 
 #: registry name -> criterion class

@@ -140,8 +140,22 @@ class _BinnedGammaLoss(CalibrationLoss):
             self,
             logits,
             target,
-            lambda: FocalPlan(row_gamma=self._row_gamma, dual=self._dual),
+            lambda: FocalPlan(
+                row_gamma=self._row_gamma, dual=self._dual, table=self._compiled_table
+            ),
         )
+
+    def _compiled_table(self, like):
+        # the look-up of _lookup (searchsorted, right=False) for the compiled
+        # kernel, in float64 (the buffers' values), rebuilt when _lookup's
+        # tables are
+        tables = self._lookup(like)
+        cache = self.__dict__.get("_compiled_tables")
+        if cache is None or cache[0] is not tables:
+            inner = self.bin_edges[1:-1].detach().cpu().double().numpy().copy()
+            gamma = self.gammas.detach().cpu().double().numpy().copy()
+            cache = self.__dict__["_compiled_tables"] = (tables, (2, inner, gamma))
+        return cache[1]
 
     def _init_state(self):
         n_bins = self.n_bins

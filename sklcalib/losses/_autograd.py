@@ -16,7 +16,9 @@ most one extra (N, K) quantity, so its gradient is a per-row scaling of
 (softmax - one-hot) plus a scatter or two (derivations below). On small
 batches (tabular training, 128 x 10) what remains is the number of torch
 calls, which the nodes keep low: each call costs microseconds of dispatch
-whatever its size.
+whatever its size. With numba installed, a node computes such a batch in one
+compiled kernel instead, with no torch call at all
+(:mod:`sklcalib.losses._dispatch`, :mod:`sklcalib.losses._compiled`).
 
 **Second derivatives.** When a node's backward runs with grad mode on
 (``create_graph=True``, as the Hessian-vector products of
@@ -50,6 +52,14 @@ import functools
 import threading
 
 import torch
+
+from sklcalib.losses._dispatch import (
+    NO_TABLE,
+    compiled_grad,
+    kernels_for,
+    run_compiled,
+    scalar,
+)
 
 
 @functools.cache
@@ -420,12 +430,23 @@ class FocalPlan:
     ``(γ, s)`` (FLSD, AdaFocal, AdaDualFocal; tensors shaped (N, 1), s possibly
     a float); ``sign`` is s for a float γ; ``dual`` adds p_j; ``lam`` weights the
     squared error; ``focal=False`` drops the focal term (the Brier score).
+    ``table(like)``, with ``row_gamma``, gives the same look-up to the compiled
+    kernel: ``(mode, bounds, gammas)`` (see
+    :func:`~sklcalib.losses._compiled.focal_family`), float64 arrays.
     """
 
-    __slots__ = ("dual", "focal", "gamma", "lam", "row_gamma", "sign")
+    __slots__ = ("dual", "focal", "gamma", "lam", "row_gamma", "sign", "table")
 
     def __init__(
-        self, gamma=0.0, *, sign=1.0, dual=False, lam=0.0, row_gamma=None, focal=True
+        self,
+        gamma=0.0,
+        *,
+        sign=1.0,
+        dual=False,
+        lam=0.0,
+        row_gamma=None,
+        focal=True,
+        table=None,
     ):
         self.gamma = None if row_gamma is not None else float(gamma)
         self.sign = float(sign)
@@ -433,6 +454,41 @@ class FocalPlan:
         self.lam = float(lam)
         self.row_gamma = row_gamma
         self.focal = bool(focal)
+        self.table = table
+
+
+def compiled_focal(ctx, kernels, logits, target, plan, reference, reduction):
+    """:class:`FocalNode`'s (or :class:`FocalFastNode`'s) forward through the
+    compiled focal-family kernel."""
+    if plan.gamma is None:
+        mode, bounds, gammas = plan.table(logits)
+        gamma = 0.0
+    else:
+        mode, bounds, gammas, gamma = 0, NO_TABLE, NO_TABLE, plan.gamma
+    return run_compiled(
+        ctx,
+        kernels.focal_family,
+        logits,
+        target,
+        reference,
+        reduction,
+        gamma,
+        plan.sign,
+        plan.dual,
+        plan.lam,
+        plan.focal,
+        mode,
+        bounds,
+        gammas,
+        scalar(0.0, logits),
+        scalar(1.0, logits),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _fast_plan(gamma, sign):
+    # FocalFastNode's criterion as a plan of the compiled kernel, once per γ
+    return FocalPlan(gamma, sign=sign)
 
 
 class FocalFastNode(torch.autograd.Function):
@@ -445,6 +501,13 @@ class FocalFastNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, sign, reference, reduction):
+        kernels = kernels_for(logits, target, reduction)
+        if kernels is not None:
+            plan = _fast_plan(gamma, sign)
+            return compiled_focal(
+                ctx, kernels, logits, target, plan, reference, reduction
+            )
+        ctx.compiled = None
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         logp_t = logp.gather(1, t1)
@@ -464,6 +527,8 @@ class FocalFastNode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
+        if ctx.compiled is not None:
+            return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
         t1, logp_t, p_t_1, base, weight = ctx.parts
         y, factor = focal_slope(logp_t, base, weight, ctx.gamma, ctx.sign)
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -488,6 +553,12 @@ class FocalNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, plan, reference, reduction):
+        kernels = kernels_for(logits, target, reduction)
+        if kernels is not None:
+            return compiled_focal(
+                ctx, kernels, logits, target, plan, reference, reduction
+            )
+        ctx.compiled = None
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         j = None
@@ -544,6 +615,9 @@ class FocalNode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return reference_gradient(ctx, grad), None, None, None, None
+        if ctx.compiled is not None:
+            out = compiled_grad(ctx, grad, constant(1.0, grad))
+            return out, None, None, None, None
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -641,6 +715,21 @@ class MarginNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, margin, alpha, class_mean, reference, reduction):
+        kernels = kernels_for(logits, target, reduction)
+        if kernels is not None:
+            typed = scalar(margin, logits)  # the excess in the logits' dtype
+            return run_compiled(
+                ctx,
+                kernels.margin,
+                logits,
+                target,
+                reference,
+                reduction,
+                typed,
+                alpha,
+                class_mean,
+            )
+        ctx.compiled = None
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         logp_t = logp.gather(1, t1)
@@ -670,6 +759,8 @@ class MarginNode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 6
+        if ctx.compiled is not None:
+            return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 6
         t1, logp_t, top, argmax, count = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
         out = consume_logp(ctx)
@@ -722,6 +813,20 @@ class MDCANode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, beta, reference, reduction):
+        kernels = kernels_for(logits, target, reduction)
+        if kernels is not None:
+            return run_compiled(
+                ctx,
+                kernels.mdca,
+                logits,
+                target,
+                reference,
+                reduction,
+                gamma,
+                beta,
+                batch=True,
+            )
+        ctx.compiled = None
         n_classes = logits.shape[1]
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
@@ -748,6 +853,8 @@ class MDCANode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
+        if ctx.compiled is not None:
+            return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
         p, t1, logp_t, p_t_1, gap, base, weight = ctx.parts
         n, n_classes = p.shape
         g = row_grad(grad, ctx.reduction, n)
@@ -1015,6 +1122,24 @@ class MMCENode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, lam, options, reference, reduction):
+        kernels = kernels_for(logits, target, reduction)
+        if kernels is not None:
+            weighted, bandwidth, normalisation = options
+            power = 2 if normalisation == "mukhoti" else 1
+            return run_compiled(
+                ctx,
+                kernels.mmce,
+                logits,
+                target,
+                reference,
+                reduction,
+                lam,
+                weighted,
+                power,
+                bandwidth,
+                batch=True,
+            )
+        ctx.compiled = None
         logp = log_softmax(logits)
         t1 = target.unsqueeze(1)
         parts = mmce_parts(logp, target, *options)
@@ -1030,6 +1155,8 @@ class MMCENode(torch.autograd.Function):
     def backward(ctx, grad):
         if builds_graph(ctx):
             return (reference_gradient(ctx, grad),) + (None,) * 5
+        if ctx.compiled is not None:
+            return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
         t1, pred, correct, conf, scale, w, diff, kernel, kw, total, root = ctx.parts
         n = t1.shape[0]
         g = row_grad(grad, ctx.reduction, n)

@@ -75,7 +75,7 @@ def check_target_range(target, k):
 
 
 #: instance attributes that are caches, dropped from pickles and deep copies
-_CACHES = ("_checked_params", "_derived_cache", "_lookup_cache")
+_CACHES = ("_checked_params", "_derived_cache", "_lookup_cache", "_compiled_tables")
 
 # values whose identity fixes their value
 _IMMUTABLE = frozenset({int, float, bool, str, type(None)})

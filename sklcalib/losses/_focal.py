@@ -4,6 +4,7 @@ calibration loss, inverse focal."""
 import functools
 import numbers
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -347,6 +348,16 @@ default=((0.2, 5.0),)
     def _row_gamma(self, p_t, p_j):
         return self._lookup(p_t, self._derived_tables(p_t)[:2]), 1.0
 
+    def _compiled_table(self, like):
+        # _row_gamma's look-up for the compiled kernel, bucketize(right=True),
+        # in float64 whatever the logits' dtype
+        def make():
+            table = self.gamma_table()
+            values = [g for _, g in table] + [float(self.gamma)]
+            return 1, np.array([p0 for p0, _ in table]), np.array(values)
+
+        return self._derived("compiled", make)
+
     def _per_sample(self, logits, target):
         _, logp_t = target_logp(logits, target)
         p_t = logp_t.detach().exp()
@@ -356,7 +367,10 @@ default=((0.2, 5.0),)
 
     def _fused(self, logits, target):
         return fused_focal(
-            self, logits, target, lambda: FocalPlan(row_gamma=self._row_gamma)
+            self,
+            logits,
+            target,
+            lambda: FocalPlan(row_gamma=self._row_gamma, table=self._compiled_table),
         )
 
 

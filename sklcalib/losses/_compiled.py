@@ -1,0 +1,316 @@
+"""Compiled (numba) kernels of the fused nodes: each computes a criterion's
+reduced value and the logits' gradient in one pass over the logits.
+
+Why: on the small batches of tabular training (128 x 10) a node's torch
+operations cost microseconds of dispatch each, and the criteria make 17 to 50
+of them per batch where cross-entropy makes one or two. A kernel makes none:
+one exp per entry, the per-row scalars and the closed-form gradient of
+:mod:`sklcalib.losses._autograd` (the same formulas), written into a buffer.
+
+Arithmetic is in float64 whatever the logits' dtype (a float32 gradient is
+rounded once, when stored), so values and gradients equal the reference
+compositions' to rounding, not to the bit. The discrete choices are made as
+the reference makes them: the dual term's class from ``1 / (z_k - z_t)``
+evaluated in the logits' dtype (:func:`~sklcalib.losses._autograd.dual_index`),
+MbLS's excess ``(max - m) - z_j`` in the logits' dtype (``zero``, ``one`` and
+``margin`` are passed as scalars of that dtype so that numba does this
+arithmetic in it). A per-row γ is looked up in float64, from the float64 table
+(the float64 reference's look-up): a float32 reference may put a p_t within
+its rounding of a bin edge in the neighbouring bin.
+
+Imported on the first call that takes a compiled path (never by
+``import sklcalib``); each kernel compiles once per dtype, on its first call,
+into numba's cache.
+
+Arguments common to every kernel: ``z`` (N, K) logits, ``t`` (N,) int64
+targets, ``out`` (N, K) the gradient's buffer (of ``z``'s dtype), ``row_scale``
+the upstream gradient of each row (1/N for the mean, 1 for the sum); each
+returns the reduced value.
+"""
+
+import numpy as np
+from numba import njit
+
+#: float division by zero gives inf or NaN as in numpy and torch, not an error
+_JIT = {"cache": True, "error_model": "numpy", "nogil": True}
+
+
+@njit(**_JIT)
+def _softmax_row(z, i, e):
+    """``(max, argmax, Σ exp(z - max))`` of row i, ``exp(z - max)`` in ``e``
+    (the first largest logit's index, as torch's ``max``)."""
+    k = z.shape[1]
+    top = np.float64(z[i, 0])
+    arg = 0
+    for j in range(1, k):
+        if z[i, j] > top:
+            top = np.float64(z[i, j])
+            arg = j
+    total = 0.0
+    for j in range(k):
+        e[j] = np.exp(np.float64(z[i, j]) - top)
+        total += e[j]
+    return top, arg, total
+
+
+@njit(**_JIT)
+def _focal_power(base, gamma, sign, logp_t):
+    """``(w, y)``: w = B^γ and y = γ·s·w·log p_t / B (0 where B = 0)."""
+    if gamma == 0.0:
+        return 1.0, 0.0
+    w = base**gamma
+    r = logp_t / base if base != 0.0 else 0.0
+    return w, gamma * sign * w * r
+
+
+@njit(**_JIT)
+def focal_family(
+    z, t, out, row_scale, gamma, sign, dual, lam, focal, mode, bounds, gammas, zero, one
+):
+    """The focal family's node (:class:`~sklcalib.losses._autograd.FocalNode`).
+
+    ``mode``: 0 a constant ``gamma`` and ``sign``; 1 γ = ``gammas[#{bounds <=
+    p_t}]`` (FLSD's ``bucketize(right=True)``); 2 γ = ``gammas[#{bounds <
+    p_t - p_j}]`` (the binned γ's ``searchsorted``; p_j = 0 without ``dual``);
+    a negative table γ is |γ| on the inverse side.
+    """
+    n, k = z.shape
+    e = np.empty(k)
+    two_lam = 2.0 * lam
+    value = 0.0
+    for i in range(n):
+        ti = t[i]
+        top, _, total = _softmax_row(z, i, e)
+        inv = 1.0 / total
+        logp_t = np.float64(z[i, ti]) - top - np.log(total)
+        p_t = e[ti] * inv
+        p_t_1 = np.expm1(logp_t)  # p_t - 1, exact near p_t = 1
+        # the dual term: the first class of the smallest 1 / (z_k - z_t), in
+        # the logits' dtype (dual_index), if that is < 0
+        jd = -1
+        p_j = 0.0
+        if dual:
+            zt = z[i, ti]
+            best = one / ((z[i, 0] - zt) + zero)
+            jd = 0
+            for j in range(1, k):
+                key = one / ((z[i, j] - zt) + zero)
+                if key < best:
+                    best = key
+                    jd = j
+            if best < 0:
+                p_j = e[jd] * inv
+            else:
+                jd = -1
+        g = gamma
+        s = sign
+        if mode != 0:
+            # in float64 against the float64 table, as the float64 reference
+            score = p_t - p_j
+            b = 0
+            if mode == 1:
+                while b < bounds.shape[0] and bounds[b] <= score:
+                    b += 1
+            else:
+                while b < bounds.shape[0] and bounds[b] < score:
+                    b += 1
+            g = gammas[b]
+            s = 1.0
+            if g < 0.0:
+                g = -g
+                s = -1.0
+        # per-row scalars (the module docstring of _autograd): m_f = w - y·p_t
+        row = 0.0
+        mf = 0.0
+        y = 0.0
+        if focal:
+            base = p_j - p_t_1 if s > 0.0 else p_t_1 + 2.0
+            w, y = _focal_power(base, g, s, logp_t)
+            row = -w * logp_t
+            mf = w - y * p_t
+        others = 0.0
+        sq = 0.0
+        if lam != 0.0:
+            for j in range(k):
+                if j != ti:
+                    pj = e[j] * inv
+                    others += pj * pj
+            sq = p_t_1 * p_t_1 + others
+            row += lam * sq
+        value += row
+        # k = m_f + y·p_j + 2λ·(p_t - S), 2λ·(p_t - S) = -2λ·(S_o + p_t·(p_t - 1))
+        kk = mf + y * p_j - two_lam * (others + p_t * p_t_1)
+        for j in range(k):
+            pj = e[j] * inv
+            out[i, j] = row_scale * pj * (two_lam * pj + kk)
+        at_target = mf * p_t_1 + y * p_j * p_t - two_lam * p_t * sq
+        out[i, ti] = row_scale * at_target
+        if jd >= 0:
+            out[i, jd] = row_scale * (p_j * (two_lam * p_j + kk) - y * p_j)
+    return value * row_scale
+
+
+@njit(**_JIT)
+def margin(z, t, out, row_scale, margin, alpha, class_mean):
+    """MbLS (:class:`~sklcalib.losses._autograd.MarginNode`): ``margin`` a
+    scalar of the logits' dtype (the excess is computed in it)."""
+    n, k = z.shape
+    e = np.empty(k)
+    step = alpha / k if class_mean else alpha
+    value = 0.0
+    for i in range(n):
+        ti = t[i]
+        top, arg, total = _softmax_row(z, i, e)
+        inv = 1.0 / total
+        logp_t = np.float64(z[i, ti]) - top - np.log(total)
+        threshold = z[i, arg] - margin
+        penalty = 0.0
+        count = 0
+        for j in range(k):
+            excess = threshold - z[i, j]
+            if excess > 0:
+                penalty += excess
+                count += 1
+                out[i, j] = row_scale * (e[j] * inv - step)
+            else:
+                out[i, j] = row_scale * (e[j] * inv)
+        if class_mean:
+            penalty /= k
+        value += alpha * penalty - logp_t
+        at_target = np.expm1(logp_t)
+        if threshold - z[i, ti] > 0:
+            at_target -= step
+        out[i, ti] = row_scale * at_target
+        out[i, arg] += row_scale * step * count
+    return value * row_scale
+
+
+@njit(**_JIT)
+def mdca(z, t, out, row_scale, batch_scale, gamma, beta):
+    """Cross-entropy (γ = 0) or focal loss plus β·MDCA
+    (:class:`~sklcalib.losses._autograd.MDCANode`); ``batch_scale`` the
+    upstream gradient of the batch term (1 for the mean, N for the sum)."""
+    n, k = z.shape
+    p = np.empty((n, k))
+    m = np.empty(n)
+    logp = np.empty(n)
+    mean = np.zeros(k)
+    frac = np.zeros(k)
+    base_sum = 0.0
+    for i in range(n):
+        ti = t[i]
+        top, _, total = _softmax_row(z, i, p[i])
+        inv = 1.0 / total
+        logp_t = np.float64(z[i, ti]) - top - np.log(total)
+        for j in range(k):
+            p[i, j] *= inv
+            mean[j] += p[i, j]
+        frac[ti] += 1.0
+        logp[i] = logp_t
+        if gamma != 0.0:
+            p_t_1 = np.expm1(logp_t)
+            w, y = _focal_power(-p_t_1, gamma, 1.0, logp_t)
+            base_sum -= w * logp_t
+            m[i] = w - y * p[i, ti]
+        else:
+            base_sum -= logp_t
+            m[i] = 1.0
+    gap_sum = 0.0
+    v = np.empty(k)
+    for j in range(k):
+        gap = mean[j] / n - frac[j] / n
+        gap_sum += abs(gap)
+        v[j] = beta * batch_scale * np.sign(gap) / (k * n)
+    value = base_sum * row_scale + beta * (gap_sum / k) * (row_scale * n)
+    for i in range(n):
+        ti = t[i]
+        pv = 0.0
+        for j in range(k):
+            pv += p[i, j] * v[j]
+        gm = row_scale * m[i]
+        for j in range(k):
+            out[i, j] = p[i, j] * (v[j] + gm - pv)
+        out[i, ti] = (v[ti] - pv) * p[i, ti] + np.expm1(logp[i]) * gm
+    return value
+
+
+@njit(**_JIT)
+def mmce(z, t, out, row_scale, batch_scale, lam, weighted, power, bandwidth):
+    """Cross-entropy plus λ·MMCE (:class:`~sklcalib.losses._autograd.MMCENode`);
+    ``power`` 1 (``"kumar"``) or 2 (``"mukhoti"``) for the weighted MMCE."""
+    n, k = z.shape
+    p = np.empty((n, k))
+    logp = np.empty(n)
+    log_total = np.empty(n)
+    conf = np.empty(n)
+    pred = np.empty(n, dtype=np.int64)
+    w = np.empty(n)
+    kw = np.zeros(n)
+    signed = np.zeros(n)
+    ce = 0.0
+    n_correct = 0
+    for i in range(n):
+        ti = t[i]
+        top, arg, total = _softmax_row(z, i, p[i])
+        inv = 1.0 / total
+        logp_t = np.float64(z[i, ti]) - top - np.log(total)
+        ce -= logp_t
+        logp[i] = logp_t
+        for j in range(k):
+            p[i, j] *= inv
+        pred[i] = arg
+        conf[i] = inv  # exp(max log p)
+        log_total[i] = np.log(total)
+        if arg == ti:
+            n_correct += 1
+    # the weights' factors s_i (mmce_scale)
+    if weighted:
+        n_wrong = n - n_correct
+        s_correct = 1.0 / max(n_correct, 1) ** power
+        s_wrong = -1.0 / max(n_wrong, 1) ** power
+        if power == 2 and (n_correct == 0 or n_wrong == 0):
+            s_correct = s_wrong = 0.0
+    else:
+        s_correct = 1.0 / n
+        s_wrong = -1.0 / n
+    for i in range(n):
+        if pred[i] == t[i]:
+            w[i] = s_correct * (1.0 - conf[i])
+        else:
+            w[i] = s_wrong * conf[i]
+    # K w and (K ⊙ sign(r_i - r_j)) w, K symmetric: one exp per pair
+    for i in range(n):
+        kw[i] += w[i]
+        for j in range(i + 1, n):
+            d = conf[i] - conf[j]
+            kern = np.exp(-abs(d) / bandwidth)
+            kw[i] += kern * w[j]
+            kw[j] += kern * w[i]
+            if d != 0.0:
+                sg = kern if d > 0.0 else -kern
+                signed[i] += sg * w[j]
+                signed[j] -= sg * w[i]
+    quad = 0.0
+    for i in range(n):
+        quad += w[i] * kw[i]
+    root = np.sqrt(quad) if quad > 0.0 else 0.0
+    value = ce * row_scale + lam * root * (row_scale * n)
+    d_total = lam / 2.0 / root * batch_scale if quad > 0.0 else 0.0
+    for i in range(n):
+        a = 0.0
+        if d_total != 0.0:
+            ds = -s_correct if pred[i] == t[i] else s_wrong
+            a = 2.0 * d_total * conf[i] * (ds * kw[i] - w[i] * signed[i] / bandwidth)
+        ti = t[i]
+        for j in range(k):
+            out[i, j] = p[i, j] * (row_scale - a)
+        # the target's and the prediction's entries without a difference of
+        # nearly equal terms near p = 1: p_t·(G - a) - G + a = (G - a)·(p_t - 1)
+        # when they are one class, else G·(p_t - 1) - a·p_t and
+        # G·p_r + a·(1 - p_r), with log p_r = -log Σ exp(z - max)
+        if pred[i] == ti:
+            out[i, ti] = (row_scale - a) * np.expm1(logp[i])
+        else:
+            out[i, ti] = row_scale * np.expm1(logp[i]) - a * p[i, ti]
+            out[i, pred[i]] = row_scale * conf[i] - a * np.expm1(-log_total[i])
+    return value
