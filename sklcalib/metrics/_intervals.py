@@ -50,7 +50,7 @@ from ._cells import (
     _binned_cells,
     _debiased_cells,
     _statistic,
-    path_interval,
+    direction_union,
 )
 from ._debiased import MODES, debiased_square_error
 from ._score_interval import score_interval
@@ -325,7 +325,7 @@ def _binned_interval(cells, kind, estimate, confidence_level, rng):
     n_draws = int(min(N_DRAWS, max(_MIN_DRAWS, _DRAW_BUDGET // n_cells)))
     draws = CellDraws(cells.n, rng, n_draws)
     observed = float(_statistic(cells, cells.ybar, STATISTIC_OF[kind]))
-    res = path_interval(cells, kind, observed, alpha, draws)
+    res = direction_union(cells, kind, observed, alpha, draws)
     low, high = res.low, res.high
     # the estimator itself at the shrunk configuration: its spread
     if kind == "debiased":
