@@ -45,6 +45,8 @@ Run (single-threaded BLAS, ``nice``)::
     python benchmarks/bench_interval_width.py --few-events \
         --csv docs/_static/interval_coverage/few_events.csv
 
+``--cells bed:n:error,...`` takes other cells of the coverage table apart.
+
 The cells (``CELLS``) are the kinds of cell the coverage table finds wider
 than 1.35 times the oracle while covering: an error clearly away from 0 but
 within a few noise standard deviations per bin at n = 100-300 (under- and
@@ -339,6 +341,11 @@ def main(argv=None):
         action="store_true",
         help="print the width any interval can reach on a count of few events",
     )
+    parser.add_argument(
+        "--cells",
+        default=None,
+        help="comma-separated bed:n:error cells to take apart instead of CELLS",
+    )
     args = parser.parse_args(argv)
     if args.few_events:
         _emit(*few_events(), args.csv)
@@ -351,7 +358,13 @@ def main(argv=None):
     family = _beds.family()
     rows = []
     print(",".join(COLUMNS))
-    for name, n, label in CELLS:
+    cells = CELLS
+    if args.cells:
+        cells = [
+            (name, int(n), label)
+            for name, n, label in (c.split(":") for c in args.cells.split(","))
+        ]
+    for name, n, label in cells:
         row = _format(anatomy(family[name], n, label, args.reps, args.seed))
         rows.append(row)
         print(",".join(row), flush=True)
