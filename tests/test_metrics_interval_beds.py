@@ -535,3 +535,26 @@ def test_path_spread_is_the_l2_errors_delta_method_spread():
     )
     quiet = _path_spread(sparse, np.r_[0.02, np.zeros(k - 1)])
     assert _path_spread(sparse, np.r_[0.0, np.full(k - 1, 0.1)]) > 1.5 * quiet
+
+
+def test_tested_statistic_is_the_plugin_or_the_root_of_the_debiased_square():
+    # bench_interval_width's "tested sd": for L1 the estimate itself, for L2
+    # the root of the binned debiased square, here by hand from the bins
+    import bench_interval_width as width
+
+    from sklcalib.metrics import classwise_calibration_error
+
+    y, p = FAMILY["logistic_under"].sample(np.random.default_rng(3), 300)
+    l1 = width.tested_statistic(y, p, 2, "classwise_ece", {})
+    assert l1 == pytest.approx(classwise_calibration_error(y, p))
+    idx = np.clip(np.ceil(p * 15).astype(int) - 1, 0, 14)
+    square = 0.0
+    for b in np.unique(idx):
+        yb, pb = y[idx == b], p[idx == b]
+        gap = (yb.mean() - pb.mean()) ** 2
+        noise = yb.mean() * (1 - yb.mean()) / (yb.size - 1) if yb.size > 1 else 0.0
+        if yb.size == 1:  # a bin of one row: the noise at its mean score
+            noise = pb.mean() * (1 - pb.mean())
+        square += yb.size / y.size * (gap - noise)
+    l2 = width.tested_statistic(y, p, 2, "classwise_ece", {"norm": "l2"})
+    assert l2 == pytest.approx(np.sqrt(max(square, 0.0)))
