@@ -19,6 +19,12 @@ is folded: it grows by less than the error does), any interval that covers
 the errors near the truth, not only the truth itself, is about ``1 / slope``
 times as wide as the oracle.
 
+The ``tested sd`` column is the standard deviation over the replications of
+the statistic whose test the interval inverts (the root of the debiased
+square for an L2 error, :func:`tested_statistic`) over the estimate's: the
+oracle's width is that of the estimate's law, the interval's follows the
+tested statistic's.
+
 It also gives how much the oracle itself is narrowed by the few replications
 of a cell: the oracle's width is the distance between the 2.5 % and 97.5 %
 quantiles of ``T - truth`` over the replications, which on ``R`` draws of a
@@ -44,6 +50,8 @@ Run (single-threaded BLAS, ``nice``)::
         --csv docs/_static/interval_coverage/oracle_bias.csv
     python benchmarks/bench_interval_width.py --few-events \
         --csv docs/_static/interval_coverage/few_events.csv
+
+``--cells bed:n:error,...`` takes other cells of the coverage table apart.
 
 The cells (``CELLS``) are the kinds of cell the coverage table finds wider
 than 1.35 times the oracle while covering: an error clearly away from 0 but
@@ -95,6 +103,7 @@ def anatomy(bed, n, label, reps, seed=0):
     est, low, high = np.empty(reps), np.empty(reps), np.empty(reps)
     slope = np.full(reps, np.nan)
     square = np.full(reps, np.nan)
+    tested = np.full(reps, np.nan)
     labels = {"labels": np.arange(bed.n_classes)}
     for r in range(reps):
         y, p = bed.sample(rng, n)
@@ -108,6 +117,8 @@ def anatomy(bed, n, label, reps, seed=0):
             square[r] = coverage._debiased_square(y, p, bed.n_classes, params)
         if metric not in ("nll", "brier"):
             slope[r] = path_slope(y, p, bed.n_classes, metric, params, seed=r)
+        if metric in ("ece", "adaptive_ece", "classwise_ece"):
+            tested[r] = tested_statistic(y, p, bed.n_classes, metric, params)
     alpha = 1.0 - LEVEL
     row = coverage.summarise(
         truth, est, low, high, square=square if metric == "debiased_ece" else None
@@ -136,8 +147,25 @@ def anatomy(bed, n, label, reps, seed=0):
         "oracle low": float(np.mean((o_low - est) / scale)),
         "oracle high": float(np.mean((o_high - est) / scale)),
         "slope": float(np.nanmedian(slope)) if np.any(np.isfinite(slope)) else np.nan,
+        "tested sd": float(np.std(tested, ddof=1)) / scale
+        if np.all(np.isfinite(tested))
+        else np.nan,
         "reps": reps,
     }
+
+
+def tested_statistic(y, p, n_classes, metric, params):
+    """The statistic whose test the interval inverts (``STATISTIC_OF``):
+    for a plug-in L1 error the estimate itself, for an L2 error the root of
+    its debiased square, whose spread can exceed the estimate's."""
+    from sklcalib._utils._validation import check_prob_values, check_targets
+    from sklcalib.metrics import _cells
+
+    y_idx, q, _, _ = check_targets(y, p, np.arange(n_classes), None)
+    q = check_prob_values(q)
+    cells = _cells._binned_cells(metric, y_idx, q, None, params.get("n_bins", 15))
+    kind = _cells.STATISTIC_OF[params.get("norm", "l1")]
+    return float(_cells._statistic(cells, cells.ybar, kind))
 
 
 def path_slope(y, p, n_classes, metric, params, seed, s_step=0.1, n_draws=400):
@@ -304,6 +332,7 @@ COLUMNS = (
     "oracle low",
     "oracle high",
     "slope",
+    "tested sd",
     "reps",
 )
 
@@ -339,6 +368,11 @@ def main(argv=None):
         action="store_true",
         help="print the width any interval can reach on a count of few events",
     )
+    parser.add_argument(
+        "--cells",
+        default=None,
+        help="comma-separated bed:n:error cells to take apart instead of CELLS",
+    )
     args = parser.parse_args(argv)
     if args.few_events:
         _emit(*few_events(), args.csv)
@@ -351,7 +385,13 @@ def main(argv=None):
     family = _beds.family()
     rows = []
     print(",".join(COLUMNS))
-    for name, n, label in CELLS:
+    cells = CELLS
+    if args.cells:
+        cells = [
+            (name, int(n), label)
+            for name, n, label in (c.split(":") for c in args.cells.split(","))
+        ]
+    for name, n, label in cells:
         row = _format(anatomy(family[name], n, label, args.reps, args.seed))
         rows.append(row)
         print(",".join(row), flush=True)

@@ -8,6 +8,7 @@ proportions, so its law is simulated per cell, at a cost independent of the
 number of rows.
 """
 
+import copy
 from typing import NamedTuple
 
 import numpy as np
@@ -503,7 +504,7 @@ class PathInterval(NamedTuple):
     shrunk: np.ndarray
 
 
-def path_interval(cells, kind, observed, alpha, draws):
+def path_interval(cells, kind, observed, alpha, draws, direction=None):
     """Invert the two one-sided tests of the statistic along the path of
     cell accuracies ``pbar + s * g`` (``g`` the shrunk gaps, ``s`` of either
     sign).
@@ -526,10 +527,15 @@ def path_interval(cells, kind, observed, alpha, draws):
     the observed gaps on ``g`` lies beyond the ``1 - alpha / 20`` quantile of
     its law at ``s = 0`` (the point of that half most favourable to it). The
     statistic itself, an unsigned sum, cannot tell the halves apart away from
-    calibration; kept, the flipped half widens the interval for nothing."""
+    calibration; kept, the flipped half widens the interval for nothing.
+
+    ``direction``, when given, replaces the shrunk gaps as the path's
+    direction (:func:`direction_union`)."""
     stat_kind = STATISTIC_OF[kind]
     truth_kind = kind
     g, prec = _shrunk_gaps(cells, with_precision=True)
+    if direction is not None:
+        g = np.asarray(direction, dtype=np.float64)
     if not np.any(np.abs(g) > 1e-12):
         g = np.ones_like(g)  # no signal: a common shift of every cell
     b = draws.n_draws
@@ -619,6 +625,98 @@ def path_interval(cells, kind, observed, alpha, draws):
     if not lows:
         return PathInterval(0.0, 0.0, null, shrunk_means)
     return PathInterval(min(lows), max(highs), null, shrunk_means)
+
+
+#: the direction's noise is measured on this many of the draws at the
+#: shrunk configuration, and the union takes the directions at these
+#: quantiles of the L2 statistic's spread along them
+_DIRECTION_DRAWS = 100
+_DIRECTION_QUANTILE = 0.05
+#: the union is taken when the spread along those two directions differs
+#: by this factor or more
+_DIRECTION_SPREAD = 1.15
+#: from this many cells a binary classwise error's shrinkage target has a
+#: slope (:func:`_shrunk_gaps`): below it the direction is not fitted
+_DIRECTION_CELLS = 6
+
+
+def _path_spread(cells, g):
+    """The linear-part standard deviation of the L2 error of the cell means
+    at the accuracies ``q = pbar + g``: ``sqrt(sum share^2 g^2 q (1 - q) /
+    n) / sqrt(sum share g^2)``, the same at every point ``pbar + s g`` of
+    the path but for ``q``: how wide the law that tests an error is, given
+    the direction the error takes, whatever its size."""
+    q = np.clip(cells.pbar + g, 1e-6, 1.0 - 1e-6)
+    num = np.sum(cells.share**2 * g * g * q * (1.0 - q) / np.maximum(cells.n, 1.0))
+    den = np.sum(cells.share * g * g)
+    return float(np.sqrt(num / den)) if den > 0 else 0.0
+
+
+def direction_union(cells, kind, observed, alpha, draws):
+    """:func:`path_interval`, and where the path's direction is too poorly
+    determined for its test, the union with the intervals along two other
+    plausible directions.
+
+    The direction (the shrunk gaps) is estimated from the same rows as the
+    statistic. The L2 error's spread grows with the gaps of its noisy cells
+    (a cell's term ``share d^2`` moves by ``2 share d`` per unit of its
+    mean), so the law that tests an error depends on how the direction
+    shares it between well-measured and sparse cells; a test set whose
+    sparse cells saw few events has both a low statistic and a direction
+    that puts the error in the quiet cells, whose law is too narrow just
+    then (a binary model predicted too low at 2 % prevalence on 10^4 rows:
+    one cell of 9 900 rows, a few of 2-100 above it: the interval covered
+    92.7 %, 94.8 % with this union). The L1 error's spread in a cell does
+    not depend on its gap.
+
+    The direction's own noise is measured on the interval's draws at the
+    shrunk configuration (no new random numbers): the shrunk gaps of
+    ``_DIRECTION_DRAWS`` of them, each a test set the shrunk configuration
+    could have given. Where the L2 statistic's spread along them
+    (:func:`_path_spread`) differs by ``_DIRECTION_SPREAD`` or more
+    between their 5 % and 95 % quantiles, the interval is the union of the
+    intervals along the shrunk gaps and along those two directions: a test
+    that keeps an error when any plausible direction's law keeps it. Only
+    for the L2 error of one column (a binary classwise error) whose
+    shrinkage target has a slope (``_DIRECTION_CELLS`` cells or more), and
+    only where the lower bound is above 0: where the data do not reject
+    calibration the shrunk gaps are mostly noise, and at an error of 0 the
+    path's point is ``s = 0`` whatever its direction (taken there, the union
+    widened the calibrated models' intervals at every ``n``). The interval
+    is never narrower than :func:`path_interval`'s, and is the
+    same, to the bit, where the union is not taken."""
+    res = path_interval(cells, kind, observed, alpha, draws)
+    if (
+        kind != "l2"
+        or not cells.columns
+        or cells.n_groups != 1
+        or cells.n.shape[0] < _DIRECTION_CELLS
+        or not res.low > 0
+    ):
+        return res
+    m = min(_DIRECTION_DRAWS, res.shrunk.shape[0])
+    directions = [_shrunk_gaps(_with_means(cells, res.shrunk[j])) for j in range(m)]
+    spread = np.array([_path_spread(cells, g) for g in directions])
+    order = np.argsort(spread, kind="stable")
+    ends = [
+        order[round(q * (m - 1))]
+        for q in (_DIRECTION_QUANTILE, 1.0 - _DIRECTION_QUANTILE)
+    ]
+    lo, hi = spread[ends[0]], spread[ends[1]]
+    if not (lo > 0 and hi >= _DIRECTION_SPREAD * lo):
+        return res
+    low, high = res.low, res.high
+    for j in ends:
+        other = path_interval(cells, kind, observed, alpha, draws, directions[j])
+        low, high = min(low, other.low), max(high, other.high)
+    return res._replace(low=low, high=high)
+
+
+def _with_means(cells, ybar):
+    """A shallow copy of ``cells`` with the cell means ``ybar``."""
+    out = copy.copy(cells)
+    out.ybar = ybar
+    return out
 
 
 def _root(f, lo, hi, value, rtol=5e-3, probe=None):

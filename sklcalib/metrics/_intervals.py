@@ -20,7 +20,10 @@ value of the error at the given binning:
   every gap is 0, so the lower bound is 0 exactly when the consistency test
   (Broecker & Smith 2007) does not reject at level ``(1 - confidence) / 2``;
   the noise is everywhere that of the accuracies simulated, not of the mean
-  scores, and a bin whose rows are all right keeps its binomial noise;
+  scores, and a bin whose rows are all right keeps its binomial noise; for
+  a binary model's classwise L2 error, where the direction's own noise
+  changes the test, the union along two other plausible directions
+  (``direction_union`` in :mod:`._cells`);
 * for the debiased L2 error the test is that of its unbiased square (Sun,
   Chaudhari, Barnett & Dobriban 2024 give its two variance terms; the
   simulation has both, and the skew at calibration), and the bounds are
@@ -50,7 +53,7 @@ from ._cells import (
     _binned_cells,
     _debiased_cells,
     _statistic,
-    path_interval,
+    direction_union,
 )
 from ._debiased import MODES, debiased_square_error
 from ._score_interval import score_interval
@@ -118,18 +121,22 @@ def calibration_error_interval(
     binomial noise: 36 rows at 0.999, all right, give an upper bound near
     0.09, not 0. At ``s = 0`` every gap is 0, so the interval starts at 0
     exactly when the consistency test of the same statistic (Broecker &
-    Smith 2007) does not reject at level ``(1 - confidence_level) / 2``. For
+    Smith 2007) does not reject at level ``(1 - confidence_level) / 2``.
+    For a binary model's classwise L2 error, whose law depends on how the
+    path's direction (taken from the same rows) shares the error between
+    well-measured and sparse bins, the interval is the union along two other
+    directions the data make plausible where they test it differently. For
     ``"debiased_ece"`` the test is that of the unbiased square (with the
     linear and degenerate variance terms of Sun et al. 2024, and its skew),
     and the bounds are rooted. For a classwise error the simulated spread is
     corrected for the dependence of a row's outcomes across classes (exactly
     one is 1; away from calibration it doubles the variance of a sharp
-    network's classwise error). NLL and Brier are means of scores whose value
-    for every label is known: the interval inverts the test of the observed
-    mean over label laws running from every row's best label through the
-    model's own probabilities and the uniform law to its worst label (its
-    skew included: under 2 % prevalence a small test set may hold no
-    positive at all). The bins are taken as given (their counts are not
+    network's classwise error). NLL and Brier are means of scores whose
+    value for every label is known: the interval inverts the test of the
+    observed mean over label laws running from every row's best label
+    through the model's own probabilities and the uniform law to its worst
+    label (its skew included: under 2 % prevalence a small test set may hold
+    no positive at all). The bins are taken as given (their counts are not
     resampled). The interval always holds ``estimate``; measured coverage
     and widths on beds whose truth is known by construction are in the user
     guide (:ref:`uncertainty`).
@@ -325,7 +332,7 @@ def _binned_interval(cells, kind, estimate, confidence_level, rng):
     n_draws = int(min(N_DRAWS, max(_MIN_DRAWS, _DRAW_BUDGET // n_cells)))
     draws = CellDraws(cells.n, rng, n_draws)
     observed = float(_statistic(cells, cells.ybar, STATISTIC_OF[kind]))
-    res = path_interval(cells, kind, observed, alpha, draws)
+    res = direction_union(cells, kind, observed, alpha, draws)
     low, high = res.low, res.high
     # the estimator itself at the shrunk configuration: its spread
     if kind == "debiased":
