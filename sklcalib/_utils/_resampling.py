@@ -35,11 +35,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._optional import is_installed
-
-GAMMA = np.uint64(0x9E3779B97F4A7C15)
-MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-MIX2 = np.uint64(0x94D049BB133111EB)
-_TO_UNIT = 2.0**-53
+from ._splitmix import GAMMA, MIX1, MIX2, TO_UNIT
 
 # Problems of fewer (resamples x rows x contributions) than this run in numpy:
 # the compiled kernel's import and one-off compilation cost seconds. Tests move
@@ -76,7 +72,7 @@ def uniforms(seeds, n_draws):
         z ^= z >> np.uint64(27)
         z *= MIX2
         z ^= z >> np.uint64(31)
-    return (z >> np.uint64(11)).astype(np.float64) * _TO_UNIT
+    return (z >> np.uint64(11)).astype(np.float64) * TO_UNIT
 
 
 def block_counts(seeds, n):

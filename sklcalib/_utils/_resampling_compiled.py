@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._optional import parallel_kernel_section
-from ._resampling import _TO_UNIT, GAMMA, MIX1, MIX2
+from ._splitmix import GAMMA, MIX1, MIX2, TO_UNIT
 
 
 @njit(inline="always")
@@ -23,7 +23,7 @@ def stream_uniform(seed, t):
     z = (z ^ (z >> np.uint64(30))) * MIX1
     z = (z ^ (z >> np.uint64(27))) * MIX2
     z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * _TO_UNIT
+    return np.float64(z >> np.uint64(11)) * TO_UNIT
 
 
 @njit(parallel=True, cache=True)
