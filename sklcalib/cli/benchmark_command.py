@@ -88,11 +88,13 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 2 min 33 s wall, 294 CPU-seconds (10 losses, 9 datasets,
-# 3 seeds; the nets on the real sets train to early stopping)
-_DEFAULT_WALL = "about 2.5 minutes"
+# `sklcalib benchmark`: 2 min 33 s wall, 294 CPU-seconds on an AVX-512 host;
+# 3 min 23 s, 391 CPU-seconds on an AVX2 host (10 losses, 9 datasets, 3 seeds;
+# the nets on the real sets train to early stopping)
+_DEFAULT_WALL = "2.5 to 3.5 minutes"
 # `sklcalib benchmark --quick`: 17 s and 18 s wall, 31 and 32 CPU-seconds
-_QUICK_WALL = "about 20 seconds"
+# (AVX-512); 27 s, 49 CPU-seconds (AVX2)
+_QUICK_WALL = "20 to 30 seconds"
 # `sklcalib benchmark --suite tabular`: 4 min 42 s wall, 549 CPU-seconds
 # (10 sets, 10 losses, 3 seeds, 3 base models, every calibrator and auto)
 _TABULAR_WALL = "about 5 minutes"
