@@ -471,7 +471,7 @@ class AdaDualFocalLoss(_BinnedGammaLoss):
 
     Examples
     --------
-    >>> import numpy as np, torch
+    >>> import numpy as np
     >>> from sklcalib.losses import AdaDualFocalLoss
     >>> loss = AdaDualFocalLoss(n_bins=2)
     >>> y_prob = np.array([[0.9, 0.1], [0.8, 0.2], [0.6, 0.4], [0.7, 0.3]])
