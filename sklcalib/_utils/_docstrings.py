@@ -94,13 +94,6 @@ SHARED_ENTRIES = {
     # the notes of the netcal wrappers
     "netcal_weights_note": _NETCAL_WEIGHTS_NOTE,
     "netcal_notes": f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}",
-    # the data of the binary examples (after ``import numpy as np``):
-    # probabilities p1 and labels y drawn from p1**2 (an overconfident model)
-    "binary_example_data": (
-        ">>> rng = np.random.default_rng(0)\n"
-        ">>> p1 = rng.uniform(size=200)\n"
-        ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
-    ),
     # the tail of the vector and matrix scalers: step count, inputs and the
     # note on binary scores
     "logit_scaler_steps_and_notes": (
@@ -109,13 +102,6 @@ SHARED_ENTRIES = {
         + _fitted_inputs("score")
         + "\n\nNotes\n-----\n"
         "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s]."
-    ),
-    # the data of the multiclass examples (after ``import numpy as np``):
-    # 3-class logits and labels drawn from the logits at temperature 5
-    "logit_example_data": (
-        ">>> rng = np.random.default_rng(0)\n"
-        ">>> logits = 5 * rng.normal(size=(300, 3))\n"
-        ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
     ),
     # the parameter of the registry's questions about a number of classes
     "n_classes_parameter": (

@@ -580,18 +580,16 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.base import clone
+    >>> from scipy.special import logit
     >>> from sklcalib.calibration import CalibratorSearchCV
-    >>> rng = np.random.default_rng(0)
-    >>> logit = rng.normal(0, 2, size=2000)
-    >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-logit))).astype(int)
-    >>> search = CalibratorSearchCV(response="logits").fit(3 * logit, y)
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p, y = make_binary_scores(2000)  # calibrated
+    >>> search = CalibratorSearchCV(response="logits").fit(3 * logit(p), y)
     >>> search.best_candidate_
     'temperature'
-    >>> search.predict_proba(3 * logit[:2]).shape
+    >>> search.predict_proba(3 * logit(p[:2])).shape
     (2, 2)
-    >>> clone(search).fit(logit, y).best_candidate_  # calibrated scores
+    >>> search.fit(logit(p), y).best_candidate_  # refit on calibrated scores
     'passthrough'
     """
 
@@ -1186,14 +1184,12 @@ def select_calibrator(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import select_calibrator
-    >>> rng = np.random.default_rng(0)
-    >>> logit = rng.normal(0, 2, size=2000)
-    >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-logit))).astype(int)
-    >>> select_calibrator(logit, y, response="logits").best_candidate_
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(2000)  # 3 classes, calibrated
+    >>> select_calibrator(logits, y, response="logits").best_candidate_
     'passthrough'
-    >>> select_calibrator(4 * logit, y, response="logits").best_candidate_
+    >>> select_calibrator(4 * logits, y, response="logits").best_candidate_
     'temperature'
     """
     if segments is not None:

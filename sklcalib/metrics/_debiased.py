@@ -182,11 +182,9 @@ def debiased_calibration_error(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import debiased_calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)
-    >>> y = rng.uniform(size=2000) < p  # drawn from the model: calibrated
+    >>> p, y = make_binary_scores(2000)  # drawn from the model: calibrated
     >>> round(debiased_calibration_error(y, p), 3)  # the root of ~0 noise
     0.017
     >>> round(debiased_calibration_error(y, p**3), 2)  # miscalibrated
