@@ -29,6 +29,23 @@ def _labels_and_probabilities(see):
     )
 
 
+def _predict_scores(name):
+    # the input of a fitted calibrator's prediction methods
+    return (
+        f"{name} : array-like of shape (n_samples, n_classes) or (n_samples,)\n"
+        "    Scores of the same kind and width as those given to ``fit``."
+    )
+
+
+def _predict_sections(name):
+    # the parameters and result of a fitted calibrator's ``predict``
+    return (
+        "Parameters\n----------\n" + _predict_scores(name) + "\n\nReturns\n-------\n"
+        "y_pred : ndarray of shape (n_samples,)\n"
+        "    The labels of the largest calibrated probabilities, from ``classes_``."
+    )
+
+
 def _loader_sections(seed):
     # the parameters and result of a loader
     return (
@@ -79,7 +96,10 @@ SHARED_ENTRIES = {
     # the inputs of the metrics
     "labels_and_probabilities": _labels_and_probabilities(""),
     "labels_and_cumulative_probabilities": _labels_and_probabilities(
-        ", see :func:`cumulative_calibration_error`"
+        ", see\n    :func:`~sklcalib.metrics.cumulative_calibration_error`"
+    ),
+    "labels_and_ece_probabilities": _labels_and_probabilities(
+        ", see\n    :func:`~sklcalib.metrics.expected_calibration_error`"
     ),
     # the sections of the loaders of sklcalib.datasets
     "synthetic_loader_sections": _loader_sections(
@@ -114,6 +134,11 @@ SHARED_ENTRIES = {
         "now : datetime, optional\n"
         "    The time stamp of the folder's name (default: now)."
     ),
+    # the scores a fitted calibrator predicts from (the parameter's name)
+    "predict_scores": _predict_scores("scores"),
+    "predict_scores_X": _predict_scores("X"),
+    "predict_sections": _predict_sections("scores"),
+    "predict_sections_X": _predict_sections("X"),
     # the parameter of the meta-estimators' prediction methods
     "estimator_samples_parameter": (
         "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"
