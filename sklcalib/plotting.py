@@ -400,11 +400,7 @@ class ReliabilityDisplay:
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            True labels.
-        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Predicted probabilities, see
-            :func:`~sklcalib.metrics.expected_calibration_error`.
+        %(labels_and_ece_probabilities)s
         n_bins : int, default=15
             Number of bins.
         strategy : {"uniform", "quantile"}, default="uniform"
@@ -847,12 +843,8 @@ class CumulativeDisplay:
 
         Parameters
         ----------
-        y_true : array-like of shape (n_samples,)
-            True labels.
-        y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Predicted probabilities, see
-            :func:`~sklcalib.metrics.cumulative_calibration_error`. Dask
-            arrays are refused (the rows are sorted together).
+        %(labels_and_cumulative_probabilities)s
+            Dask arrays are refused (the rows are sorted together).
         mode : {"auto", "top_label", "classwise"}, default="auto"
             The positive class's probability (binary) or the top-label
             confidence (multiclass), or the column ``class_index``.

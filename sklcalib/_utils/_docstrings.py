@@ -29,6 +29,23 @@ def _labels_and_probabilities(see):
     )
 
 
+def _predict_scores(name):
+    # the input of a fitted calibrator's prediction methods
+    return (
+        f"{name} : array-like of shape (n_samples, n_classes) or (n_samples,)\n"
+        "    Scores of the same kind and width as those given to ``fit``."
+    )
+
+
+def _predict_sections(name):
+    # the parameters and result of a fitted calibrator's ``predict``
+    return (
+        "Parameters\n----------\n" + _predict_scores(name) + "\n\nReturns\n-------\n"
+        "y_pred : ndarray of shape (n_samples,)\n"
+        "    The labels of the largest calibrated probabilities, from ``classes_``."
+    )
+
+
 def _loader_sections(seed):
     # the parameters and result of a loader
     return (
@@ -79,7 +96,10 @@ SHARED_ENTRIES = {
     # the inputs of the metrics
     "labels_and_probabilities": _labels_and_probabilities(""),
     "labels_and_cumulative_probabilities": _labels_and_probabilities(
-        ", see :func:`cumulative_calibration_error`"
+        ", see\n    :func:`~sklcalib.metrics.cumulative_calibration_error`"
+    ),
+    "labels_and_ece_probabilities": _labels_and_probabilities(
+        ", see\n    :func:`~sklcalib.metrics.expected_calibration_error`"
     ),
     # the sections of the loaders of sklcalib.datasets
     "synthetic_loader_sections": _loader_sections(
@@ -94,13 +114,6 @@ SHARED_ENTRIES = {
     # the notes of the netcal wrappers
     "netcal_weights_note": _NETCAL_WEIGHTS_NOTE,
     "netcal_notes": f"Notes\n-----\n{_NETCAL_WEIGHTS_NOTE}",
-    # the data of the binary examples (after ``import numpy as np``):
-    # probabilities p1 and labels y drawn from p1**2 (an overconfident model)
-    "binary_example_data": (
-        ">>> rng = np.random.default_rng(0)\n"
-        ">>> p1 = rng.uniform(size=200)\n"
-        ">>> y = (rng.uniform(size=200) < p1**2).astype(int)"
-    ),
     # the tail of the vector and matrix scalers: step count, inputs and the
     # note on binary scores
     "logit_scaler_steps_and_notes": (
@@ -109,13 +122,6 @@ SHARED_ENTRIES = {
         + _fitted_inputs("score")
         + "\n\nNotes\n-----\n"
         "Binary decision scores s of shape (n,) or (n, 1) are the logits [0, s]."
-    ),
-    # the data of the multiclass examples (after ``import numpy as np``):
-    # 3-class logits and labels drawn from the logits at temperature 5
-    "logit_example_data": (
-        ">>> rng = np.random.default_rng(0)\n"
-        ">>> logits = 5 * rng.normal(size=(300, 3))\n"
-        ">>> y = np.argmax(logits / 5 + rng.gumbel(size=(300, 3)), axis=1)"
     ),
     # the parameter of the registry's questions about a number of classes
     "n_classes_parameter": (
@@ -128,6 +134,11 @@ SHARED_ENTRIES = {
         "now : datetime, optional\n"
         "    The time stamp of the folder's name (default: now)."
     ),
+    # the scores a fitted calibrator predicts from (the parameter's name)
+    "predict_scores": _predict_scores("scores"),
+    "predict_scores_X": _predict_scores("X"),
+    "predict_sections": _predict_sections("scores"),
+    "predict_sections_X": _predict_sections("X"),
     # the parameter of the meta-estimators' prediction methods
     "estimator_samples_parameter": (
         "Parameters\n----------\nX : array-like of shape (n_samples, n_features)\n"

@@ -16,6 +16,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._param_validation import Interval, validate_params
 from sklcalib._utils._scores import (  # noqa: F401 (re-exported to calibrators)
     as_2d,
@@ -272,14 +273,14 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, y.shape[0], allow_zero_sum=True)
         return X, np.searchsorted(self.classes_, y), w
 
+    @fill_doc
     def predict_proba(self, X):
         """Calibrated probabilities.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``. A
-            dask array gives a dask array, computed lazily block by block.
+        %(predict_scores_X)s
+            A dask array gives a dask array, computed lazily block by block.
 
         Returns
         -------
@@ -295,18 +296,11 @@ class BaseCalibrator(ClassifierMixin, BaseEstimator):
         X = self._validate_scores(X, reset=False)
         return self._predict_proba(X)
 
+    @fill_doc
     def predict(self, X):
         """Class with the largest calibrated probability.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels, taken from ``classes_``.
+        %(predict_sections_X)s
         """
         if is_dask_array(X):
             check_is_fitted(self)

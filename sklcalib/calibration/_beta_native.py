@@ -101,9 +101,10 @@ class BetaScaler(BinaryOnlyMixin, BaseCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import BetaScaler
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.01, 0.99, size=50000)
-    >>> y = (rng.random(50000) < p**2 / (p**2 + (1 - p) ** 2)).astype(int)
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p, y = make_binary_scores(
+    ...     50000, low=0.01, high=0.99, truth=lambda p: p**2 / (p**2 + (1 - p) ** 2)
+    ... )
     >>> beta = BetaScaler().fit(p, y)  # truth: a = b = 2, c = 0
     >>> bool(np.abs(beta.coef_ - [2, 2, 0]).max() < 0.2)
     True

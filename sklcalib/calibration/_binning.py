@@ -67,12 +67,11 @@ class HistogramBinningCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import HistogramBinningCalibrator
-    >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
-    >>> y = np.array([0, 0, 1, 0, 1, 1])
+    >>> p1 = [0.1, 0.2, 0.8, 0.9, 0.95, 0.85]
+    >>> y = [0, 0, 1, 0, 1, 1]
     >>> hb = HistogramBinningCalibrator(n_bins=2).fit(p1, y)
-    >>> hb.predict_proba(np.array([0.3, 0.99]))[:, 1]
+    >>> hb.predict_proba([0.3, 0.99])[:, 1]
     array([0.  , 0.75])
     """
 
@@ -170,12 +169,11 @@ class IsotonicCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import IsotonicCalibrator
-    >>> p1 = np.array([0.1, 0.2, 0.8, 0.9, 0.95, 0.85])
-    >>> y = np.array([0, 0, 1, 0, 1, 1])
+    >>> p1 = [0.1, 0.2, 0.8, 0.9, 0.95, 0.85]
+    >>> y = [0, 0, 1, 0, 1, 1]
     >>> iso = IsotonicCalibrator().fit(p1, y)
-    >>> iso.predict_proba(np.array([0.05, 0.99]))[:, 1]
+    >>> iso.predict_proba([0.05, 0.99])[:, 1]
     array([0., 1.])
     """
 

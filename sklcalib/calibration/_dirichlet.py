@@ -105,10 +105,9 @@ class DirichletCalibrator(BaseCalibrator):
     >>> import numpy as np
     >>> from scipy.special import softmax
     >>> from sklcalib.calibration import DirichletCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> logits = rng.normal(size=(500, 3))
-    >>> y = np.array([rng.choice(3, p=q) for q in softmax(logits, axis=1)])
-    >>> proba = softmax(3 * logits, axis=1)  # over-confident
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(500, temperature=3)
+    >>> proba = softmax(logits, axis=1)  # over-confident
     >>> dirichlet = DirichletCalibrator().fit(proba, y)
     >>> bool(np.all(np.diag(dirichlet.coef_) < 1))  # cooled: W ~ I / 3
     True

@@ -101,7 +101,8 @@ class EnsembleTemperatureScaler(BaseCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import EnsembleTemperatureScaler
-    %(logit_example_data)s
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(temperature=5)  # over-confident
     >>> ets = EnsembleTemperatureScaler().fit(logits, y)
     >>> bool(np.isclose(ets.weights_.sum(), 1.0))
     True

@@ -243,9 +243,9 @@ class BBQCalibrator(_NetcalCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import BBQCalibrator
-    %(binary_example_data)s
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p1, y = make_binary_scores(truth=lambda p: p**2)  # over-confident
     >>> bbq = BBQCalibrator().fit(p1, y)
     >>> bbq.predict_proba(p1[:3]).shape
     (3, 2)
@@ -317,9 +317,9 @@ class ENIRCalibrator(_NetcalCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import ENIRCalibrator
-    %(binary_example_data)s
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p1, y = make_binary_scores(truth=lambda p: p**2)  # over-confident
     >>> enir = ENIRCalibrator().fit(p1, y)
     >>> enir.predict_proba(p1[:3]).shape
     (3, 2)
@@ -371,9 +371,9 @@ class BetaCalibrator(_NetcalCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import BetaCalibrator
-    %(binary_example_data)s
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p1, y = make_binary_scores(truth=lambda p: p**2)  # over-confident
     >>> beta = BetaCalibrator().fit(p1, y)
     >>> bool(beta.predict_proba([0.5])[0, 1] < 0.5)
     True

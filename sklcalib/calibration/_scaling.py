@@ -56,9 +56,9 @@ class VectorScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import VectorScaler
-    %(logit_example_data)s
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(temperature=5)  # over-confident
     >>> scaler = VectorScaler().fit(logits, y)
     >>> scaler.predict_proba(logits[:2]).sum(axis=1)
     array([1., 1.])
@@ -120,9 +120,9 @@ class MatrixScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import MatrixScaler
-    %(logit_example_data)s
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(temperature=5)  # over-confident
     >>> scaler = MatrixScaler(reg=1e-3).fit(logits, y)
     >>> scaler.coef_.shape
     (3, 3)

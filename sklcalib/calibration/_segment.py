@@ -13,6 +13,7 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import log_floored, softmax
 from sklcalib._utils._validation import (
     check_option,
@@ -960,13 +961,13 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
             return _proba_of(0.5 * (a * eta + b + self.logistic_map_.logits(z, S)))
         return _proba_of(a * eta + b)
 
+    @fill_doc
     def predict_proba(self, scores, *, segments=None):
         """Calibrated probabilities.
 
         Parameters
         ----------
-        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
+        %(predict_scores)s
         segments : DataFrame or array-like of shape (n_samples, n_columns)
             The same segment columns as at fit (levels unseen at fit and
             missing values get their column's baseline).
@@ -986,13 +987,13 @@ class SegmentCalibrator(ClassifierMixin, BaseEstimator):
         z = _margin_logits(scores, self.response_)
         return floor_probabilities(self._proba(scores, z, S, X))
 
+    @fill_doc
     def predict(self, scores, *, segments=None):
         """Class with the largest calibrated probability.
 
         Parameters
         ----------
-        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
+        %(predict_scores)s
         segments : DataFrame or array-like of shape (n_samples, n_columns)
             The segment columns, as for :meth:`predict_proba`.
 

@@ -53,6 +53,7 @@ from sklearn.utils.validation import (
     column_or_1d,
 )
 
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._validation import (
     _outside_stacklevel,
     as_numpy,
@@ -450,6 +451,16 @@ def calibration_size_warning(
 # ----------------------------------------------------------------------------
 # the estimator
 # ----------------------------------------------------------------------------
+def _deprecated_alias(old, new):
+    """A property ``old`` that warns (see ``_deprecated``) and returns ``new``."""
+
+    def get(self):
+        self._deprecated(old, new)
+        return getattr(self, new)
+
+    return property(get, doc=f"Deprecated: use ``{new}``.")
+
+
 class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
     """Choose a post-hoc calibrator by cross-validated log-loss, "none" included.
 
@@ -580,18 +591,16 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sklearn.base import clone
+    >>> from scipy.special import logit
     >>> from sklcalib.calibration import CalibratorSearchCV
-    >>> rng = np.random.default_rng(0)
-    >>> logit = rng.normal(0, 2, size=2000)
-    >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-logit))).astype(int)
-    >>> search = CalibratorSearchCV(response="logits").fit(3 * logit, y)
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p, y = make_binary_scores(2000)  # calibrated
+    >>> search = CalibratorSearchCV(response="logits").fit(3 * logit(p), y)
     >>> search.best_candidate_
     'temperature'
-    >>> search.predict_proba(3 * logit[:2]).shape
+    >>> search.predict_proba(3 * logit(p[:2])).shape
     (2, 2)
-    >>> clone(search).fit(logit, y).best_candidate_  # calibrated scores
+    >>> search.fit(logit(p), y).best_candidate_  # refit on calibrated scores
     'passthrough'
     """
 
@@ -966,13 +975,13 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         calibrator = self._calibrator_for(candidate)
         return fit_on_classes(calibrator, inputs.take(calibrator), y, self.classes_, w)
 
+    @fill_doc
     def predict_proba(self, scores):
         """Calibrate new scores with the chosen candidate.
 
         Parameters
         ----------
-        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
+        %(predict_scores)s
 
         Returns
         -------
@@ -988,18 +997,11 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
         proba = self.best_estimator_.predict_proba(inputs.take(self.best_estimator_))
         return floor_probabilities(proba)
 
+    @fill_doc
     def predict(self, scores):
         """Predict the class with the largest calibrated probability.
 
-        Parameters
-        ----------
-        scores : array-like of shape (n_samples, n_classes) or (n_samples,)
-            Scores of the same kind and width as those given to ``fit``.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Labels taken from ``classes_``.
+        %(predict_sections)s
         """
         return self.classes_[np.argmax(self.predict_proba(scores), axis=1)]
 
@@ -1054,23 +1056,9 @@ class CalibratorSearchCV(ClassifierMixin, BaseEstimator):
             stacklevel=3,
         )
 
-    @property
-    def name(self):
-        """Deprecated: use ``best_candidate_``."""
-        self._deprecated("name", "best_candidate_")
-        return self.best_candidate_
-
-    @property
-    def calibrator(self):
-        """Deprecated: use ``best_estimator_``."""
-        self._deprecated("calibrator", "best_estimator_")
-        return self.best_estimator_
-
-    @property
-    def cv_results(self):
-        """Deprecated: use ``cv_results_``."""
-        self._deprecated("cv_results", "cv_results_")
-        return self.cv_results_
+    name = _deprecated_alias("name", "best_candidate_")
+    calibrator = _deprecated_alias("calibrator", "best_estimator_")
+    cv_results = _deprecated_alias("cv_results", "cv_results_")
 
     @property
     def n_classes(self):
@@ -1186,14 +1174,12 @@ def select_calibrator(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import select_calibrator
-    >>> rng = np.random.default_rng(0)
-    >>> logit = rng.normal(0, 2, size=2000)
-    >>> y = (rng.uniform(size=2000) < 1 / (1 + np.exp(-logit))).astype(int)
-    >>> select_calibrator(logit, y, response="logits").best_candidate_
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(2000)  # 3 classes, calibrated
+    >>> select_calibrator(logits, y, response="logits").best_candidate_
     'passthrough'
-    >>> select_calibrator(4 * logit, y, response="logits").best_candidate_
+    >>> select_calibrator(4 * logits, y, response="logits").best_candidate_
     'temperature'
     """
     if segments is not None:

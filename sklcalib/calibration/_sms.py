@@ -175,12 +175,9 @@ class SMSCalibrator(_StructuredScaler):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SMSCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 3 * rng.normal(size=(600, 4))
-    >>> y = np.array([rng.choice(4, p=q) for q in softmax(logits / 3, axis=1)])
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(600, 4, temperature=3)
     >>> sms = SMSCalibrator().fit(logits, y)
     >>> bool(2.5 < sms.temperature_ < 3.5)  # over-confident logits cooled first
     True
@@ -291,11 +288,9 @@ class SVSCalibrator(_StructuredScaler):
     Examples
     --------
     >>> import numpy as np
-    >>> from scipy.special import softmax
     >>> from sklcalib.calibration import SVSCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> logits = 3 * rng.normal(size=(600, 4))
-    >>> y = np.array([rng.choice(4, p=q) for q in softmax(logits / 3, axis=1)])
+    >>> from sklcalib.datasets import make_logits
+    >>> logits, y = make_logits(600, 4, temperature=3)
     >>> svs = SVSCalibrator().fit(logits, y)
     >>> svs.coef_.shape
     (4,)

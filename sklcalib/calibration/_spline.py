@@ -201,9 +201,8 @@ class SplineCalibrator(BaseCalibrator):
     --------
     >>> import numpy as np
     >>> from sklcalib.calibration import SplineCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=5000)
-    >>> y = (rng.random(5000) < p**2).astype(int)  # over-confident scores
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p, y = make_binary_scores(5000, truth=lambda p: p**2)  # over-confident
     >>> spline = SplineCalibrator().fit(p, y)
     >>> q = spline.predict_proba([0.3, 0.5, 0.7])[:, 1]
     >>> bool(np.all(np.abs(q - [0.09, 0.25, 0.49]) < 0.05))  # close to p**2

@@ -85,10 +85,9 @@ class TemperatureScaler(BaseCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import TemperatureScaler
-    >>> logits = np.array([[4.0, 0.0], [0.0, 4.0], [4.0, 0.0], [0.0, 4.0]])
-    >>> y = np.array([0, 1, 1, 1])
+    >>> logits = [[4.0, 0.0], [0.0, 4.0], [4.0, 0.0], [0.0, 4.0]]
+    >>> y = [0, 1, 1, 1]
     >>> scaler = TemperatureScaler().fit(logits, y)
     >>> bool(scaler.temperature_ > 1)  # over-confident logits get cooled
     True

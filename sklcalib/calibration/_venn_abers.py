@@ -59,11 +59,9 @@ class VennAbersCalibrator(OneVsRestCalibrator):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sklcalib.calibration import VennAbersCalibrator
-    >>> rng = np.random.default_rng(0)
-    >>> p1 = rng.uniform(size=500)
-    >>> y = (rng.uniform(size=500) < p1**2).astype(int)
+    >>> from sklcalib.datasets import make_binary_scores
+    >>> p1, y = make_binary_scores(500, truth=lambda p: p**2)  # over-confident
     >>> va = VennAbersCalibrator().fit(p1, y)
     >>> low, high = va.predict_interval([0.5])
     >>> bool(low[0] <= va.predict_proba([0.5])[0, 1] <= high[0])

@@ -27,9 +27,16 @@ How the splits are made, for every dataset:
   over-confident on the test split, which is the regime the calibration papers
   study.
 
+Two generators draw scores rather than features, with a known calibration:
+:func:`make_binary_scores` (probabilities, labels drawn from a stated truth)
+and :func:`make_logits` (logits over-confident by a stated temperature). The
+docstrings' examples use them, and they suit quick checks of a calibrator or a
+metric; they have no split.
+
 The loaders live in private modules by kind (``_builtin``: synthetic and
 scikit-learn's bundled sets; ``_tabular``: the R sets; ``_splits``: the split
-and the scaling they share; ``_registry``: the look-up by name).
+and the scaling they share; ``_registry``: the look-up by name; ``_scores``:
+the two generators).
 """
 
 from sklcalib.datasets._builtin import (
@@ -42,6 +49,7 @@ from sklcalib.datasets._builtin import (
     load_wine,
 )
 from sklcalib.datasets._registry import DATASETS, list_datasets, load_dataset
+from sklcalib.datasets._scores import make_binary_scores, make_logits
 from sklcalib.datasets._splits import split_and_scale
 from sklcalib.datasets._tabular import (
     TABULAR_DATASETS,
@@ -79,5 +87,7 @@ __all__ = [
     "load_titanic",
     "load_wa_churn",
     "load_wine",
+    "make_binary_scores",
+    "make_logits",
     "split_and_scale",
 ]

@@ -60,11 +60,9 @@ class ConfidenceInterval(NamedTuple):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import bootstrap_interval
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=200)
-    >>> y = rng.uniform(size=200) < p
+    >>> p, y = make_binary_scores(200, low=0.5)
     >>> ci = bootstrap_interval("ece", y, p, n_resamples=100, random_state=0)
     >>> ci._fields
     ('estimate', 'low', 'high', 'standard_error', 'bootstrap_distribution')
@@ -289,11 +287,9 @@ def bootstrap_interval(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import bootstrap_interval
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=500)
-    >>> y = rng.uniform(size=500) < p**2  # over-confident
+    >>> p, y = make_binary_scores(500, low=0.5, truth=lambda p: p**2)  # over-confident
     >>> ci = bootstrap_interval("ece", y, p, random_state=0)
     >>> bool(ci.low < ci.estimate < ci.high)
     True
@@ -351,11 +347,9 @@ class CalibrationComparison(NamedTuple):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import compare_calibration
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=200)
-    >>> y = rng.uniform(size=200) < p
+    >>> p, y = make_binary_scores(200, low=0.5)
     >>> res = compare_calibration(y, p, p**0.3, n_resamples=100, random_state=0)
     >>> res._fields
     ('difference', 'low', 'high', 'pvalue')
@@ -574,11 +568,9 @@ def compare_calibration(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import compare_calibration
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=1000)
-    >>> y = rng.uniform(size=1000) < p  # p is calibrated, p**0.3 is not
+    >>> p, y = make_binary_scores(1000, low=0.5)  # p is calibrated, p**0.3 is not
     >>> res = compare_calibration(y, p, p**0.3, random_state=0)
     >>> bool(res.difference < 0 and res.high < 0 and res.pvalue < 0.01)
     True

@@ -41,11 +41,9 @@ class CalibrationTestResult(NamedTuple):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import calibration_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=200)
-    >>> y = rng.uniform(size=200) < p
+    >>> p, y = make_binary_scores(200, low=0.5)
     >>> res = calibration_test(y, p, n_resamples=100, random_state=0)
     >>> res._fields
     ('statistic', 'pvalue', 'null_distribution')
@@ -123,14 +121,12 @@ def calibration_test(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import calibration_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0.5, 1.0, size=300)
-    >>> calibrated = rng.uniform(size=300) < p
+    >>> p, calibrated = make_binary_scores(300, low=0.5)
     >>> calibration_test(calibrated, p, random_state=0).pvalue > 0.05
     True
-    >>> over_confident = rng.uniform(size=300) < p**3
+    >>> _, over_confident = make_binary_scores(300, low=0.5, truth=lambda p: p**3)
     >>> calibration_test(over_confident, p, random_state=0).pvalue < 0.01
     True
     """

@@ -190,11 +190,10 @@ class CumulativeTestResult(NamedTuple):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import cumulative_calibration_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=1000)
-    >>> res = cumulative_calibration_test(rng.uniform(size=1000) < p, p)
+    >>> p, y = make_binary_scores(1000)
+    >>> res = cumulative_calibration_test(y, p)
     >>> res  # doctest: +ELLIPSIS
     CumulativeTestResult(kind='kuiper', mode='binary', statistic=..., pvalue=...)
     >>> bool(res.pvalue > 0.05)
@@ -283,11 +282,9 @@ def cumulative_calibration_test(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import cumulative_calibration_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)
-    >>> y = rng.uniform(size=2000) < np.clip(p + 0.1, 0, 1)  # underestimated
+    >>> p, y = make_binary_scores(2000, truth=lambda p: (p + 0.1).clip(0, 1))
     >>> res = cumulative_calibration_test(y, p)
     >>> bool(res.pvalue < 1e-6), bool(res.statistic > res.mde)
     (True, True)
@@ -374,11 +371,10 @@ def spiegelhalter_test(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import spiegelhalter_test
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=1000)
-    >>> bool(spiegelhalter_test(rng.uniform(size=1000) < p, p).pvalue > 0.05)
+    >>> p, y = make_binary_scores(1000)
+    >>> bool(spiegelhalter_test(y, p).pvalue > 0.05)
     True
     """
     check_option(alternative, "alternative", ALTERNATIVES)

@@ -22,6 +22,7 @@ from sklcalib._utils._binning import (
     top_label,
     weighted_bin_sums,
 )
+from sklcalib._utils._docstrings import fill_doc
 from sklcalib._utils._scores import as_columns
 from sklcalib._utils._validation import (
     check_n_bins,
@@ -111,6 +112,7 @@ def debiased_square_error(score, outcome, n_bins, weights):
     return float(np.dot(share, terms))
 
 
+@fill_doc
 def debiased_calibration_error(
     y_true,
     y_prob,
@@ -146,12 +148,8 @@ def debiased_calibration_error(
 
     Parameters
     ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    y_prob : array-like of shape (n_samples, n_classes) or (n_samples,)
-        Predicted probabilities, see
-        :func:`~sklcalib.metrics.expected_calibration_error`. A 1-D binary
-        ``y_prob`` counts as the two columns ``[1 - p, p]``.
+    %(labels_and_ece_probabilities)s
+        A 1-D binary ``y_prob`` counts as the two columns ``[1 - p, p]``.
     n_bins : int, default=15
         Number of equal-mass bins (at most the number of samples).
     mode : {"top_label", "classwise"}, default="top_label"
@@ -182,11 +180,9 @@ def debiased_calibration_error(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import debiased_calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)
-    >>> y = rng.uniform(size=2000) < p  # drawn from the model: calibrated
+    >>> p, y = make_binary_scores(2000)  # drawn from the model: calibrated
     >>> round(debiased_calibration_error(y, p), 3)  # the root of ~0 noise
     0.017
     >>> round(debiased_calibration_error(y, p**3), 2)  # miscalibrated

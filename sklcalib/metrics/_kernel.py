@@ -414,14 +414,13 @@ def kernel_calibration_error(
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from scipy.special import softmax
+    >>> from sklcalib.datasets import make_logits
     >>> from sklcalib.metrics import kernel_calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.dirichlet(np.ones(3), size=1000)
-    >>> y = (rng.uniform(size=(1000, 1)) > p.cumsum(axis=1)).sum(axis=1)
-    >>> abs(kernel_calibration_error(y, p)) < 1e-3  # drawn from p: calibrated
+    >>> logits, y = make_logits(1000)  # calibrated logits
+    >>> abs(kernel_calibration_error(y, softmax(logits, axis=1))) < 1e-3
     True
-    >>> p_sharp = p**4 / (p**4).sum(axis=1, keepdims=True)  # over-confident
+    >>> p_sharp = softmax(4 * logits, axis=1)  # over-confident
     >>> kernel_calibration_error(y, p_sharp) > 1e-2
     True
     """

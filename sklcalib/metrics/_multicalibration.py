@@ -82,14 +82,11 @@ class SegmentRow(NamedTuple):
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sklcalib.datasets import make_binary_scores
     >>> from sklcalib.metrics import multicalibration_audit
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=600)
-    >>> group = rng.integers(0, 2, size=600)
-    >>> audit = multicalibration_audit(
-    ...     rng.uniform(size=600) < p, p, group, n_resamples=50, random_state=0
-    ... )
+    >>> p, y = make_binary_scores(600)
+    >>> group = [0, 1] * 300
+    >>> audit = multicalibration_audit(y, p, group, n_resamples=50, random_state=0)
     >>> row = audit.worst_segments(1)[0]
     >>> row.segment in ("all rows", "x0=0", "x0=1"), row.n_rows >= 30
     (True, True)
