@@ -29,6 +29,7 @@ Run::
 
     python benchmarks/bench_losses.py                 # both tables
     python benchmarks/bench_losses.py --calls --repeats 61
+    python benchmarks/bench_losses.py --calls --only mbls,mdca   # CE and these
     python benchmarks/bench_losses.py --epochs --epoch-repeats 7
     python benchmarks/bench_losses.py --out docs/_static/losses   # CSV files
     python benchmarks/bench_losses.py --calls --device cuda       # on a GPU
@@ -39,7 +40,8 @@ the settings, whether the compiled kernels ran, and the load average before
 and after); the tables of the losses guide are those files. With numba
 installed (the ``fast`` extra) the fused nodes compute batches of at most
 ``MAX_ENTRIES`` logits (128 x 10, the epochs' batches; not 4096 x 100) in
-compiled kernels; ``--torch-kernels`` times their torch operations instead
+compiled kernels, and MbLS's larger ones (4096 x 100) in two compiled passes
+around torch's ``exp``; ``--torch-kernels`` times their torch operations instead
 (:func:`sklcalib.losses.torch_kernels`), what an install without numba runs;
 ``--kernel-comparison`` times the epochs both ways, interleaved.
 ``--device`` moves the per-call table to another torch
@@ -158,11 +160,11 @@ def device_clock(device):
     return clock
 
 
-def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
+def time_calls(n, k, repeats, warmup, clock, block, device="cpu", cases=CASES):
     """Fastest and per-repeat times of every case (and MMCE's floor) on
     ``n x k`` logits, all cases timed back to back in every repeat."""
     logits, target = _data(n, k, device=device)
-    steps = {name: make().to(device) for name, make, _ in CASES}
+    steps = {name: make().to(device) for name, make, _ in cases}
 
     def step(criterion):
         def run():
@@ -178,7 +180,8 @@ def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
             mmce_floor(logits, target)
 
     runs = {name: step(criterion) for name, criterion in steps.items()}
-    runs["MMCE floor"] = floor
+    if "MMCE λ=2" in runs:
+        runs["MMCE floor"] = floor
     for run in runs.values():
         for _ in range(warmup):
             run()
@@ -191,12 +194,13 @@ def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
     return times
 
 
-def call_rows(times_by_shape):
+def call_rows(times_by_shape, cases=CASES):
     """The per-call table: one row per case (MMCE twice: against cross-entropy
     and against its floor), both shapes."""
     big = "{}x{}".format(*SHAPES[0])
-    entries = [(name, "CE", target) for name, _, target in CASES]
-    entries.append(("MMCE λ=2", "CE + O(N²) kernel", MMCE_FLOOR_TARGET))
+    entries = [(name, "CE", target) for name, _, target in cases]
+    if any(name == "MMCE λ=2" for name, _, _ in cases):
+        entries.append(("MMCE λ=2", "CE + O(N²) kernel", MMCE_FLOOR_TARGET))
     rows = []
     for name, ref_name, target in entries:
         row = {"criterion": name, "against": ref_name}
@@ -498,6 +502,18 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
+def selected_cases(only):
+    """Cross-entropy and the cases whose name contains one of the
+    comma-separated, case-insensitive words of ``only`` (all cases if None)."""
+    if only is None:
+        return CASES
+    words = [w.strip().lower() for w in only.split(",") if w.strip()]
+    chosen = [c for c in CASES[1:] if any(w in c[0].lower() for w in words)]
+    if not chosen:
+        raise ValueError(f"--only {only!r} names no case")
+    return [CASES[0], *chosen]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", action="store_true", help="the per-call table")
@@ -506,6 +522,12 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--epoch-repeats", type=int, default=7)
     parser.add_argument("--out", default=None, help="folder for the CSV files")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="per-call table: cross-entropy and the cases whose name contains "
+        "one of these comma-separated words (e.g. 'mbls,mdca'), not all",
+    )
     parser.add_argument(
         "--device", default="cpu", help="torch device of the per-call table"
     )
@@ -552,7 +574,8 @@ def _compiled_line(forced_off):
 
     return (
         f"on (numba {numba.__version__}) for batches of at most {MAX_ENTRIES} "
-        "logits: the 128x10 column and the epochs; 4096x100 runs the torch "
+        "logits: the 128x10 column and the epochs; at 4096x100 MbLS's two "
+        "compiled passes around torch's exp, the other criteria's torch "
         "operations"
     )
 
@@ -571,15 +594,16 @@ def _run(args, argv):
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     failed = []
+    cases = selected_cases(args.only)
     if args.calls:
         times = {}
         call_clock = device_clock(args.device)
         for n, k in SHAPES:
             block = SMALL_BLOCK if n * k < 100_000 else 1
             times[n, k] = time_calls(
-                n, k, args.repeats, args.warmup, call_clock, block, args.device
+                n, k, args.repeats, args.warmup, call_clock, block, args.device, cases
             )
-        rows = call_rows(times)
+        rows = call_rows(times, cases)
         where = (
             settings
             if call_clock is clock

@@ -51,9 +51,12 @@ which for plain focal (no c, λ = 0) is G·m·(p - e_t).
 import functools
 import threading
 
+import numpy as np
 import torch
 
+from sklcalib.losses import _dispatch as dispatch
 from sklcalib.losses._dispatch import (
+    _NUMPY,
     NO_TABLE,
     compiled_grad,
     kernels_for,
@@ -715,9 +718,15 @@ class MarginNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, margin, alpha, class_mean, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             typed = scalar(margin, logits)  # the excess in the logits' dtype
+            if logits.numel() > dispatch.MAX_ENTRIES:
+                constants = (typed, alpha, class_mean)
+                return _margin_large(
+                    ctx, kernels, logits, target, constants, reference, reduction
+                )
             return run_compiled(
                 ctx,
                 kernels.margin,
@@ -761,6 +770,8 @@ class MarginNode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 6
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 6
+        if ctx.large is not None:
+            return (_margin_large_grad(ctx, grad),) + (None,) * 6
         t1, logp_t, top, argmax, count = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
         out = consume_logp(ctx)
@@ -776,6 +787,54 @@ class MarginNode(torch.autograd.Function):
             argmax = first_one(torch.eq(logits, top, out=above))
         out.scatter_add_(1, argmax, torch.mul(count, constant(ctx.alpha, count)))
         return (out.mul_(g),) + (None,) * 6
+
+
+def _margin_large(ctx, kernels, logits, target, constants, reference, reduction):
+    """:class:`MarginNode`'s forward on a batch above ``MAX_ENTRIES`` with the
+    compiled kernels (``constants``: the margin as a scalar of the logits'
+    dtype, α, ``class_mean``). The gradient for an upstream gradient of 1 is
+    computed with the value and kept for :func:`_margin_large_grad`."""
+    margin, alpha, class_mean = constants
+    args = (margin, scalar(0.0, logits), alpha, class_mean)
+    value, grad = _margin_large_run(kernels, logits.detach(), target, reduction, args)
+    ctx.save_for_backward(logits, target)
+    ctx.reference, ctx.reduction = reference, reduction
+    ctx.compiled = None
+    ctx.large, ctx.large_grad = (kernels, args), grad
+    return torch.from_numpy(np.array(value, dtype=_NUMPY[logits.dtype]))
+
+
+def _margin_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of MbLS on the logits ``z`` (no gradient) for an
+    upstream gradient of 1: a compiled pass writes ``z - max`` into a new
+    buffer, torch's ``exp`` (vectorised) takes it in place, and a second
+    compiled pass sums the rows, computes the penalty and writes the gradient
+    over the exponentials. Three passes over the batch where the torch
+    operations make a dozen, and one exp per entry where they make two."""
+    n = z.shape[0]
+    e = torch.empty_like(z)
+    arg = np.empty(n, dtype=np.int64)
+    z_np, e_np = z.numpy(), e.numpy()
+    kernels.margin_shift(z_np, e_np, arg)
+    e.exp_()
+    row_scale = 1.0 / n if reduction == "mean" else 1.0
+    value = kernels.margin_finish(z_np, target.numpy(), e_np, arg, row_scale, *args)
+    return value, e
+
+
+def _margin_large_grad(ctx, grad):
+    """The logits' gradient of :func:`_margin_large`'s forward: its buffer,
+    given away (the gradient accumulator keeps it without a copy), scaled
+    unless the upstream gradient is 1; a second backward computes it again."""
+    out, ctx.large_grad = ctx.large_grad, None
+    if out is None:
+        logits, target = ctx.saved_tensors
+        kernels, args = ctx.large
+        z = logits.detach()
+        out = _margin_large_run(kernels, z, target, ctx.reduction, args)[1]
+    if grad is not constant(1.0, grad) and grad.item() != 1.0:
+        out.mul_(grad)
+    return out
 
 
 def class_fractions(target, n_classes, dtype):

@@ -26,6 +26,13 @@ Arguments common to every kernel: ``z`` (N, K) logits, ``t`` (N,) int64
 targets, ``out`` (N, K) the gradient's buffer (of ``z``'s dtype), ``row_scale``
 the upstream gradient of each row (1/N for the mean, 1 for the sum); each
 returns the reduced value.
+
+MbLS on batches above the dispatch's ``MAX_ENTRIES`` takes two passes instead,
+:func:`margin_shift` and :func:`margin_finish`, with torch's ``exp`` between
+them: there one libm call per entry costs more than the rest of the kernel,
+while torch's vector kernels compute several lanes per instruction. Its
+exponentials are those of ``z - max`` rounded to the logits' dtype, as in
+torch's log-softmax (the reference's); everything after them is in float64.
 """
 
 import numpy as np
@@ -182,6 +189,87 @@ def margin(z, t, out, row_scale, margin, alpha, class_mean):
             at_target -= step
         out[i, ti] = row_scale * at_target
         out[i, arg] += row_scale * step * count
+    return value * row_scale
+
+
+#: reassociation lets the compiler split a row's sums into vector lanes: for
+#: the helpers whose only chains of operations are those sums (each entry's
+#: own arithmetic is one operation deep, which reassociation cannot reorder)
+_SUMS = {**_JIT, "fastmath": {"reassoc"}}
+
+
+@njit(**_SUMS)
+def _row_sum(e, i):
+    total = 0.0
+    for j in range(e.shape[1]):
+        total += e[i, j]
+    return total
+
+
+@njit(**_SUMS)
+def _margin_row(z, e, i, threshold, zero, s_inv, s_step):
+    """Row i of MbLS's gradient over ``e = exp(z - max)``: ``e·s_inv``, less
+    ``s_step`` where the excess ``threshold - z_j`` (in the logits' dtype,
+    ``zero`` a 0 of it) is > 0; returns the row's penalty (the excesses > 0,
+    summed in float64) and their number."""
+    penalty = 0.0
+    count = 0
+    for j in range(z.shape[1]):
+        excess = threshold - z[i, j]
+        above = excess > zero
+        penalty += excess if above else zero
+        count += above
+        e[i, j] = e[i, j] * s_inv - (s_step if above else 0.0)
+    return penalty, count
+
+
+@njit(**_JIT)
+def margin_shift(z, e, arg):
+    """MbLS on a large batch (:class:`~sklcalib.losses._autograd.MarginNode`),
+    first pass: ``e = z - max`` per row in the logits' dtype, as torch's
+    log-softmax subtracts it, and the first largest logit's index (torch's
+    ``max``) in ``arg``. torch then takes ``exp`` of ``e`` in place: its
+    vector kernels compute several lanes per instruction, where this module's
+    exp is one call per entry."""
+    n, k = z.shape
+    for i in range(n):
+        top = z[i, 0]
+        a = 0
+        for j in range(1, k):
+            if z[i, j] > top:
+                top = z[i, j]
+                a = j
+        arg[i] = a
+        for j in range(k):
+            e[i, j] = z[i, j] - top
+
+
+@njit(**_JIT)
+def margin_finish(z, t, e, arg, row_scale, margin, zero, alpha, class_mean):
+    """Second pass, from ``e = exp(z - max)``: :func:`margin`'s value and
+    gradient (the same formulas), the gradient written over ``e``.
+    ``margin`` and ``zero`` are scalars of the logits' dtype."""
+    n, k = z.shape
+    step = alpha / k if class_mean else alpha
+    s_step = row_scale * step
+    value = 0.0
+    for i in range(n):
+        ti = t[i]
+        a = arg[i]
+        total = _row_sum(e, i)
+        logp_t = np.float64(z[i, ti]) - np.float64(z[i, a]) - np.log(total)
+        threshold = z[i, a] - margin
+        s_inv = row_scale / total
+        penalty, count = _margin_row(z, e, i, threshold, zero, s_inv, s_step)
+        if class_mean:
+            penalty /= k
+        value += alpha * penalty - logp_t
+        # the target's entry without the difference p_t - 1 near p_t = 1
+        at_target = np.expm1(logp_t)
+        if threshold - z[i, ti] > zero:
+            at_target -= step
+        e[i, ti] = row_scale * at_target
+        e[i, a] += s_step * count
     return value * row_scale
 
 

@@ -1,0 +1,212 @@
+"""MbLS's kernel for large batches: two compiled passes around torch's ``exp``
+(:func:`~sklcalib.losses._autograd._margin_large`), taken above the
+dispatch's ``MAX_ENTRIES`` with numba installed.
+
+The ``large`` fixture lowers ``MAX_ENTRIES`` to 0, so that every batch of the
+adversarial inputs of tests/test_losses_fused.py (p_t -> 1, ties at the
+maximum, one class, logits ±1e4) takes this path: its values and gradients
+are held to the reference composition (float64 1e-12, float32 1e-6, both
+relative to the batch's largest magnitude, as every node is), its float32
+rows to the float64 reference, its derivatives to finite differences, and its
+eager calls to its autograd calls, bit for bit.
+"""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from test_losses_compiled import _row_errors
+from test_losses_fused import (
+    CRITERIA,
+    INPUTS,
+    _error,
+    _float32_bound,
+    _loss_and_grad,
+    _tie_free,
+)
+
+from sklcalib._utils._optional import is_installed
+from sklcalib.losses import MbLSLoss, _dispatch, torch_kernels
+
+if not is_installed("numba"):  # absent, or hidden by SKLCALIB_DISABLE_NUMBA
+    pytest.skip("the compiled kernels are the fast extra's", allow_module_level=True)
+
+MBLS = [name for name in CRITERIA if name.startswith("mbls")]
+
+
+def _large_path(loss):
+    return getattr(loss.grad_fn, "large", None) is not None
+
+
+@pytest.fixture
+def large(monkeypatch):
+    """Every batch above ``MAX_ENTRIES``: MbLS takes its large-batch kernel."""
+    monkeypatch.setattr(_dispatch, "MAX_ENTRIES", 0)
+
+
+def test_large_scalar_batches_take_it_and_the_rest_does_not():
+    n = _dispatch.MAX_ENTRIES // 10 + 1
+    target = torch.arange(n) % 10
+    criterion = MbLSLoss(margin=2.0)
+    for dtype in (torch.float32, torch.float64):
+        logits = torch.randn(n, 10, dtype=dtype, requires_grad=True)
+        for reduction in ("mean", "sum"):
+            criterion.reduction = reduction
+            loss = criterion(logits, target)
+            assert _large_path(loss) and loss.grad_fn.compiled is None
+            with torch_kernels():
+                assert not _large_path(criterion(logits, target))
+        criterion.reduction = "none"
+        assert not _large_path(criterion(logits, target))
+        criterion.reduction = "mean"
+        # a non-contiguous view; a small batch takes the one-pass kernel
+        wide = torch.randn(10, n, dtype=dtype, requires_grad=True)
+        assert not _large_path(criterion(wide.t(), target))
+        small = criterion(logits[:8].detach().requires_grad_(), target[:8])
+        assert not _large_path(small) and small.grad_fn.compiled is not None
+
+
+def test_without_numba_a_large_batch_is_the_torch_operations_bit_for_bit(
+    monkeypatch,
+):
+    _, z, y = INPUTS[-1]  # 1024 x 100, above MAX_ENTRIES
+    target = torch.from_numpy(y)
+    results = []
+    for path in ("absent", "forced"):
+        logits = torch.tensor(z, dtype=torch.float32, requires_grad=True)
+        if path == "absent":
+            with monkeypatch.context() as m:
+                m.setattr(_dispatch, "_KERNELS", [None])
+                loss = CRITERIA["mbls"](logits, target)
+        else:
+            with torch_kernels():
+                loss = CRITERIA["mbls"](logits, target)
+        assert not _large_path(loss)
+        results.append((loss.detach(), *torch.autograd.grad(loss, logits)))
+    for a, b in zip(*results, strict=True):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("name", MBLS)
+def test_equals_the_reference_composition(name, large):
+    for input_name, z, y in INPUTS:
+        target = torch.from_numpy(y)
+        for reduction in ("mean", "sum"):
+            criterion = copy.deepcopy(CRITERIA[name])
+            criterion.reduction = reduction
+            # 1.7: the buffer scaled; 1: handed over as it is
+            for scale in (1.7, 1.0):
+                upstream = torch.tensor(scale, dtype=torch.float64)
+                where = f"{name}, {input_name}, {reduction}, {scale}"
+                z64 = torch.tensor(z)
+                x = z64.clone().requires_grad_()
+                assert _large_path(criterion(x, target)), where
+                args = (criterion, z64, target, reduction, upstream)
+                node, ref = _loss_and_grad(*args, "node"), _loss_and_grad(*args, "ref")
+                for got, want in zip(node, ref, strict=True):
+                    assert torch.isfinite(got).all(), where
+                    assert _error(got, want) <= 1e-12, f"float64: {where}"
+                z32 = torch.tensor(z, dtype=torch.float32)
+                args = (criterion, z32, target, reduction, upstream)
+                node, ref32 = (
+                    _loss_and_grad(*args, "node"),
+                    _loss_and_grad(*args, "ref"),
+                )
+                exact = _loss_and_grad(
+                    criterion, z32.double(), target, reduction, upstream, "ref"
+                )
+                bound = _float32_bound(z32, target, reduction, upstream)
+                for i in range(2):
+                    assert torch.isfinite(node[i]).all(), where
+                    error = min(_error(node[i], ref32[i]), _error(node[i], exact[i]))
+                    assert error <= bound, f"float32: {where}: {error:.2g}"
+
+
+@pytest.mark.parametrize("name", MBLS)
+def test_float32_rows_are_within_1e_6_of_float64(name, large):
+    # row by row (Euclidean norms), against the float64 reference on the
+    # same float32 logits: its exponentials are float32 (of z - max rounded
+    # to float32, as torch's log-softmax takes them), the rest float64
+    for input_name, z, y in INPUTS:
+        target = torch.from_numpy(y)
+        criterion = copy.deepcopy(CRITERIA[name])
+        where = f"{name}, {input_name}"
+        z32 = torch.tensor(z, dtype=torch.float32)
+        x = z32.clone().requires_grad_()
+        loss = criterion(x, target)
+        assert _large_path(loss)
+        (grad,) = torch.autograd.grad(loss, x)
+        x64 = z32.double().requires_grad_()
+        want = criterion._reference(x64, target, "mean")
+        (composed,) = torch.autograd.grad(want, x64)
+        assert abs(loss.double() - want) <= 1e-6 * abs(want), where
+        errors = _row_errors(grad.double(), composed)
+        assert errors.max() <= 1e-6, f"{where}: {errors.max():.2g}"
+        # and never further from it than the float32 torch operations (which
+        # stray up to about 1e-5 on these inputs)
+        with torch_kernels():
+            x = z32.clone().requires_grad_()
+            (torch32,) = torch.autograd.grad(criterion(x, target), x)
+        assert errors.max() <= _row_errors(torch32.double(), composed).max(), where
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_gradcheck_first_and_second_derivatives(reduction, large):
+    criterion = MbLSLoss(margin=0.5, reduction=reduction)
+    logits, target = _tie_free(5, n=7, k=5)
+    assert _large_path(criterion(logits, target))
+    assert torch.autograd.gradcheck(lambda x: criterion(x, target), (logits,))
+    assert torch.autograd.gradgradcheck(
+        lambda x: criterion(x, target), (logits,), fast_mode=True
+    )
+
+
+def test_hessian_vector_product_is_the_compositions(large):
+    logits, target = _tie_free(4, n=8, k=5)
+    vector = torch.randn(logits.shape, dtype=torch.float64)
+    criterion = MbLSLoss(margin=0.5)
+    hvps = []
+    for path in ("node", "ref"):
+        x = logits.detach().clone().requires_grad_()
+        if path == "node":
+            loss = criterion(x, target)
+            assert _large_path(loss)
+        else:
+            loss = criterion._reference(x, target, criterion.reduction)
+        (grad,) = torch.autograd.grad(loss, x, create_graph=True)
+        (hvp,) = torch.autograd.grad((grad * vector).sum(), x)
+        hvps.append(hvp)
+    torch.testing.assert_close(*hvps, rtol=1e-12, atol=1e-14)
+
+
+def test_a_retained_graph_gives_the_same_gradient_twice(large):
+    # the first backward hands the kept gradient over; a second computes it
+    # again
+    logits, target = _tie_free(8, n=8, k=5)
+    loss = CRITERIA["mbls m=1"](logits, target)
+    assert _large_path(loss)
+    (first,) = torch.autograd.grad(loss, logits, retain_graph=True)
+    (second,) = torch.autograd.grad(loss, logits, retain_graph=True)
+    (third,) = torch.autograd.grad(loss, logits, torch.tensor(2.0, dtype=loss.dtype))
+    torch.testing.assert_close(first, second, rtol=0, atol=0)
+    torch.testing.assert_close(third, 2.0 * first, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_eager_calls_are_the_nodes_to_the_last_bit(dtype, large):
+    rng = np.random.default_rng(2)
+    z = torch.tensor(3 * rng.standard_normal((64, 9)), dtype=dtype)
+    target = torch.from_numpy(rng.integers(0, 9, 64))
+    for name in MBLS:
+        for reduction in ("mean", "sum"):
+            criterion = copy.deepcopy(CRITERIA[name])
+            criterion.reduction = reduction
+            logits = z.clone().requires_grad_()
+            loss = criterion._loss(logits, target)
+            assert _large_path(loss)
+            (want,) = torch.autograd.grad(loss, logits)
+            for _ in range(2):  # the first eager call, then its shortcut
+                value, grad = criterion._value_and_grad(logits, target)
+                assert torch.equal(value, loss.detach()), (name, reduction)
+                assert torch.equal(grad, want), (name, reduction)
