@@ -171,7 +171,7 @@ MMCE_CE, MMCE_FLOOR = "cross-entropy (MMCE loop)", "MMCE floor"
 def time_calls(n, k, repeats, warmup, clock, block, device="cpu", cases=CASES):
     """Fastest and per-repeat times of every case (and MMCE's floor) on
     ``n x k`` logits, every case timed back to back with cross-entropy in
-    every repeat.
+    every repeat, in a shuffled order.
 
     MMCE, its floor and a cross-entropy of their own run in a second
     interleaved loop: their N x N matrices (4096 x 4096 floats) evict the
@@ -205,10 +205,14 @@ def time_calls(n, k, repeats, warmup, clock, block, device="cpu", cases=CASES):
             for _ in range(warmup):
                 run()
         loop_times = {name: [] for name in loop}
+        # a new order every repeat: the first call after the last case's
+        # would otherwise always be cross-entropy's
+        names = list(loop)
+        order = np.random.default_rng(0)
         for _ in range(repeats):
-            for name, run in loop.items():
+            for name in order.permutation(names):
                 start = clock()
-                run()
+                loop[name]()
                 loop_times[name].append((clock() - start) / block)
         times.update(loop_times)
     return times
