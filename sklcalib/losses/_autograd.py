@@ -468,24 +468,29 @@ def compiled_focal(ctx, kernels, logits, target, plan, reference, reduction):
         gamma = 0.0
     else:
         mode, bounds, gammas, gamma = 0, NO_TABLE, NO_TABLE, plan.gamma
+    args = (gamma, plan.sign, plan.dual, plan.lam, plan.focal, mode, bounds, gammas)
+    args += (scalar(0.0, logits), scalar(1.0, logits))
+    if logits.numel() > dispatch.MAX_ENTRIES:
+        run = functools.partial(_focal_large_run, kernels, args=args)
+        return run_large(ctx, run, logits, target, reference, reduction)
     return run_compiled(
-        ctx,
-        kernels.focal_family,
-        logits,
-        target,
-        reference,
-        reduction,
-        gamma,
-        plan.sign,
-        plan.dual,
-        plan.lam,
-        plan.focal,
-        mode,
-        bounds,
-        gammas,
-        scalar(0.0, logits),
-        scalar(1.0, logits),
+        ctx, kernels.focal_family, logits, target, reference, reduction, *args
     )
+
+
+def _focal_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of the focal family on the logits ``z`` (no
+    gradient) for an upstream gradient of 1: torch's ``amax``, ``sub`` and
+    in-place ``exp`` give ``exp(z - max)`` (vectorised, as its log-softmax
+    computes it), and :func:`~sklcalib.losses._compiled.focal_finish` sums the
+    rows and writes the gradient over the exponentials."""
+    top = torch.amax(z, 1)
+    e = torch.sub(z, top.unsqueeze(1)).exp_()
+    row_scale = 1.0 / z.shape[0] if reduction == "mean" else 1.0
+    value = kernels.focal_finish(
+        z.numpy(), target.numpy(), e.numpy(), top.numpy(), row_scale, *args
+    )
+    return value, e
 
 
 @functools.lru_cache(maxsize=64)
@@ -504,7 +509,8 @@ class FocalFastNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, sign, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             plan = _fast_plan(gamma, sign)
             return compiled_focal(
@@ -532,6 +538,8 @@ class FocalFastNode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
+        if ctx.large is not None:
+            return (large_grad(ctx, grad),) + (None,) * 5
         t1, logp_t, p_t_1, base, weight = ctx.parts
         y, factor = focal_slope(logp_t, base, weight, ctx.gamma, ctx.sign)
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -556,7 +564,8 @@ class FocalNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, plan, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             return compiled_focal(
                 ctx, kernels, logits, target, plan, reference, reduction
@@ -621,6 +630,8 @@ class FocalNode(torch.autograd.Function):
         if ctx.compiled is not None:
             out = compiled_grad(ctx, grad, constant(1.0, grad))
             return out, None, None, None, None
+        if ctx.large is not None:
+            return large_grad(ctx, grad), None, None, None, None
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -723,10 +734,9 @@ class MarginNode(torch.autograd.Function):
         if kernels is not None:
             typed = scalar(margin, logits)  # the excess in the logits' dtype
             if logits.numel() > dispatch.MAX_ENTRIES:
-                constants = (typed, alpha, class_mean)
-                return _margin_large(
-                    ctx, kernels, logits, target, constants, reference, reduction
-                )
+                args = (typed, scalar(0.0, logits), alpha, class_mean)
+                run = functools.partial(_margin_large_run, kernels, args=args)
+                return run_large(ctx, run, logits, target, reference, reduction)
             return run_compiled(
                 ctx,
                 kernels.margin,
@@ -771,7 +781,7 @@ class MarginNode(torch.autograd.Function):
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 6
         if ctx.large is not None:
-            return (_margin_large_grad(ctx, grad),) + (None,) * 6
+            return (large_grad(ctx, grad),) + (None,) * 6
         t1, logp_t, top, argmax, count = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
         out = consume_logp(ctx)
@@ -789,18 +799,16 @@ class MarginNode(torch.autograd.Function):
         return (out.mul_(g),) + (None,) * 6
 
 
-def _margin_large(ctx, kernels, logits, target, constants, reference, reduction):
-    """:class:`MarginNode`'s forward on a batch above ``MAX_ENTRIES`` with the
-    compiled kernels (``constants``: the margin as a scalar of the logits'
-    dtype, α, ``class_mean``). The gradient for an upstream gradient of 1 is
-    computed with the value and kept for :func:`_margin_large_grad`."""
-    margin, alpha, class_mean = constants
-    args = (margin, scalar(0.0, logits), alpha, class_mean)
-    value, grad = _margin_large_run(kernels, logits.detach(), target, reduction, args)
+def run_large(ctx, run, logits, target, reference, reduction):
+    """A node's forward on a batch above ``MAX_ENTRIES`` with the compiled
+    kernels: ``run(z, target, reduction)`` gives the value and the gradient
+    for an upstream gradient of 1 (compiled passes around torch's vectorised
+    ``exp``), the gradient kept for :func:`large_grad`."""
+    value, grad = run(logits.detach(), target, reduction)
     ctx.save_for_backward(logits, target)
     ctx.reference, ctx.reduction = reference, reduction
     ctx.compiled = None
-    ctx.large, ctx.large_grad = (kernels, args), grad
+    ctx.large, ctx.large_grad = run, grad
     return torch.from_numpy(np.array(value, dtype=_NUMPY[logits.dtype]))
 
 
@@ -823,16 +831,14 @@ def _margin_large_run(kernels, z, target, reduction, args):
     return value, e
 
 
-def _margin_large_grad(ctx, grad):
-    """The logits' gradient of :func:`_margin_large`'s forward: its buffer,
+def large_grad(ctx, grad):
+    """The logits' gradient of :func:`run_large`'s forward: its buffer,
     given away (the gradient accumulator keeps it without a copy), scaled
     unless the upstream gradient is 1; a second backward computes it again."""
     out, ctx.large_grad = ctx.large_grad, None
     if out is None:
         logits, target = ctx.saved_tensors
-        kernels, args = ctx.large
-        z = logits.detach()
-        out = _margin_large_run(kernels, z, target, ctx.reduction, args)[1]
+        out = ctx.large(logits.detach(), target, ctx.reduction)[1]
     if grad is not constant(1.0, grad) and grad.item() != 1.0:
         out.mul_(grad)
     return out
