@@ -879,7 +879,11 @@ class MDCANode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, beta, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
+        if kernels is not None and logits.numel() > dispatch.MAX_ENTRIES:
+            run = functools.partial(_mdca_large_run, kernels, args=(gamma, beta))
+            return run_large(ctx, run, logits, target, reference, reduction)
         if kernels is not None:
             return run_compiled(
                 ctx,
@@ -921,6 +925,8 @@ class MDCANode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
+        if ctx.large is not None:
+            return (large_grad(ctx, grad),) + (None,) * 5
         p, t1, logp_t, p_t_1, gap, base, weight = ctx.parts
         n, n_classes = p.shape
         g = row_grad(grad, ctx.reduction, n)
@@ -947,6 +953,21 @@ class MDCANode(torch.autograd.Function):
         at_target = torch.sub(v.take(t1), pv).mul_(p_t).addcmul_(p_t_1, gm)
         out.scatter_(1, t1, at_target)
         return (out,) + (None,) * 5
+
+
+def _mdca_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of MDCA on the logits ``z`` (no gradient) for an
+    upstream gradient of 1: ``exp(z - max)`` by torch (vectorised), then
+    :func:`~sklcalib.losses._compiled.mdca_finish`'s two passes."""
+    n = z.shape[0]
+    top = torch.amax(z, 1)
+    e = torch.sub(z, top.unsqueeze(1)).exp_()
+    mean = reduction == "mean"
+    scales = (1.0 / n if mean else 1.0, 1.0 if mean else float(n))
+    value = kernels.mdca_finish(
+        z.numpy(), target.numpy(), e.numpy(), top.numpy(), *scales, *args
+    )
+    return value, e
 
 
 # ---------------------------------------------------------------------------

@@ -415,6 +415,30 @@ def mmce(z, t, out, row_scale, batch_scale, lam, weighted, power, bandwidth):
 
 
 @njit(**_SUMS)
+def _others_sum(e, i, ti):
+    """Σ_(j≠t) e_j of row i in float64."""
+    total = 0.0
+    for j in range(e.shape[1]):
+        total += np.float64(e[i, j]) if j != ti else 0.0
+    return total
+
+
+@njit(**_JIT)
+def _row_logp(z, e, i, ti, top):
+    """``(Σ_j e_j, log p_t)`` of row i from ``e = exp(z - max)``: log p_t =
+    -log1p(S_o / e_t) with ``e_t`` in float64 where p_t may be near 1 (the
+    float64 sum 1 + S_o would round S_o away there, and its digits are
+    those of p_t - 1), ``z_t - max - log Σ`` elsewhere (e_t may underflow)."""
+    others = _others_sum(e, i, ti)
+    total = others + np.float64(e[i, ti])
+    shift = np.float64(z[i, ti]) - np.float64(top[i])
+    e_t = np.exp(shift)
+    if e_t > 0.5:
+        return total, -np.log1p(others / e_t)
+    return total, shift - np.log(total)
+
+
+@njit(**_SUMS)
 def _others_sq(e, i, ti):
     """Σ_(j≠t) e_j² of row i in float64 (the target's entry skipped, not
     subtracted: near p_t = 1 the others' squares are far below p_t²)."""
@@ -471,9 +495,8 @@ def focal_finish(
     value = 0.0
     for i in range(n):
         ti = t[i]
-        total = _row_sum(e, i)
+        total, logp_t = _row_logp(z, e, i, ti, top)
         inv = 1.0 / total
-        logp_t = np.float64(z[i, ti]) - np.float64(top[i]) - np.log(total)
         p_t = np.float64(e[i, ti]) * inv
         p_t_1 = np.expm1(logp_t)  # p_t - 1, exact near p_t = 1
         jd = -1
@@ -533,3 +556,74 @@ def focal_finish(
         if jd >= 0:
             e[i, jd] = row_scale * (p_j * (two_lam * p_j + kk) - y * p_j)
     return value * row_scale
+
+
+@njit(**_SUMS)
+def _add_row(mean, e, i, inv):
+    """``mean += e[i]·inv`` in float64 (the class sums of p)."""
+    for j in range(e.shape[1]):
+        mean[j] += np.float64(e[i, j]) * inv
+
+
+@njit(**_SUMS)
+def _dot_row(e, i, ti, v):
+    """``Σ_(j≠t) e[i, j]·(v[t] - v[j])`` in float64: ``Σ_j e_j·(v_t - v_j)``,
+    with p = e/Σ the difference ``v_t - p·v`` without its cancellation near
+    p_t = 1 (where p's rounding to the logits' dtype would dominate it)."""
+    total = 0.0
+    vt = v[ti]
+    for j in range(e.shape[1]):
+        total += np.float64(e[i, j]) * (vt - v[j])
+    return total
+
+
+@njit(**_JIT)
+def _mdca_row(e, i, inv, v, c):
+    """Row i of ``e`` becomes ``p·(v + c)``, ``p = e·inv``, in float64."""
+    for j in range(e.shape[1]):
+        e[i, j] = np.float64(e[i, j]) * inv * (v[j] + c)
+
+
+@njit(**_JIT)
+def mdca_finish(z, t, e, top, row_scale, batch_scale, gamma, beta):
+    """MDCA on a large batch, from ``e = exp(z - max)`` (torch's, ``top`` the
+    rows' maxima): :func:`mdca`'s value and gradient (the same formulas, in
+    float64), in two passes over ``e`` (the batch term needs every row's p
+    first), the gradient written over ``e``."""
+    n, k = z.shape
+    inv = np.empty(n)
+    m = np.empty(n)
+    logp = np.empty(n)
+    mean = np.zeros(k)
+    frac = np.zeros(k)
+    base_sum = 0.0
+    for i in range(n):
+        ti = t[i]
+        total, logp_t = _row_logp(z, e, i, ti, top)
+        inv[i] = 1.0 / total
+        _add_row(mean, e, i, inv[i])
+        frac[ti] += 1.0
+        logp[i] = logp_t
+        if gamma != 0.0:
+            p_t_1 = np.expm1(logp_t)
+            w, y = _focal_power(-p_t_1, gamma, 1.0, logp_t)
+            base_sum -= w * logp_t
+            m[i] = w - y * (np.float64(e[i, ti]) * inv[i])
+        else:
+            base_sum -= logp_t
+            m[i] = 1.0
+    gap_sum = 0.0
+    v = np.empty(k)
+    for j in range(k):
+        gap = mean[j] / n - frac[j] / n
+        gap_sum += abs(gap)
+        v[j] = beta * batch_scale * np.sign(gap) / (k * n)
+    value = base_sum * row_scale + beta * (gap_sum / k) * (row_scale * n)
+    for i in range(n):
+        ti = t[i]
+        p_t = np.float64(e[i, ti]) * inv[i]
+        d = _dot_row(e, i, ti, v) * inv[i]  # v_t - p·v
+        gm = row_scale * m[i]
+        _mdca_row(e, i, inv[i], v, gm - (v[ti] - d))
+        e[i, ti] = d * p_t + np.expm1(logp[i]) * gm
+    return value
