@@ -71,7 +71,8 @@ def _focal_power(base, gamma, sign, logp_t):
     """``(w, y)``: w = B^γ and y = γ·s·w·log p_t / B (0 where B = 0)."""
     if gamma == 0.0:
         return 1.0, 0.0
-    w = base**gamma
+    # (B^1 is B exactly: γ = 1 without a call to pow)
+    w = base if gamma == 1.0 else base**gamma
     r = logp_t / base if base != 0.0 else 0.0
     return w, gamma * sign * w * r
 
