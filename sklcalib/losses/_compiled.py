@@ -468,6 +468,15 @@ def _quadratic_row(e, i, a, b):
 
 
 @njit(**_JIT)
+def _dual_keys(z, i, zt, one, zero, keys):
+    """``keys = 1 / ((z_j - z_t) + 0)`` of row i in the logits' dtype (as
+    :func:`~sklcalib.losses._autograd.dual_index`), a loop of divisions that
+    vectorises, apart from the search for the first smallest."""
+    for j in range(z.shape[1]):
+        keys[j] = one / ((z[i, j] - zt) + zero)
+
+
+@njit(**_JIT)
 def focal_finish(
     z,
     t,
@@ -493,6 +502,7 @@ def focal_finish(
     n, k = z.shape
     two_lam = 2.0 * lam
     typed = np.empty(1, dtype=e.dtype)
+    keys = np.empty(k, dtype=z.dtype)
     value = 0.0
     for i in range(n):
         ti = t[i]
@@ -503,13 +513,12 @@ def focal_finish(
         jd = -1
         p_j = 0.0
         if dual:
-            zt = z[i, ti]
-            best = one / ((z[i, 0] - zt) + zero)
+            _dual_keys(z, i, z[i, ti], one, zero, keys)
+            best = keys[0]
             jd = 0
             for j in range(1, k):
-                key = one / ((z[i, j] - zt) + zero)
-                if key < best:
-                    best = key
+                if keys[j] < best:
+                    best = keys[j]
                     jd = j
             if best < 0:
                 p_j = np.float64(e[i, jd]) * inv
