@@ -42,8 +42,8 @@ the settings, whether the compiled kernels ran, and the load average before
 and after); the tables of the losses guide are those files. With numba
 installed (the ``fast`` extra) the fused nodes compute batches of at most
 ``MAX_ENTRIES`` logits (128 x 10, the epochs' batches; not 4096 x 100) in
-compiled kernels, and MbLS's and the focal family's larger ones (4096 x 100)
-in compiled passes around torch's ``exp``; ``--torch-kernels`` times their
+compiled kernels, and the larger ones (4096 x 100) of MbLS, MDCA and the focal
+family in compiled passes around torch's ``exp``; ``--torch-kernels`` times their
 torch operations instead (:func:`sklcalib.losses.torch_kernels`), what an
 install without numba runs;
 ``--kernel-comparison`` times the epochs both ways, interleaved.
@@ -602,9 +602,9 @@ def _compiled_line(forced_off):
 
     return (
         f"on (numba {numba.__version__}) for batches of at most {MAX_ENTRIES} "
-        "logits: the 128x10 column and the epochs; at 4096x100 MbLS's and "
-        "the focal family's compiled passes around torch's exp, the other "
-        "criteria's torch operations"
+        "logits: the 128x10 column and the epochs; at 4096x100 the compiled "
+        "passes around torch's exp of MbLS, MDCA and the focal family, the "
+        "other criteria's torch operations"
     )
 
 

@@ -7,10 +7,11 @@ the reduction is the mean or the sum, and the logits are a small contiguous
 float32 or float64 CPU batch. Large batches keep torch's operations: its
 vector kernels (several lanes of exp per instruction) beat one compiled loop
 there, while on small batches the dispatch of each torch call dominates.
-MbLS's node and the focal family's are the exception: on a large batch torch
-computes the exponentials (its vector kernels) and a compiled pass does the
-rest (:func:`~sklcalib.losses._compiled.margin_finish`,
-:func:`~sklcalib.losses._compiled.focal_finish`), where their torch
+The nodes of MbLS, MDCA and the focal family are the exception: on a large
+batch torch computes the exponentials (its vector kernels) and compiled
+passes do the rest (:func:`~sklcalib.losses._compiled.margin_finish`,
+:func:`~sklcalib.losses._compiled.focal_finish`,
+:func:`~sklcalib.losses._compiled.mdca_finish`), where their torch
 operations make a dozen passes over the batch.
 """
 
@@ -85,8 +86,8 @@ def kernels_for(logits, target, reduction, any_size=False):
     """The compiled kernels' module if this call takes them, else None.
 
     ``any_size``: also above ``MAX_ENTRIES``, for a node with a kernel for
-    large batches (MbLS's and the focal family's, whose exponentials torch
-    computes)."""
+    large batches (MbLS's, MDCA's and the focal family's, whose exponentials
+    torch computes)."""
     size = logits.numel()
     if (
         reduction == "none"
