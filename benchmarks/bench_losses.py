@@ -12,7 +12,9 @@ cross-entropy, interleaved (each repeat times every case back to back):
    per-repeat ratios is given beside it. MMCE is quadratic in the batch: its
    row compares it with its floor, cross-entropy plus a plain O(N²)
    evaluation of the same kernel (its matrix, the quadratic form and the
-   matrix-vector product of its gradient, without autograd);
+   matrix-vector product of its gradient, without autograd), timed with a
+   cross-entropy of their own in a loop apart (its N x N matrices would
+   evict the caches before the other cases' calls);
 2. **per epoch** (``--epochs``): seconds per epoch of ``NetClassifier`` (MLP
    64-64, batch 128, Adam, the default 20 % validation split predicted every
    epoch) on a 20 000 x 50, 10-class problem. Each repeat runs, for every
@@ -29,6 +31,7 @@ Run::
 
     python benchmarks/bench_losses.py                 # both tables
     python benchmarks/bench_losses.py --calls --repeats 61
+    python benchmarks/bench_losses.py --calls --only mbls,mdca   # CE and these
     python benchmarks/bench_losses.py --epochs --epoch-repeats 7
     python benchmarks/bench_losses.py --out docs/_static/losses   # CSV files
     python benchmarks/bench_losses.py --calls --device cuda       # on a GPU
@@ -39,8 +42,10 @@ the settings, whether the compiled kernels ran, and the load average before
 and after); the tables of the losses guide are those files. With numba
 installed (the ``fast`` extra) the fused nodes compute batches of at most
 ``MAX_ENTRIES`` logits (128 x 10, the epochs' batches; not 4096 x 100) in
-compiled kernels; ``--torch-kernels`` times their torch operations instead
-(:func:`sklcalib.losses.torch_kernels`), what an install without numba runs;
+compiled kernels, and the larger ones (4096 x 100) of MbLS, MDCA and the focal
+family in compiled passes around torch's ``exp``; ``--torch-kernels`` times their
+torch operations instead (:func:`sklcalib.losses.torch_kernels`), what an
+install without numba runs;
 ``--kernel-comparison`` times the epochs both ways, interleaved.
 ``--device`` moves the per-call table to another torch
 device (``cuda``), timed by the wall clock between device synchronisations
@@ -158,11 +163,24 @@ def device_clock(device):
     return clock
 
 
-def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
+#: the quadratic case: timed in a loop of its own (see :func:`time_calls`)
+MMCE_NAME = "MMCE λ=2"
+#: keys of that loop's cross-entropy and floor in the times of time_calls
+MMCE_CE, MMCE_FLOOR = "cross-entropy (MMCE loop)", "MMCE floor"
+
+
+def time_calls(n, k, repeats, warmup, clock, block, device="cpu", cases=CASES):
     """Fastest and per-repeat times of every case (and MMCE's floor) on
-    ``n x k`` logits, all cases timed back to back in every repeat."""
+    ``n x k`` logits, every case timed back to back with cross-entropy in
+    every repeat, in a shuffled order.
+
+    MMCE, its floor and a cross-entropy of their own run in a second
+    interleaved loop: their N x N matrices (4096 x 4096 floats) evict the
+    caches, so that the call timed right after them (cross-entropy, first of
+    the next repeat) read 25-70 % slower than warm and every other ratio low.
+    """
     logits, target = _data(n, k, device=device)
-    steps = {name: make().to(device) for name, make, _ in CASES}
+    steps = {name: make().to(device) for name, make, _ in cases}
 
     def step(criterion):
         def run():
@@ -178,30 +196,44 @@ def time_calls(n, k, repeats, warmup, clock, block, device="cpu"):
             mmce_floor(logits, target)
 
     runs = {name: step(criterion) for name, criterion in steps.items()}
-    runs["MMCE floor"] = floor
-    for run in runs.values():
-        for _ in range(warmup):
-            run()
-    times = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
-            start = clock()
-            run()
-            times[name].append((clock() - start) / block)
+    loops = [runs]
+    if MMCE_NAME in runs:
+        ce = runs[CASES[0][0]]
+        loops.append({MMCE_CE: ce, MMCE_NAME: runs.pop(MMCE_NAME), MMCE_FLOOR: floor})
+    times = {}
+    for loop in loops:
+        for run in loop.values():
+            for _ in range(warmup):
+                run()
+        loop_times = {name: [] for name in loop}
+        # a new order every repeat: the first call after the last case's
+        # would otherwise always be cross-entropy's
+        names = list(loop)
+        order = np.random.default_rng(0)
+        for _ in range(repeats):
+            for name in order.permutation(names):
+                start = clock()
+                loop[name]()
+                loop_times[name].append((clock() - start) / block)
+        times.update(loop_times)
     return times
 
 
-def call_rows(times_by_shape):
+def call_rows(times_by_shape, cases=CASES):
     """The per-call table: one row per case (MMCE twice: against cross-entropy
-    and against its floor), both shapes."""
+    and against its floor, both timed in MMCE's loop), both shapes."""
     big = "{}x{}".format(*SHAPES[0])
-    entries = [(name, "CE", target) for name, _, target in CASES]
-    entries.append(("MMCE λ=2", "CE + O(N²) kernel", MMCE_FLOOR_TARGET))
+    entries = [(name, "CE", target) for name, _, target in cases]
+    if any(name == MMCE_NAME for name, _, _ in cases):
+        entries.append((MMCE_NAME, "CE + O(N²) kernel", MMCE_FLOOR_TARGET))
     rows = []
     for name, ref_name, target in entries:
         row = {"criterion": name, "against": ref_name}
         for (n, k), times in times_by_shape.items():
-            ref = times["MMCE floor" if ref_name != "CE" else CASES[0][0]]
+            if ref_name != "CE":
+                ref = times[MMCE_FLOOR]
+            else:
+                ref = times[MMCE_CE if name == MMCE_NAME else CASES[0][0]]
             per_repeat = [a / b for a, b in zip(times[name], ref, strict=True)]
             shape = f"{n}x{k}"
             row[f"{shape} µs"] = f"{min(times[name]) * 1e6:.1f}"
@@ -498,6 +530,18 @@ def write_csv(path, rows):
         writer.writerows(rows)
 
 
+def selected_cases(only):
+    """Cross-entropy and the cases whose name contains one of the
+    comma-separated, case-insensitive words of ``only`` (all cases if None)."""
+    if only is None:
+        return CASES
+    words = [w.strip().lower() for w in only.split(",") if w.strip()]
+    chosen = [c for c in CASES[1:] if any(w in c[0].lower() for w in words)]
+    if not chosen:
+        raise ValueError(f"--only {only!r} names no case")
+    return [CASES[0], *chosen]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", action="store_true", help="the per-call table")
@@ -506,6 +550,12 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--epoch-repeats", type=int, default=7)
     parser.add_argument("--out", default=None, help="folder for the CSV files")
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="per-call table: cross-entropy and the cases whose name contains "
+        "one of these comma-separated words (e.g. 'mbls,mdca'), not all",
+    )
     parser.add_argument(
         "--device", default="cpu", help="torch device of the per-call table"
     )
@@ -552,8 +602,9 @@ def _compiled_line(forced_off):
 
     return (
         f"on (numba {numba.__version__}) for batches of at most {MAX_ENTRIES} "
-        "logits: the 128x10 column and the epochs; 4096x100 runs the torch "
-        "operations"
+        "logits: the 128x10 column and the epochs; at 4096x100 the compiled "
+        "passes around torch's exp of MbLS, MDCA and the focal family, the "
+        "other criteria's torch operations"
     )
 
 
@@ -571,15 +622,16 @@ def _run(args, argv):
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     failed = []
+    cases = selected_cases(args.only)
     if args.calls:
         times = {}
         call_clock = device_clock(args.device)
         for n, k in SHAPES:
             block = SMALL_BLOCK if n * k < 100_000 else 1
             times[n, k] = time_calls(
-                n, k, args.repeats, args.warmup, call_clock, block, args.device
+                n, k, args.repeats, args.warmup, call_clock, block, args.device, cases
             )
-        rows = call_rows(times)
+        rows = call_rows(times, cases)
         where = (
             settings
             if call_clock is clock

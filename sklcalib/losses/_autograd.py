@@ -51,9 +51,12 @@ which for plain focal (no c, λ = 0) is G·m·(p - e_t).
 import functools
 import threading
 
+import numpy as np
 import torch
 
+from sklcalib.losses import _dispatch as dispatch
 from sklcalib.losses._dispatch import (
+    _NUMPY,
     NO_TABLE,
     compiled_grad,
     kernels_for,
@@ -465,24 +468,29 @@ def compiled_focal(ctx, kernels, logits, target, plan, reference, reduction):
         gamma = 0.0
     else:
         mode, bounds, gammas, gamma = 0, NO_TABLE, NO_TABLE, plan.gamma
+    args = (gamma, plan.sign, plan.dual, plan.lam, plan.focal, mode, bounds, gammas)
+    args += (scalar(0.0, logits), scalar(1.0, logits))
+    if logits.numel() > dispatch.MAX_ENTRIES:
+        run = functools.partial(_focal_large_run, kernels, args=args)
+        return run_large(ctx, run, logits, target, reference, reduction)
     return run_compiled(
-        ctx,
-        kernels.focal_family,
-        logits,
-        target,
-        reference,
-        reduction,
-        gamma,
-        plan.sign,
-        plan.dual,
-        plan.lam,
-        plan.focal,
-        mode,
-        bounds,
-        gammas,
-        scalar(0.0, logits),
-        scalar(1.0, logits),
+        ctx, kernels.focal_family, logits, target, reference, reduction, *args
     )
+
+
+def _focal_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of the focal family on the logits ``z`` (no
+    gradient) for an upstream gradient of 1: torch's ``amax``, ``sub`` and
+    in-place ``exp`` give ``exp(z - max)`` (vectorised, as its log-softmax
+    computes it), and :func:`~sklcalib.losses._compiled.focal_finish` sums the
+    rows and writes the gradient over the exponentials."""
+    top = torch.amax(z, 1)
+    e = torch.sub(z, top.unsqueeze(1)).exp_()
+    row_scale = 1.0 / z.shape[0] if reduction == "mean" else 1.0
+    value = kernels.focal_finish(
+        z.numpy(), target.numpy(), e.numpy(), top.numpy(), row_scale, *args
+    )
+    return value, e
 
 
 @functools.lru_cache(maxsize=64)
@@ -501,7 +509,8 @@ class FocalFastNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, sign, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             plan = _fast_plan(gamma, sign)
             return compiled_focal(
@@ -529,6 +538,8 @@ class FocalFastNode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
+        if ctx.large is not None:
+            return (large_grad(ctx, grad),) + (None,) * 5
         t1, logp_t, p_t_1, base, weight = ctx.parts
         y, factor = focal_slope(logp_t, base, weight, ctx.gamma, ctx.sign)
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -553,7 +564,8 @@ class FocalNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, plan, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             return compiled_focal(
                 ctx, kernels, logits, target, plan, reference, reduction
@@ -618,6 +630,8 @@ class FocalNode(torch.autograd.Function):
         if ctx.compiled is not None:
             out = compiled_grad(ctx, grad, constant(1.0, grad))
             return out, None, None, None, None
+        if ctx.large is not None:
+            return large_grad(ctx, grad), None, None, None, None
         t1, j, logp_t, p_t, p_t_1, p_j, gamma, sign, base, weight = ctx.parts
         plan = ctx.plan
         g = row_grad(grad, ctx.reduction, t1.shape[0])
@@ -715,9 +729,14 @@ class MarginNode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, margin, alpha, class_mean, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
         if kernels is not None:
             typed = scalar(margin, logits)  # the excess in the logits' dtype
+            if logits.numel() > dispatch.MAX_ENTRIES:
+                args = (typed, scalar(0.0, logits), alpha, class_mean)
+                run = functools.partial(_margin_large_run, kernels, args=args)
+                return run_large(ctx, run, logits, target, reference, reduction)
             return run_compiled(
                 ctx,
                 kernels.margin,
@@ -761,6 +780,8 @@ class MarginNode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 6
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 6
+        if ctx.large is not None:
+            return (large_grad(ctx, grad),) + (None,) * 6
         t1, logp_t, top, argmax, count = ctx.parts
         g = row_grad(grad, ctx.reduction, t1.shape[0])
         out = consume_logp(ctx)
@@ -776,6 +797,51 @@ class MarginNode(torch.autograd.Function):
             argmax = first_one(torch.eq(logits, top, out=above))
         out.scatter_add_(1, argmax, torch.mul(count, constant(ctx.alpha, count)))
         return (out.mul_(g),) + (None,) * 6
+
+
+def run_large(ctx, run, logits, target, reference, reduction):
+    """A node's forward on a batch above ``MAX_ENTRIES`` with the compiled
+    kernels: ``run(z, target, reduction)`` gives the value and the gradient
+    for an upstream gradient of 1 (compiled passes around torch's vectorised
+    ``exp``), the gradient kept for :func:`large_grad`."""
+    value, grad = run(logits.detach(), target, reduction)
+    ctx.save_for_backward(logits, target)
+    ctx.reference, ctx.reduction = reference, reduction
+    ctx.compiled = None
+    ctx.large, ctx.large_grad = run, grad
+    return torch.from_numpy(np.array(value, dtype=_NUMPY[logits.dtype]))
+
+
+def _margin_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of MbLS on the logits ``z`` (no gradient) for an
+    upstream gradient of 1: torch's ``amax`` takes the rows' maxima, a
+    compiled pass writes ``z - max`` into a new buffer, torch's ``exp`` takes
+    it in place (both vectorised), and a second compiled pass sums the rows,
+    computes the penalty and writes the gradient over the exponentials. Four
+    passes over the batch where the torch operations make a dozen, and one
+    exp per entry where they make two."""
+    n = z.shape[0]
+    e = torch.empty_like(z)
+    arg = np.empty(n, dtype=np.int64)
+    z_np, e_np = z.numpy(), e.numpy()
+    kernels.margin_shift(z_np, torch.amax(z, 1).numpy(), e_np, arg)
+    e.exp_()
+    row_scale = 1.0 / n if reduction == "mean" else 1.0
+    value = kernels.margin_finish(z_np, target.numpy(), e_np, arg, row_scale, *args)
+    return value, e
+
+
+def large_grad(ctx, grad):
+    """The logits' gradient of :func:`run_large`'s forward: its buffer,
+    given away (the gradient accumulator keeps it without a copy), scaled
+    unless the upstream gradient is 1; a second backward computes it again."""
+    out, ctx.large_grad = ctx.large_grad, None
+    if out is None:
+        logits, target = ctx.saved_tensors
+        out = ctx.large(logits.detach(), target, ctx.reduction)[1]
+    if grad is not constant(1.0, grad) and grad.item() != 1.0:
+        out.mul_(grad)
+    return out
 
 
 def class_fractions(target, n_classes, dtype):
@@ -813,7 +879,11 @@ class MDCANode(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, logits, target, gamma, beta, reference, reduction):
-        kernels = kernels_for(logits, target, reduction)
+        ctx.large = None
+        kernels = kernels_for(logits, target, reduction, any_size=True)
+        if kernels is not None and logits.numel() > dispatch.MAX_ENTRIES:
+            run = functools.partial(_mdca_large_run, kernels, args=(gamma, beta))
+            return run_large(ctx, run, logits, target, reference, reduction)
         if kernels is not None:
             return run_compiled(
                 ctx,
@@ -855,6 +925,8 @@ class MDCANode(torch.autograd.Function):
             return (reference_gradient(ctx, grad),) + (None,) * 5
         if ctx.compiled is not None:
             return (compiled_grad(ctx, grad, constant(1.0, grad)),) + (None,) * 5
+        if ctx.large is not None:
+            return (large_grad(ctx, grad),) + (None,) * 5
         p, t1, logp_t, p_t_1, gap, base, weight = ctx.parts
         n, n_classes = p.shape
         g = row_grad(grad, ctx.reduction, n)
@@ -881,6 +953,21 @@ class MDCANode(torch.autograd.Function):
         at_target = torch.sub(v.take(t1), pv).mul_(p_t).addcmul_(p_t_1, gm)
         out.scatter_(1, t1, at_target)
         return (out,) + (None,) * 5
+
+
+def _mdca_large_run(kernels, z, target, reduction, args):
+    """(value, gradient) of MDCA on the logits ``z`` (no gradient) for an
+    upstream gradient of 1: ``exp(z - max)`` by torch (vectorised), then
+    :func:`~sklcalib.losses._compiled.mdca_finish`'s two passes."""
+    n = z.shape[0]
+    top = torch.amax(z, 1)
+    e = torch.sub(z, top.unsqueeze(1)).exp_()
+    mean = reduction == "mean"
+    scales = (1.0 / n if mean else 1.0, 1.0 if mean else float(n))
+    value = kernels.mdca_finish(
+        z.numpy(), target.numpy(), e.numpy(), top.numpy(), *scales, *args
+    )
+    return value, e
 
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,12 @@ the reduction is the mean or the sum, and the logits are a small contiguous
 float32 or float64 CPU batch. Large batches keep torch's operations: its
 vector kernels (several lanes of exp per instruction) beat one compiled loop
 there, while on small batches the dispatch of each torch call dominates.
+The nodes of MbLS, MDCA and the focal family are the exception: on a large
+batch torch computes the exponentials (its vector kernels) and compiled
+passes do the rest (:func:`~sklcalib.losses._compiled.margin_finish`,
+:func:`~sklcalib.losses._compiled.focal_finish`,
+:func:`~sklcalib.losses._compiled.mdca_finish`), where their torch
+operations make a dozen passes over the batch.
 """
 
 import contextlib
@@ -76,14 +82,20 @@ def _kernels():
     return _KERNELS[0]
 
 
-def kernels_for(logits, target, reduction):
-    """The compiled kernels' module if this call takes them, else None."""
+def kernels_for(logits, target, reduction, any_size=False):
+    """The compiled kernels' module if this call takes them, else None.
+
+    ``any_size``: also above ``MAX_ENTRIES``, for a node with a kernel for
+    large batches (MbLS's, MDCA's and the focal family's, whose exponentials
+    torch computes)."""
+    size = logits.numel()
     if (
         reduction == "none"
         or getattr(_STATE, "off", False)
         or not logits.is_cpu
         or logits.dtype not in _DTYPES
-        or not 0 < logits.numel() <= MAX_ENTRIES
+        or size == 0
+        or (size > MAX_ENTRIES and not any_size)
         or not logits.is_contiguous()
         or not target.is_contiguous()
     ):
