@@ -279,22 +279,27 @@ def neyman_band(law, value, observed, s_range, alpha=1.0 - LEVEL, grid=48, refin
 _ESTIMATOR_OF = {"l1": "l1", "l2": "l2", "debiased": "debiased_raw"}
 
 
-def path_band(y, p, n_classes, metric, params, seed, alpha=1.0 - LEVEL, truth=None):
+def path_band(
+    y, p, n_classes, metric, params, seed, alpha=1.0 - LEVEL, truth=None, halves="path"
+):
     """The Neyman band along the interval's own path: the family of cell
-    accuracies ``pbar + s g`` (``g`` the shrunk gaps of these data, ``s >=
-    0`` up to where the last cell's accuracy reaches 0 or 1, the others
-    clipped there), the estimator's law at every
-    point simulated as the interval simulates it (the same draws:
+    accuracies ``pbar + s g`` (``g`` the shrunk gaps of these data, the
+    cells past 0 or 1 clipped), the estimator's law at every point
+    simulated as the interval simulates it (the same draws:
     ``random_state=seed``; a classwise error's spread corrected for the
-    rows' dependence across classes). Returns ``(estimate, low, high)`` of
+    rows' dependence across classes). ``halves="path"`` takes ``s`` of
+    either sign where the interval does (the flipped half dropped where the
+    data rule it out, by the interval's own rule), ``"ray"`` only ``s >=
+    0``: the band had the gaps' signs been known. The band is the union of
+    each half's (:func:`neyman_band`). Returns ``(estimate, low, high)`` of
     the error (the band stretched to hold the estimate, as the interval and
     the oracle are; ``low = high = estimate`` where no point is accepted).
 
     ``truth``, every row's true probabilities (n, n_classes) where a bed
     knows them, replaces the shrunk gaps by the cells' true gaps (the mean
-    true probability of each cell's rows minus its mean score): the family
-    through the true configuration (``s = 1``), which no interval of the
-    data knows."""
+    true probability of each cell's rows minus its mean score), ``s >= 0``:
+    the family through the true configuration (``s = 1``), which no
+    interval of the data knows."""
     from sklcalib._utils._resampling import stream_seeds
     from sklcalib._utils._validation import check_prob_values, check_targets
     from sklcalib.metrics import _cells, _intervals
@@ -324,48 +329,69 @@ def path_band(y, p, n_classes, metric, params, seed, alpha=1.0 - LEVEL, truth=No
             1, int(np.ceil(cells.codes.shape[0] * cells.n_groups / _cells._CROSS_ROWS))
         )
         rows = np.arange(0, cells.codes.shape[0], step)
-    g = (
-        _cells._shrunk_gaps(cells)
-        if truth is None
-        else _true_gaps(cells, metric, y_idx, q, truth, n_bins)
-    )
+    g, prec = _cells._shrunk_gaps(cells, with_precision=True)
+    if truth is not None:
+        g = _true_gaps(cells, metric, y_idx, q, truth, n_bins)
     if not np.any(np.abs(g) > 1e-12):
         g = np.ones_like(g)  # as the interval: a common shift
-
-    def law(s):
-        ybar = draws.means(cells.pbar + s * g)
-        stat = _cells._statistic(cells, ybar, stat_kind)
-        scale = _cells._dependence_scale(cells, ybar, stat_kind, rows)
-        if scale != 1.0:
-            centre = stat.mean()
-            stat = centre + scale * (stat - centre)
-        return stat
-
-    def value(s):
-        return _cells._truth(cells, cells.pbar + s * g, kind)
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        reach = np.where(
-            g > 0, (1.0 - cells.pbar) / g, np.where(g < 0, -cells.pbar / g, 0.0)
-        )
-    s_max = float(reach.max())  # as the interval: cells past 0 or 1 are clipped
-    observed = float(_cells._statistic(cells, cells.ybar, stat_kind))
-    # the family up to the first doubling of s whose law lies wholly above
-    # the observed value (or where a cell's accuracy reaches 0 or 1)
     b = draws.n_draws
     k = max(int(np.floor(alpha / 2.0 * (b + 1))), 1)
-    s_top = 1.0
-    while s_top < s_max and np.partition(law(s_top), k - 1)[k - 1] <= observed:
-        s_top *= 2.0
-    band = neyman_band(law, value, observed, (0.0, min(s_top, s_max)), alpha)
+    observed = float(_cells._statistic(cells, cells.ybar, stat_kind))
+    signs = (1.0,)
+    if truth is None and halves == "path":
+        # the interval's rule: the flipped half is dropped when the observed
+        # gaps' projection on the path lies beyond the 1 - alpha / 20
+        # quantile of its law at s = 0
+        weight = prec * g
+        projection = (draws.means(cells.pbar) - cells.pbar) @ weight
+        seen = float((cells.ybar - cells.pbar) @ weight)
+        beyond = np.count_nonzero(projection >= seen - 1e-12 * abs(seen))
+        if (1 + beyond) / (1 + b) >= alpha / 20.0:
+            signs = (1.0, -1.0)
+    lows, highs = [], []
+    for sign in signs:
+        direction = sign * g
+
+        def law(s, direction=direction):
+            ybar = draws.means(cells.pbar + s * direction)
+            stat = _cells._statistic(cells, ybar, stat_kind)
+            scale = _cells._dependence_scale(cells, ybar, stat_kind, rows)
+            if scale != 1.0:
+                centre = stat.mean()
+                stat = centre + scale * (stat - centre)
+            return stat
+
+        def value(s, direction=direction):
+            return _cells._truth(cells, cells.pbar + s * direction, kind)
+
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reach = np.where(
+                direction > 0,
+                (1.0 - cells.pbar) / direction,
+                np.where(direction < 0, -cells.pbar / direction, 0.0),
+            )
+        s_max = float(reach.max())  # as the interval's: past it all is clipped
+        # the family up to twice the last doubling of s whose law does not lie
+        # wholly above the observed value (the lower tail of the debiased
+        # square can first fall as s grows)
+        s_top, s = 1.0, 1.0
+        while s < s_max:
+            if np.partition(law(s), k - 1)[k - 1] <= observed:
+                s_top = 2.0 * s
+            s *= 2.0
+        band = neyman_band(law, value, observed, (0.0, min(s_top, s_max)), alpha)
+        if band is not None:
+            lows.append(band[0])
+            highs.append(band[1])
     if kind == "debiased":
         estimate = float(np.sqrt(max(observed, 0.0)))
-        band = None if band is None else tuple(np.sqrt(max(v, 0.0)) for v in band)
+        lows = [float(np.sqrt(max(v, 0.0))) for v in lows]
+        highs = [float(np.sqrt(max(v, 0.0))) for v in highs]
     else:
         estimate = observed
-    if band is None:
+    if not lows:
         return estimate, estimate, estimate
-    return estimate, min(band[0], estimate), max(band[1], estimate)
+    return estimate, min(min(lows), estimate), max(max(highs), estimate)
 
 
 def _true_gaps(cells, metric, y_idx, q, truth, n_bins):
@@ -409,7 +435,9 @@ def neyman_cell(bed, n, label, reps, seed=0):
     b_low, b_high = np.empty(reps), np.empty(reps)
     square = np.full(reps, np.nan)
     labels = {"labels": np.arange(bed.n_classes)}
-    t_low, t_high = np.empty(reps), np.empty(reps)
+    t_low, t_high = np.full(reps, np.nan), np.full(reps, np.nan)
+    r_low, r_high = np.empty(reps), np.empty(reps)
+    away = truth > 1e-4
     for r in range(reps):
         # the same draws as the table's (the truth takes nothing from rng)
         y, p, q = bed.sample(rng, n, with_truth=True)
@@ -422,14 +450,20 @@ def neyman_cell(bed, n, label, reps, seed=0):
         if metric == "debiased_ece":
             square[r] = coverage._debiased_square(y, p, bed.n_classes, params)
         _, b_low[r], b_high[r] = path_band(y, p, bed.n_classes, metric, params, r)
-        _, t_low[r], t_high[r] = path_band(
-            y, p, bed.n_classes, metric, params, r, truth=q
+        _, r_low[r], r_high[r] = path_band(
+            y, p, bed.n_classes, metric, params, r, halves="ray"
         )
+        if away:  # at an error of 0 every direction passes through the truth
+            _, t_low[r], t_high[r] = path_band(
+                y, p, bed.n_classes, metric, params, r, truth=q
+            )
     row = coverage.summarise(
         truth, est, low, high, square=square if metric == "debiased_ece" else None
     )
     band = float(np.median(b_high - b_low))
     true_band = float(np.median(t_high - t_low))
+    ray = float(np.median(r_high - r_low))
+    ray_held = (r_low <= truth + 1e-12) & (truth <= r_high + 1e-12)
     held = (b_low <= truth + 1e-12) & (truth <= b_high + 1e-12)
     return {
         "bed": bed.name,
@@ -444,6 +478,9 @@ def neyman_cell(bed, n, label, reps, seed=0):
         "ours / oracle": row["ratio"],
         "band / oracle": band / row["oracle"] if row["oracle"] > 0 else np.nan,
         "ours / band": row["width"] / band if band > 0 else np.nan,
+        "ray": ray,
+        "ray coverage": float(np.mean(ray_held)),
+        "ours / ray": row["width"] / ray if ray > 0 else np.nan,
         "true path": true_band,
         "true path / oracle": true_band / row["oracle"]
         if row["oracle"] > 0
@@ -705,6 +742,9 @@ NEYMAN_COLUMNS = (
     "ours / oracle",
     "band / oracle",
     "ours / band",
+    "ray",
+    "ray coverage",
+    "ours / ray",
     "true path",
     "true path / oracle",
     "ours / true path",
@@ -718,9 +758,9 @@ def _emit_rows(header, rows, path):
     import csv
 
     def text(key, value):
-        if key in ("coverage", "band coverage"):
+        if key in ("coverage", "band coverage", "ray coverage"):
             return f"{value:.1%}"
-        if key in ("truth", "width", "oracle", "band", "true path"):
+        if key in ("truth", "width", "oracle", "band", "ray", "true path"):
             return f"{value:.4f}"
         if isinstance(value, float):
             return f"{value:.2f}"
