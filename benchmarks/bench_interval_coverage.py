@@ -442,11 +442,12 @@ def _wrap(text, width=79):
 FILING = "b399409^"
 
 
-def _filing_words(rows, wide, beyond, many, filing):
+def _filing_words(rows, wide, beyond, many, away, filing):
     """The words on the wide cells that the width target binds: those whose
     interval covered (``TARGET`` or more) when the target was set, measured
     by the interval of :data:`FILING` on the same replications (``filing``:
-    its run's rows)."""
+    its run's rows); those away from 0 wider than the target by more than
+    the oracle's noise by name."""
     then = {(r["bed"], r["n"], r["error"]): r for r in filing}
     keys = [(r["bed"], r["n"], r["error"]) for r in rows]
     measured = np.array([k in then for k in keys])
@@ -460,26 +461,30 @@ def _filing_words(rows, wide, beyond, many, filing):
         for r, k, b in zip(rows, keys, binds, strict=True)
         if b and float(then[k]["width"]) > 0
     ]
-    listed = "; ".join(
-        f"{r['bed']} n = {r['n']} {r['error']}"
-        for r, b in zip(rows, binds & beyond, strict=True)
+    listed = ", ".join(
+        f"{r['bed']} {r['error']} at n = {r['n']}"
+        for r, b in zip(rows, binds & beyond & away, strict=True)
         if b
     )
+
+    def count(mask):
+        return f"{int(np.sum(mask))} ({int(np.sum(mask & away))} away from 0)"
+
     return (
-        f"Which wide cells the width target binds: it asks for 1.35 times the "
+        f"Which wide cells the width target binds: it asks for {WIDE} times the "
         f"oracle where coverage already held when it was set. The interval of "
-        f"then (commit {FILING}, the parent of the path inversion) run on the "
-        f"same replications (seed 0, benchmarks/interval_coverage_runs/"
-        f"filing.csv) covered {TARGET:.0%} or more in {int(binds.sum())} of the "
+        f"then (commit {FILING}, the parent of the path inversion), run on the "
+        f"same replications (seed 0; benchmarks/interval_coverage_runs/"
+        f"filing.csv), covered {TARGET:.0%} or more in {count(binds)} of the "
         f"{int(wide.sum())} wide cells"
         + (f" ({lacking} not measured)" if lacking else "")
-        + f"; {int(np.sum(binds & many))} of them have at least 100 "
-        f"replications, and {int(np.sum(binds & beyond))} are wider than 1.35 "
-        f"times the oracle by more than its noise"
-        + (f" ({listed})" if listed else "")
+        + f"; {count(binds & many)} of them have at least 100 replications, and "
+        f"{count(binds & beyond)} are wider than {WIDE} times the oracle by more "
+        f"than its noise"
+        + (f" (away from 0: {listed})" if listed else "")
         + (
-            f". Their median width now is {np.median(now_over_then):.2f} times "
-            f"that interval's then."
+            f". The median width of those it binds is {np.median(now_over_then):.2f}"
+            f" times that of the interval of then on the same replications."
             if now_over_then
             else "."
         )
@@ -637,7 +642,7 @@ def summary(rows, family, filing=None):
             + "."
         )
     if filing is not None:
-        parts.append(_filing_words(rows, wide, beyond, many, filing))
+        parts.append(_filing_words(rows, wide, beyond, many, away, filing))
     if wide.any():
         by_error = {
             e: int(np.sum(wide & np.array([r["error"] == e for r in rows])))

@@ -404,10 +404,13 @@ def test_summary_counts_the_wide_cells_that_covered_when_the_target_was_set():
     ]
     filing = [row("a", "0.95", "1.20", "0.08"), row("b", "0.80", "0.90")]
     words = " ".join(bench.summary(rows, {}, filing).split())
-    assert "covered 93% or more in 1 of the 3 wide cells (1 not measured)" in words
-    assert "1 of them have at least 100 replications" in words
+    assert (
+        "covered 93% or more in 1 (1 away from 0) of the 3 wide cells "
+        "(1 not measured)" in words
+    )
+    assert "1 (1 away from 0) of them have at least 100 replications" in words
     # a's width now over the interval's of then: 0.1 / 0.08
-    assert "median width now is 1.25 times" in words
+    assert "median width of those it binds is 1.25 times" in words
     assert "binds" not in " ".join(bench.summary(rows, {}).split())
 
 
@@ -623,7 +626,7 @@ def test_neyman_band_holds_the_true_error_at_its_nominal_rate():
     g = np.array([-0.08, -0.04, 0.03, 0.06, 0.05])
     share = n / n.sum()
     cells = _Cells(np.zeros(5, int), share, n, pbar, pbar, 1, n)
-    draws = CellDraws(n, np.random.default_rng(0), 1000)
+    draws = CellDraws(n, np.random.default_rng(0), 800)
 
     def law(s):
         return _statistic(cells, draws.means(pbar + s * g), "l1")
