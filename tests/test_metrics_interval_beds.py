@@ -665,3 +665,36 @@ def test_neyman_band_along_the_path_is_the_intervals_own_test():
         assert est == pytest.approx(ci.estimate)
         assert low == pytest.approx(ci.low, rel=0.02, abs=1e-3)
         assert high == pytest.approx(ci.high, rel=0.02)
+
+
+def test_guide_quotes_the_neyman_table():
+    # the guide's words on bench_interval_width.py --neyman are the
+    # committed table's figures
+    import csv
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    with open(docs / "_static/interval_coverage/neyman.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    text = " ".join((docs / "user_guide/uncertainty.rst").read_text().split())
+
+    def col(rs, key):
+        return np.array([float(r[key].rstrip("%")) for r in rs])
+
+    l2 = [r for r in rows if r["error"] == "classwise_ece_l2"]
+    rest = [r for r in rows if r["error"] != "classwise_ece_l2"]
+    own = col(rest, "ours / band")
+    assert f"on the {len(rows)} binned covering cells wider than 1.35" in text
+    assert f"the interval's width is {own.min():.2f}-{own.max():.2f} times" in text
+    assert own.max() < 1.35  # the interval is its path's band
+    ratio = col(l2, "ours / band")
+    assert f"({ratio.min():.2f}-{ratio.max():.2f} times the band;" in text
+    cover = col(l2, "band coverage")
+    assert f"held the truth in {cover.min():.1f}-{cover.max():.1f} %" in text
+    assert f"as few as {col(rows, 'ray coverage').min():.1f} %" in text
+    away = [r for r in rows if r["true path"] != "nan"]
+    true = col(away, "true path / oracle")
+    assert f"on the {len(away)} cells away from 0" in text
+    assert f"{true.min():.2f}-{true.max():.2f} times the oracle" in text
+    assert (
+        f"(median {np.median(true):.2f}; above 1.35 in {np.sum(true > 1.35)})" in text
+    )
