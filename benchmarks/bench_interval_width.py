@@ -53,6 +53,18 @@ Run (single-threaded BLAS, ``nice``)::
 
 ``--cells bed:n:error,...`` takes other cells of the coverage table apart.
 
+And, with ``--neyman``, a reference one can compute where the oracle cannot
+be: the equal-tailed Neyman band of the estimator over a one-parameter
+family of cell accuracies (:func:`neyman_band`), on the covering cells of
+the main table wider than 1.35 times the oracle (:func:`wide_cells`, or
+``--cells``): along the interval's own path (:func:`path_band`; the
+interval inverts the same test there, so the two agree where it tests the
+estimator itself), along it with the gaps' signs known, and along the
+family through the true configuration (known on a bed)::
+
+    python benchmarks/bench_interval_width.py --neyman --reps 40 --jobs 2 \
+        --csv docs/_static/interval_coverage/neyman.csv
+
 The cells (``CELLS``) are the kinds of cell the coverage table finds wider
 than 1.35 times the oracle while covering: an error clearly away from 0 but
 within a few noise standard deviations per bin at n = 100-300 (under- and
