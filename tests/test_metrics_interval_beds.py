@@ -691,6 +691,13 @@ def test_guide_quotes_the_neyman_table():
     cover = col(l2, "band coverage")
     assert f"held the truth in {cover.min():.1f}-{cover.max():.1f} %" in text
     assert f"as few as {col(rows, 'ray coverage').min():.1f} %" in text
+    # the plug-in's band where the binary cells' coverage is tight
+    with open(docs / "_static/interval_coverage/neyman_l2.csv", newline="") as f:
+        tight = list(csv.DictReader(f))
+    held = ", ".join(f"{v:.1f}" for v in col(tight, "band coverage"))
+    ours = ", ".join(f"{v:.1f}" for v in col(tight, "coverage"))
+    assert f"held the truth in {held} % of the replications" in text
+    assert f"where the interval held it in {ours} %" in text
     away = [r for r in rows if r["true path"] != "nan"]
     true = col(away, "true path / oracle")
     assert f"on the {len(away)} cells away from 0" in text
