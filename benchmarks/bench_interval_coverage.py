@@ -260,11 +260,13 @@ def _merged(paths):
     return list(best.values())
 
 
-def render(main_csv, bins_csv, share_csv, out):
+def render(main_csv, bins_csv, share_csv, out, filing_csv=None):
     """Write the guide's csv tables into the folder ``out``: the whole main
     table, per bed the smallest coverage over n (and all its replications
     pooled) and the median width ratio of every error, and the bins and
-    share tables."""
+    share tables. ``filing_csv``, the run of the interval as it was when the
+    width target was set (:data:`FILING`), tells which wide cells the
+    target binds (:func:`summary`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     family = _beds.family()
@@ -355,7 +357,8 @@ def render(main_csv, bins_csv, share_csv, out):
                 )
             lines.append(line)
         _write(out / f"{name}.csv", ["bed", "n", *errors], lines)
-    (out / "summary.txt").write_text(summary(rows, family))
+    filing = _read(filing_csv) if filing_csv else None
+    (out / "summary.txt").write_text(summary(rows, family, filing))
 
 
 #: the coverage target of every cell, and the width target over the oracle
@@ -434,11 +437,67 @@ def _wrap(text, width=79):
     return "\n".join(textwrap.wrap(text, width, break_on_hyphens=False)) + "\n"
 
 
-def summary(rows, family):
+#: the commit whose interval the width target was set against ("where
+#: coverage already holds today"): the parent of the path inversion
+FILING = "b399409^"
+
+
+def _filing_words(rows, wide, beyond, many, away, filing):
+    """The words on the wide cells that the width target binds: those whose
+    interval covered (``TARGET`` or more) when the target was set, measured
+    by the interval of :data:`FILING` on the same replications (``filing``:
+    its run's rows); those away from 0 wider than the target by more than
+    the oracle's noise by name."""
+    then = {(r["bed"], r["n"], r["error"]): r for r in filing}
+    keys = [(r["bed"], r["n"], r["error"]) for r in rows]
+    measured = np.array([k in then for k in keys])
+    held = np.array(
+        [k in then and float(then[k]["coverage"]) >= TARGET - 1e-9 for k in keys]
+    )
+    binds = wide & held
+    lacking = int(np.sum(wide & ~measured))
+    now_over_then = [
+        float(r["width"]) / float(then[k]["width"])
+        for r, k, b in zip(rows, keys, binds, strict=True)
+        if b and float(then[k]["width"]) > 0
+    ]
+    listed = ", ".join(
+        f"{r['bed']} {r['error']} at n = {r['n']}"
+        for r, b in zip(rows, binds & beyond & away, strict=True)
+        if b
+    )
+
+    def count(mask):
+        return f"{int(np.sum(mask))} ({int(np.sum(mask & away))} away from 0)"
+
+    return (
+        f"Which wide cells the width target binds: it asks for {WIDE} times the "
+        f"oracle where coverage already held when it was set. The interval of "
+        f"then (commit {FILING}, the parent of the path inversion), run on the "
+        f"same replications (seed 0; benchmarks/interval_coverage_runs/"
+        f"filing.csv), covered {TARGET:.0%} or more in {count(binds)} of the "
+        f"{int(wide.sum())} wide cells"
+        + (f" ({lacking} not measured)" if lacking else "")
+        + f"; {count(binds & many)} of them have at least 100 replications, and "
+        f"{count(binds & beyond)} are wider than {WIDE} times the oracle by more "
+        f"than its noise"
+        + (f" (away from 0: {listed})" if listed else "")
+        + (
+            f". The median width of those it binds is {np.median(now_over_then):.2f}"
+            f" times that of the interval of then on the same replications."
+            if now_over_then
+            else "."
+        )
+    )
+
+
+def summary(rows, family, filing=None):
     """The guide's words on the main table, from its rows (reStructuredText
     included by the guide): the coverage range, every cell below the target
-    by name, how many covering cells are wider than the width target, the
-    smallest coverage per error, and the cells not measured."""
+    by name, how many covering cells are wider than the width target (and,
+    with ``filing``, how many of those the target binds: see
+    :func:`_filing_words`), the smallest coverage per error, and the cells
+    not measured."""
     # as all_cells.csv rounds them: the words and the table agree
     cover = np.array([float(f"{float(r['coverage']):.1%}"[:-1]) for r in rows]) / 100
     reps = np.array([int(r["reps"]) for r in rows])
@@ -582,6 +641,8 @@ def summary(rows, family):
             )
             + "."
         )
+    if filing is not None:
+        parts.append(_filing_words(rows, wide, beyond, many, away, filing))
     if wide.any():
         by_error = {
             e: int(np.sum(wide & np.array([r["error"] == e for r in rows])))
@@ -632,9 +693,14 @@ def main(argv=None):
         metavar=("MAIN", "BINS", "SHARE", "OUT"),
         help="write the guide's tables from the three runs' csv files",
     )
+    parser.add_argument(
+        "--filing",
+        default=None,
+        help="with --render: the run of the interval of FILING on the wide cells",
+    )
     args = parser.parse_args(argv)
     if args.render:
-        render(*args.render)
+        render(*args.render, filing_csv=args.filing)
         return
     family = _beds.family()
     names = args.beds.split(",") if args.beds else list(family)

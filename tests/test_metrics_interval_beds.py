@@ -379,6 +379,41 @@ def test_render_merges_runs_by_replications_then_by_tier(tmp_path):
     assert flat[("a", "1")] == "0.91"
 
 
+def test_summary_counts_the_wide_cells_that_covered_when_the_target_was_set():
+    # the width target binds the covering cells wider than 1.35 times the
+    # oracle whose interval already covered when it was set (the run of the
+    # interval of then on the same replications); a cell that run did not
+    # measure is said to be missing, not counted
+    def row(bed, coverage, ratio, width="0.1"):
+        return {
+            "bed": bed,
+            "n": "300",
+            "error": "ece",
+            "truth": "0.05",
+            "coverage": coverage,
+            "width": width,
+            "ratio": ratio,
+            "reps": "200",
+        }
+
+    rows = [
+        row("a", "0.95", "1.60"),
+        row("b", "0.96", "1.50"),
+        row("c", "0.97", "1.40"),
+        row("d", "0.95", "1.10"),
+    ]
+    filing = [row("a", "0.95", "1.20", "0.08"), row("b", "0.80", "0.90")]
+    words = " ".join(bench.summary(rows, {}, filing).split())
+    assert (
+        "covered 93% or more in 1 (1 away from 0) of the 3 wide cells "
+        "(1 not measured)" in words
+    )
+    assert "1 (1 away from 0) of them have at least 100 replications" in words
+    # a's width now over the interval's of then: 0.1 / 0.08
+    assert "median width of those it binds is 1.25 times" in words
+    assert "binds" not in " ".join(bench.summary(rows, {}).split())
+
+
 def test_few_events_bound_against_the_normal_case_and_clopper_pearson():
     # Pratt's bound where the count is near normal: the shortest mean width
     # at the truth of any set covering 95 % everywhere inverts one-sided
@@ -558,3 +593,123 @@ def test_tested_statistic_is_the_plugin_or_the_root_of_the_debiased_square():
         square += yb.size / y.size * (gap - noise)
     l2 = width.tested_statistic(y, p, 2, "classwise_ece", {"norm": "l2"})
     assert l2 == pytest.approx(np.sqrt(max(square, 0.0)))
+
+
+# --- the Neyman band: bench_interval_width.py --neyman -----------------------
+
+
+def test_neyman_band_of_a_normal_location_is_the_oracle():
+    # X ~ N(theta, 1): every theta's law is a shift, so the band inverted at
+    # x is [x - q(0.975), x - q(0.025)], the oracle's interval, 3.92 wide
+    import bench_interval_width as width
+
+    z = np.random.default_rng(3).standard_normal(4000)
+    q_lo, q_hi = np.quantile(z, [0.025, 0.975])
+    for x in (-0.7, 0.0, 2.5):
+        low, high = width.neyman_band(lambda s: s + z, lambda s: s, x, (-10.0, 10.0))
+        assert low == pytest.approx(x - q_hi, abs=0.01)
+        assert high == pytest.approx(x - q_lo, abs=0.01)
+        assert high - low == pytest.approx(3.92, abs=0.15)
+
+
+def test_neyman_band_holds_the_true_error_at_its_nominal_rate():
+    # a fixed family of five binomial cells, pbar + s g, the truth at s = 1:
+    # on fresh draws of the cells' means there, the band of the plug-in L1
+    # error holds the true error about 95 % of the time (sd 1.5 points on
+    # 200); a band whose ends were off by a grid step or a tail would not
+    import bench_interval_width as width
+
+    from sklcalib.metrics._cells import CellDraws, _Cells, _statistic, _truth
+
+    n = np.array([400.0, 600.0, 800.0, 1000.0, 500.0])
+    pbar = np.array([0.15, 0.35, 0.55, 0.75, 0.92])
+    g = np.array([-0.08, -0.04, 0.03, 0.06, 0.05])
+    share = n / n.sum()
+    cells = _Cells(np.zeros(5, int), share, n, pbar, pbar, 1, n)
+    draws = CellDraws(n, np.random.default_rng(0), 800)
+
+    def law(s):
+        return _statistic(cells, draws.means(pbar + s * g), "l1")
+
+    def value(s):
+        return _truth(cells, pbar + s * g, "l1")
+
+    truth = value(1.0)
+    rng = np.random.default_rng(1)
+    held, widths = 0, []
+    for _ in range(200):
+        ybar = rng.binomial(n.astype(int), pbar + g) / n
+        observed = float(_statistic(cells, ybar, "l1"))
+        low, high = width.neyman_band(law, value, observed, (0.0, 3.0), grid=24)
+        held += low <= truth <= high
+        widths.append(high - low)
+    assert 0.915 <= held / 200 <= 0.985
+    # cells of hundreds of rows: the law is near a shift (slope 1), and the
+    # band about as wide as the estimator's central 95 % range
+    spread = np.quantile(law(1.0), [0.025, 0.975])
+    assert np.median(widths) == pytest.approx(spread[1] - spread[0], rel=0.15)
+
+
+def test_neyman_band_along_the_path_is_the_intervals_own_test():
+    # along its own path the interval inverts the same equal-tailed test of
+    # the same plug-in with the same draws: the band is the interval, up to
+    # the root-finding tolerance and the flipped half of the path
+    import bench_interval_width as width
+
+    bed = FAMILY["logistic_under"]
+    rng = np.random.default_rng(7)
+    for r in range(3):
+        y, p = bed.sample(rng, 300)
+        ci = calibration_error_interval(y, p, random_state=r, labels=np.arange(2))
+        est, low, high = width.path_band(y, p, 2, "ece", {}, seed=r)
+        assert est == pytest.approx(ci.estimate)
+        assert low == pytest.approx(ci.low, rel=0.02, abs=1e-3)
+        assert high == pytest.approx(ci.high, rel=0.02)
+
+
+def test_guide_quotes_the_neyman_table():
+    # the guide's words on bench_interval_width.py --neyman are the
+    # committed table's figures
+    import csv
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    with open(docs / "_static/interval_coverage/neyman.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    text = " ".join((docs / "user_guide/uncertainty.rst").read_text().split())
+
+    def col(rs, key):
+        return np.array([float(r[key].rstrip("%")) for r in rs])
+
+    l2 = [r for r in rows if r["error"] == "classwise_ece_l2"]
+    rest = [r for r in rows if r["error"] != "classwise_ece_l2"]
+    own = col(rest, "ours / band")
+    import bench_interval_width as width
+
+    total = len(width.wide_cells())
+    assert len(rows) <= total
+    assert (
+        f"on the {total} binned covering cells" in text
+        if len(rows) == total
+        else f"on the first {len(rows)} (of {total}, smallest n first" in text
+    )
+    assert f"the interval's width is {own.min():.2f}-{own.max():.2f} times" in text
+    assert own.max() < 1.35  # the interval is its path's band
+    ratio = col(l2, "ours / band")
+    assert f"({ratio.min():.2f}-{ratio.max():.2f} times the band;" in text
+    cover = col(l2, "band coverage")
+    assert f"held the truth in {cover.min():.1f}-{cover.max():.1f} %" in text
+    assert f"as few as {col(rows, 'ray coverage').min():.1f} %" in text
+    # the plug-in's band where the binary cells' coverage is tight
+    with open(docs / "_static/interval_coverage/neyman_l2.csv", newline="") as f:
+        tight = list(csv.DictReader(f))
+    held = ", ".join(f"{v:.1f}" for v in col(tight, "band coverage"))
+    ours = ", ".join(f"{v:.1f}" for v in col(tight, "coverage"))
+    assert f"held the truth in {held} % of the replications" in text
+    assert f"where the interval held it in {ours} %" in text
+    away = [r for r in rows if r["true path"] != "nan"]
+    true = col(away, "true path / oracle")
+    assert f"on the {len(away)} cells away from 0" in text
+    assert f"{true.min():.2f}-{true.max():.2f} times the oracle" in text
+    assert (
+        f"(median {np.median(true):.2f}; above 1.35 in {np.sum(true > 1.35)})" in text
+    )
