@@ -16,8 +16,9 @@ values.
 
 - The batched products are checked, once per batch size and shape, to give
   exactly the per-net products (outputs and gradients); a size where they do
-  not (tiny batches take another kernel) runs the per-net products inside
-  the stacked pass.
+  not (tiny batches, or a narrow first layer, take another kernel) runs the
+  per-net products inside the stacked pass, for the first layer only where
+  that is enough.
 - Fused Adam is elementwise, but its vectorised body and its scalar tail may
   round differently: a parameter is stacked only when each net's part is a
   multiple of 16 elements, so that every element takes the same path as in
@@ -254,23 +255,26 @@ class _Stack:
         """Every net's logits (a list) from the stacked MLP on ``x`` (n, d),
         every net's input, or (M, n, d).
 
-        Batched, the last layer is :class:`_LastLinear`: one product for
-        every net, whose backward takes each net's logits' gradient in the
-        layout its criterion gave it (the fused criteria's are column-major
-        below 16 classes, torch's cross-entropy's row-major), as each net's
-        own step does."""
+        ``batched``: one flag per Linear layer, whether that layer runs as one
+        batched product for every net (else one product per net); None: the
+        plan :meth:`_batched_layers` found exact at this shape. A batched last
+        layer is :class:`_LastLinear`: one product for every net, whose
+        backward takes each net's logits' gradient in the layout its
+        criterion gave it (the fused criteria's are column-major below 16
+        classes, torch's cross-entropy's row-major), as each net's own step
+        does."""
         m = len(self)
         if batched is None:
-            batched = self._batched_exact(x.shape, x.ndim == 3)
+            batched = self._batched_layers(x.shape, x.ndim == 3)
         last = max(i for i, kind in enumerate(self.kinds) if kind == "linear")
         z = x if x.ndim == 3 else x.expand(m, *x.shape)
-        linear = iter(self.params)
+        linear = iter(zip(self.params, batched, strict=True))
         for i, kind in enumerate(self.kinds):
             if kind == "relu":
                 z = torch.relu(z)
                 continue
-            entry = next(linear)
-            if i == last and batched:
+            entry, together = next(linear)
+            if i == last and together:
                 w, b = (p if not isinstance(p, list) else torch.stack(p) for p in entry)
                 return list(_LastLinear.apply(z, w, b))
             if i == last:
@@ -282,7 +286,7 @@ class _Stack:
                     for zj, wj, bj in zip(z.unbind(0), w, b, strict=True)
                 ]
             w, b = (p if not isinstance(p, list) else torch.stack(p) for p in entry)
-            if batched:
+            if together:
                 z = torch.baddbmm(b.unsqueeze(1), z, w.transpose(1, 2))
             else:
                 z = torch.stack(
@@ -290,29 +294,45 @@ class _Stack:
                 )
         raise ValueError("the MLP has no final Linear layer")
 
-    def _batched_exact(self, shape, own):
-        # whether the batched products give the per-net ones bit for bit at
-        # this batch shape: kernels are chosen by shape and layout, not by
-        # value. ``own``: a (M, n, d) input, one slice per net
+    def _batched_layers(self, shape, own):
+        # which layers may run batched and give the per-net products bit for
+        # bit at this batch shape: kernels are chosen by shape and layout, not
+        # by value. Every layer batched, else all but the first (a narrow
+        # input, such as 6 features, can take another kernel in the batched
+        # product than in the net's own), else none. ``own``: a (M, n, d)
+        # input, one slice per net
         n, d = shape[-2:]
         key = (n, d, len(self), own)
         if key not in self.exact:
-            gen = torch.Generator().manual_seed(0)
-            x = torch.randn((len(self), n, d) if own else (n, d), generator=gen)
-            with torch.random.fork_rng(devices=[]):
-                out = []
-                for batched in (True, False):
-                    leaves = self.leaves()
-                    saved = [p.grad for p in leaves]
-                    for p in leaves:
-                        p.grad = None
-                    z = torch.stack(self.forward(x, batched=batched))
-                    z.backward(torch.randn(z.shape, generator=gen.manual_seed(1)))
-                    out.append([z.detach(), *[p.grad for p in leaves]])
-                    for p, g in zip(leaves, saved, strict=True):
-                        p.grad = g
-            self.exact[key] = all(torch.equal(a, b) for a, b in zip(*out, strict=True))
+            n_linear = len(self.params)
+            plans = [(True,) * n_linear]
+            if n_linear > 1:
+                plans.append((False,) + (True,) * (n_linear - 1))
+            alone = (False,) * n_linear
+            self.exact[key] = next(
+                (plan for plan in plans if self._same_as(plan, alone, n, d, own)),
+                alone,
+            )
         return self.exact[key]
+
+    def _same_as(self, plan, reference, n, d, own):
+        # whether forward and backward with ``plan`` give ``reference``'s
+        # outputs and gradients to the last bit, on seeded random values
+        gen = torch.Generator().manual_seed(0)
+        x = torch.randn((len(self), n, d) if own else (n, d), generator=gen)
+        with torch.random.fork_rng(devices=[]):
+            out = []
+            for batched in (plan, reference):
+                leaves = self.leaves()
+                saved = [p.grad for p in leaves]
+                for p in leaves:
+                    p.grad = None
+                z = torch.stack(self.forward(x, batched=batched))
+                z.backward(torch.randn(z.shape, generator=gen.manual_seed(1)))
+                out.append([z.detach(), *[p.grad for p in leaves]])
+                for p, g in zip(leaves, saved, strict=True):
+                    p.grad = g
+        return all(torch.equal(a, b) for a, b in zip(*out, strict=True))
 
     def step(self):
         """Adam's step on the stacked leaves.

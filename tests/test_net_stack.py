@@ -100,6 +100,25 @@ def test_stacked_fit_is_each_nets_own_fit(data, one_thread):
         np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
 
 
+def test_stacked_fit_with_the_first_layer_per_net(data, one_thread, monkeypatch):
+    # the plan of a narrow input whose batched first layer is not each net's
+    # own product (moons' 6 features on an AVX2 host): that layer one
+    # product per net, the others batched, forced here at whatever shape
+    from sklcalib import _net_stack
+
+    def first_alone(stack, shape, own):
+        n_linear = len(stack.params)
+        plan = (False,) + (True,) * (n_linear - 1)
+        if not stack._same_as(plan, (False,) * n_linear, *shape[-2:], own):
+            pytest.skip("this CPU's batched hidden layers are not the nets' own")
+        return plan
+
+    monkeypatch.setattr(_net_stack._Stack, "_batched_layers", first_alone)
+    X, y, _, _ = data
+    stacked, alone = _nets(CRITERIA), _nets(CRITERIA)
+    _assert_stacked_fit_is_own(stacked, alone, X, y)
+
+
 @pytest.mark.parametrize("batched", [True, False])
 def test_stacked_last_layer_backward_is_each_nets_own(
     data, one_thread, batched, monkeypatch
