@@ -88,12 +88,15 @@ QUICK_SEEDS = 1
 
 # Wall time on 2 idle cores (load average 0.0), measured with /usr/bin/time -v;
 # a loaded machine takes proportionally longer.
-# `sklcalib benchmark`: 2 min 33 s wall, 294 CPU-seconds on an AVX-512 host;
-# 3 min 23 s, 391 CPU-seconds on an AVX2 host (10 losses, 9 datasets, 3 seeds;
-# the nets on the real sets train to early stopping)
+# `sklcalib benchmark`, installed as the README says (the fast extra: numba):
+# 2 min 33 s wall, 294 CPU-seconds on an AVX-512 host; 2 min 59 s and 3 min 9 s,
+# 349 and 367 CPU-seconds on an AVX2 host with numba's cache cold (3 min 56 s,
+# 460 CPU-seconds there without numba) (10 losses, 9 datasets, 3 seeds; the
+# nets on the real sets train to early stopping)
 _DEFAULT_WALL = "2.5 to 3.5 minutes"
 # `sklcalib benchmark --quick`: 17 s and 18 s wall, 31 and 32 CPU-seconds
-# (AVX-512); 27 s, 49 CPU-seconds (AVX2)
+# (AVX-512); 29.5 s, 54 CPU-seconds (AVX2, numba's cache cold; 25.8 and 30.0 s
+# without numba)
 _QUICK_WALL = "20 to 30 seconds"
 # `sklcalib benchmark --suite tabular`: 4 min 42 s wall, 549 CPU-seconds on the
 # AVX-512 host before the compiled loss kernels; 3 min 32 s, 415 CPU-seconds on
