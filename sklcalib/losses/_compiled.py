@@ -78,6 +78,36 @@ def _focal_power(base, gamma, sign, logp_t):
 
 
 @njit(**_JIT)
+def _focal_row(focal, mode, p_t, p_j, p_t_1, logp_t, gamma, sign, bounds, gammas):
+    """``(row, m_f, y)`` of a focal-family row: its loss -w·log p_t, m_f = w -
+    y·p_t and y (zeros without the focal term), with the criterion's own γ
+    and side (mode 0) or those of the bin of p_t - p_j in the table (mode 1:
+    bins closed on the right, 2: on the left; a negative γ the inverse side),
+    in float64 against the float64 table, as the float64 reference."""
+    g = gamma
+    s = sign
+    if mode != 0:
+        score = p_t - p_j
+        b = 0
+        if mode == 1:
+            while b < bounds.shape[0] and bounds[b] <= score:
+                b += 1
+        else:
+            while b < bounds.shape[0] and bounds[b] < score:
+                b += 1
+        g = gammas[b]
+        s = 1.0
+        if g < 0.0:
+            g = -g
+            s = -1.0
+    if not focal:
+        return 0.0, 0.0, 0.0
+    base = p_j - p_t_1 if s > 0.0 else p_t_1 + 2.0
+    w, y = _focal_power(base, g, s, logp_t)
+    return -w * logp_t, w - y * p_t, y
+
+
+@njit(**_JIT)
 def focal_family(
     z, t, out, row_scale, gamma, sign, dual, lam, focal, mode, bounds, gammas, zero, one
 ):
@@ -116,32 +146,10 @@ def focal_family(
                 p_j = e[jd] * inv
             else:
                 jd = -1
-        g = gamma
-        s = sign
-        if mode != 0:
-            # in float64 against the float64 table, as the float64 reference
-            score = p_t - p_j
-            b = 0
-            if mode == 1:
-                while b < bounds.shape[0] and bounds[b] <= score:
-                    b += 1
-            else:
-                while b < bounds.shape[0] and bounds[b] < score:
-                    b += 1
-            g = gammas[b]
-            s = 1.0
-            if g < 0.0:
-                g = -g
-                s = -1.0
         # per-row scalars (the module docstring of _autograd): m_f = w - y·p_t
-        row = 0.0
-        mf = 0.0
-        y = 0.0
-        if focal:
-            base = p_j - p_t_1 if s > 0.0 else p_t_1 + 2.0
-            w, y = _focal_power(base, g, s, logp_t)
-            row = -w * logp_t
-            mf = w - y * p_t
+        row, mf, y = _focal_row(
+            focal, mode, p_t, p_j, p_t_1, logp_t, gamma, sign, bounds, gammas
+        )
         others = 0.0
         sq = 0.0
         if lam != 0.0:
@@ -524,30 +532,9 @@ def focal_finish(
                 p_j = np.float64(e[i, jd]) * inv
             else:
                 jd = -1
-        g = gamma
-        s = sign
-        if mode != 0:
-            score = p_t - p_j
-            b = 0
-            if mode == 1:
-                while b < bounds.shape[0] and bounds[b] <= score:
-                    b += 1
-            else:
-                while b < bounds.shape[0] and bounds[b] < score:
-                    b += 1
-            g = gammas[b]
-            s = 1.0
-            if g < 0.0:
-                g = -g
-                s = -1.0
-        row = 0.0
-        mf = 0.0
-        y = 0.0
-        if focal:
-            base = p_j - p_t_1 if s > 0.0 else p_t_1 + 2.0
-            w, y = _focal_power(base, g, s, logp_t)
-            row = -w * logp_t
-            mf = w - y * p_t
+        row, mf, y = _focal_row(
+            focal, mode, p_t, p_j, p_t_1, logp_t, gamma, sign, bounds, gammas
+        )
         others = 0.0
         sq = 0.0
         if lam != 0.0:
