@@ -293,6 +293,32 @@ def margin_finish(z, t, e, arg, row_scale, margin, zero, alpha, class_mean):
 
 
 @njit(**_JIT)
+def _mdca_focal(logp_t, p_t, gamma):
+    """``(w·log p_t, m)`` of an MDCA row's focal term (γ = 0: cross-entropy,
+    ``(log p_t, 1)``): w = (1 - p_t)^γ, m = w - y·p_t."""
+    if gamma == 0.0:
+        return logp_t, 1.0
+    p_t_1 = np.expm1(logp_t)
+    w, y = _focal_power(-p_t_1, gamma, 1.0, logp_t)
+    return w * logp_t, w - y * p_t
+
+
+@njit(**_JIT)
+def _class_gaps(mean, frac, n, scale):
+    """``(Σ_j |gap_j|, v)``: the batch's gaps between mean probability and
+    frequency per class, and v_j = scale·sign(gap_j) / (K·n), the batch
+    term's derivative in p_j."""
+    k = mean.shape[0]
+    gap_sum = 0.0
+    v = np.empty(k)
+    for j in range(k):
+        gap = mean[j] / n - frac[j] / n
+        gap_sum += abs(gap)
+        v[j] = scale * np.sign(gap) / (k * n)
+    return gap_sum, v
+
+
+@njit(**_JIT)
 def mdca(z, t, out, row_scale, batch_scale, gamma, beta):
     """Cross-entropy (γ = 0) or focal loss plus β·MDCA
     (:class:`~sklcalib.losses._autograd.MDCANode`); ``batch_scale`` the
@@ -314,20 +340,9 @@ def mdca(z, t, out, row_scale, batch_scale, gamma, beta):
             mean[j] += p[i, j]
         frac[ti] += 1.0
         logp[i] = logp_t
-        if gamma != 0.0:
-            p_t_1 = np.expm1(logp_t)
-            w, y = _focal_power(-p_t_1, gamma, 1.0, logp_t)
-            base_sum -= w * logp_t
-            m[i] = w - y * p[i, ti]
-        else:
-            base_sum -= logp_t
-            m[i] = 1.0
-    gap_sum = 0.0
-    v = np.empty(k)
-    for j in range(k):
-        gap = mean[j] / n - frac[j] / n
-        gap_sum += abs(gap)
-        v[j] = beta * batch_scale * np.sign(gap) / (k * n)
+        row, m[i] = _mdca_focal(logp_t, p[i, ti], gamma)
+        base_sum -= row
+    gap_sum, v = _class_gaps(mean, frac, n, beta * batch_scale)
     value = base_sum * row_scale + beta * (gap_sum / k) * (row_scale * n)
     for i in range(n):
         ti = t[i]
@@ -601,20 +616,9 @@ def mdca_finish(z, t, e, top, row_scale, batch_scale, gamma, beta):
         _add_row(mean, e, i, inv[i])
         frac[ti] += 1.0
         logp[i] = logp_t
-        if gamma != 0.0:
-            p_t_1 = np.expm1(logp_t)
-            w, y = _focal_power(-p_t_1, gamma, 1.0, logp_t)
-            base_sum -= w * logp_t
-            m[i] = w - y * (np.float64(e[i, ti]) * inv[i])
-        else:
-            base_sum -= logp_t
-            m[i] = 1.0
-    gap_sum = 0.0
-    v = np.empty(k)
-    for j in range(k):
-        gap = mean[j] / n - frac[j] / n
-        gap_sum += abs(gap)
-        v[j] = beta * batch_scale * np.sign(gap) / (k * n)
+        row, m[i] = _mdca_focal(logp_t, np.float64(e[i, ti]) * inv[i], gamma)
+        base_sum -= row
+    gap_sum, v = _class_gaps(mean, frac, n, beta * batch_scale)
     value = base_sum * row_scale + beta * (gap_sum / k) * (row_scale * n)
     for i in range(n):
         ti = t[i]
