@@ -86,9 +86,13 @@ def test_torch_kernels_nests_and_restores():
 def test_without_numba_the_nodes_are_the_torch_operations_bit_for_bit(
     name, monkeypatch
 ):
-    # an install without numba (the dispatch finds no kernels module) runs
-    # exactly what torch_kernels() runs
     _, z, y = INPUTS[0]
+    assert_torch_operations_without_numba(CRITERIA[name], z, y, monkeypatch, _compiled)
+
+
+def assert_torch_operations_without_numba(criterion, z, y, monkeypatch, took_kernel):
+    """An install without numba (the dispatch finds no kernels module) runs
+    exactly what ``torch_kernels()`` runs, and no kernel (``took_kernel``)."""
     target = torch.from_numpy(y)
     results = []
     for path in ("absent", "forced"):
@@ -96,11 +100,11 @@ def test_without_numba_the_nodes_are_the_torch_operations_bit_for_bit(
         if path == "absent":
             with monkeypatch.context() as m:
                 m.setattr(_dispatch, "_KERNELS", [None])
-                loss = CRITERIA[name](logits, target)
+                loss = criterion(logits, target)
         else:
             with torch_kernels():
-                loss = CRITERIA[name](logits, target)
-        assert not _compiled(loss)
+                loss = criterion(logits, target)
+        assert not took_kernel(loss)
         results.append((loss.detach(), *torch.autograd.grad(loss, logits)))
     for a, b in zip(*results, strict=True):
         assert torch.equal(a, b)

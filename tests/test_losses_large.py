@@ -17,7 +17,7 @@ import copy
 import numpy as np
 import pytest
 import torch
-from test_losses_compiled import _row_errors
+from test_losses_compiled import _row_errors, assert_torch_operations_without_numba
 from test_losses_fused import (
     CRITERIA,
     INPUTS,
@@ -89,21 +89,9 @@ def test_without_numba_a_large_batch_is_the_torch_operations_bit_for_bit(
     name, monkeypatch
 ):
     _, z, y = INPUTS[-1]  # 1024 x 100, above MAX_ENTRIES
-    target = torch.from_numpy(y)
-    results = []
-    for path in ("absent", "forced"):
-        logits = torch.tensor(z, dtype=torch.float32, requires_grad=True)
-        if path == "absent":
-            with monkeypatch.context() as m:
-                m.setattr(_dispatch, "_KERNELS", [None])
-                loss = CRITERIA[name](logits, target)
-        else:
-            with torch_kernels():
-                loss = CRITERIA[name](logits, target)
-        assert not _large_path(loss)
-        results.append((loss.detach(), *torch.autograd.grad(loss, logits)))
-    for a, b in zip(*results, strict=True):
-        assert torch.equal(a, b)
+    assert_torch_operations_without_numba(
+        CRITERIA[name], z, y, monkeypatch, _large_path
+    )
 
 
 @pytest.mark.parametrize("name", LARGE)
